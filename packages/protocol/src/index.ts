@@ -1,0 +1,61 @@
+export type { ErrorBody, ErrorCode, Issue } from './errors.js'
+export { ERROR_CODES, errorBodySchema, issueSchema } from './errors.js'
+export type { Flag, FlagInput, FlagPatch, FlatOperator, Operator, TargetingRule } from './flag.js'
+export {
+  flagKeySchema,
+  flagPatchSchema,
+  flagSchema,
+  flatOperatorSchema,
+  LIMITS,
+  operatorSchema,
+  targetingRuleSchema,
+} from './flag.js'
+export { formatPath, formatZodError, toIssues } from './format-issues.js'
+export type {
+  EvaluableFlag,
+  FlagType,
+  FlagValue,
+  FullFlag,
+  FullTargetingRule,
+  Prerequisite,
+  WeightedVariant,
+} from './full-flag.js'
+export {
+  flagTypeSchema,
+  flagValueSchema,
+  fullFlagSchema,
+  fullTargetingRuleSchema,
+  prerequisiteSchema,
+  weightedVariantSchema,
+} from './full-flag.js'
+export type { ConnectedData, DeleteUpdate, StreamUpdate, UpsertUpdate } from './stream.js'
+export {
+  connectedDataSchema,
+  deleteUpdateSchema,
+  readyDataSchema,
+  STREAM_EVENTS,
+  snapshotSchema,
+  streamUpdateSchema,
+  upsertUpdateSchema,
+} from './stream.js'
+export type {
+  DeleteOperation,
+  InsertOperation,
+  Operation,
+  OperationAction,
+  SyncAck,
+  SyncBatch,
+  SyncBatchEnvelope,
+  UpdateOperation,
+} from './sync.js'
+export {
+  batchIdSchema,
+  collectionNameSchema,
+  deleteOperationSchema,
+  insertOperationSchema,
+  operationSchema,
+  recordIdSchema,
+  syncAckSchema,
+  syncBatchSchema,
+  updateOperationSchema,
+} from './sync.js'

@@ -1,0 +1,22 @@
+import { isAbsolute, resolve } from 'node:path'
+
+export type DatabaseConfig = { dialect: 'sqlite'; filename: string } | { dialect: 'postgres'; connectionString: string }
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/flags.sqlite'
+
+/**
+ * `sqlite:./relative.sqlite` (relative to `cwd`), `sqlite:/absolute.sqlite`,
+ * `sqlite::memory:`, or `postgres://` / `postgresql://` URLs.
+ */
+export function parseDatabaseUrl(url: string, cwd: string = process.cwd()): DatabaseConfig {
+  if (/^postgres(ql)?:\/\//i.test(url)) return { dialect: 'postgres', connectionString: url }
+  const match = /^sqlite:(?:\/\/)?(.+)$/i.exec(url)
+  if (!match?.[1]) {
+    throw new Error(
+      `DATABASE_URL must start with sqlite: or postgres:// (got ${JSON.stringify(url.slice(0, 40))}); e.g. ${DEFAULT_DATABASE_URL}`,
+    )
+  }
+  const path = match[1]
+  if (path === ':memory:') return { dialect: 'sqlite', filename: path }
+  return { dialect: 'sqlite', filename: isAbsolute(path) ? path : resolve(cwd, path) }
+}

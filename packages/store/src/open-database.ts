@@ -1,0 +1,66 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import knexFactory, { type Knex } from 'knex'
+import { type DatabaseConfig, parseDatabaseUrl } from './database-url.js'
+import { migrationSource } from './migrations.js'
+import { toStoreError } from './store-error.js'
+
+export interface Database {
+  readonly knex: Knex
+  readonly config: DatabaseConfig
+  close(): Promise<void>
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL pool size; SQLite always uses one connection per process (writes serialize anyway). */
+  poolMax?: number
+  /** How long SQLite waits for another process's write lock before failing with SQLITE_BUSY. */
+  busyTimeoutMs?: number
+}
+
+/** Opens the database named by a DATABASE_URL and brings its schema up to date. */
+export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
+  const config = parseDatabaseUrl(url)
+  const knex = config.dialect === 'sqlite' ? openSqlite(config.filename, options) : openPostgres(config, options)
+  try {
+    await knex.migrate.latest({ migrationSource, tableName: 'flagsync_migrations' })
+  } catch (error) {
+    await knex.destroy()
+    throw toStoreError(error)
+  }
+  return { knex, config, close: () => knex.destroy() }
+}
+
+function openSqlite(filename: string, options: OpenDatabaseOptions): Knex {
+  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+  const busyTimeout = options.busyTimeoutMs ?? 5000
+  return knexFactory({
+    client: 'sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      // WAL lets readers in other processes work while one writes.
+      afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: SqliteConnection) => void) {
+        conn.exec(
+          `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${busyTimeout}; PRAGMA foreign_keys = ON;`,
+          (err) => done(err, conn),
+        )
+      },
+    },
+  })
+}
+
+interface SqliteConnection {
+  exec(sql: string, callback: (err: Error | null) => void): void
+}
+
+function openPostgres(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, options: OpenDatabaseOptions): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: config.connectionString,
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    acquireConnectionTimeout: 10_000,
+  })
+}

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  ChangeFeed,
+  type Database,
+  type FlagChange,
+  FlagStore,
+  LiveFlagSet,
+  openDatabase,
+  StoreError,
+} from '@flagsync/store'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+
+let dir: string
+let url: string
+const opened: Database[] = []
+
+async function open(): Promise<FlagStore> {
+  const db = await openDatabase(url)
+  opened.push(db)
+  return new FlagStore(db)
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'flagsync-store-'))
+  url = `sqlite:${join(dir, 'flags.sqlite')}`
+})
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((db) => db.close()))
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const flag = (key: string, enabled = true) => ({ key, is_enabled: enabled })
+
+describe('FlagStore', () => {
+  it('writes flags with consecutive revisions and reads them back after reopening', async () => {
+    const store = await open()
+    const { changes } = await store.write(async (w) => {
+      w.put(flag('a'))
+      w.put(flag('b'))
+    })
+    expect(changes.map((c) => [c.revision, c.key])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ])
+    await store.db.close()
+    opened.pop()
+    const reopened = await open()
+    const { revision, rows } = await reopened.loadAll()
+    expect(revision).toBe(2)
+    expect(rows.map((r) => r.flag)).toEqual([flag('a'), flag('b')])
+  })
+
+  it('keeps only the net change per key and drops create-then-delete', async () => {
+    const store = await open()
+    await store.write(async (w) => w.put(flag('kept')))
+    const { changes } = await store.write(async (w) => {
+      w.put(flag('kept', false))
+      w.put(flag('temp'))
+      await w.delete('temp')
+      await w.delete('never-existed')
+    })
+    expect(changes).toHaveLength(1)
+    expect(changes[0]?.flag).toEqual(flag('kept', false))
+  })
+
+  it('rolls back everything when the callback throws, passing its error through', async () => {
+    const store = await open()
+    const boom = new Error('invalid operation')
+    await expect(
+      store.write(async (w) => {
+        w.put(flag('a'))
+        throw boom
+      }),
+    ).rejects.toBe(boom)
+    expect((await store.loadAll()).rows).toEqual([])
+    expect(await store.changesSince(0)).toEqual([])
+  })
+
+  it('turns a disk-full failure at commit into a retryable StoreError and applies nothing', async () => {
+    const db = await openDatabase(url)
+    opened.push(db)
+    const store = new FlagStore(db, {
+      beforeCommit: () => {
+        throw Object.assign(new Error('SQLITE_FULL: database or disk is full'), { code: 'SQLITE_FULL' })
+      },
+    })
+    const error = await store.write(async (w) => w.put(flag('a'))).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(StoreError)
+    expect((error as StoreError).code).toBe('unavailable')
+    expect((await store.loadAll()).rows).toEqual([])
+  })
+})
+
+describe('ChangeFeed', () => {
+  it('delivers changes written through another connection (another process) by polling, in order', async () => {
+    const reader = await open()
+    const writer = await open()
+    const feed = new ChangeFeed(reader, { pollIntervalMs: 20 })
+    const seen: FlagChange[] = []
+    feed.onChanges((changes) => seen.push(...changes))
+    await feed.start(0)
+    await writer.write(async (w) => w.put(flag('a')))
+    await writer.write(async (w) => {
+      w.put(flag('b'))
+      await w.delete('a')
+    })
+    await vi.waitFor(() => expect(seen.map((c) => c.revision)).toEqual([1, 2, 3]), { timeout: 2000 })
+    expect(seen[2]?.flag).toBeNull()
+    await feed.close()
+  })
+
+  it('applies in-process changes once even when the poll sees them too', async () => {
+    const store = await open()
+    const feed = new ChangeFeed(store, { pollIntervalMs: 5 })
+    const live = new LiveFlagSet()
+    const seen: number[] = []
+    feed.onChanges((changes) => {
+      for (const c of changes) {
+        seen.push(c.revision)
+        live.apply(c)
+      }
+    })
+    await feed.start(0)
+    for (let i = 0; i < 20; i++) {
+      const { changes } = await store.write(async (w) => w.put(flag(`f${i}`)))
+      await feed.ingest(changes)
+    }
+    await feed.catchUp()
+    expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+    expect(live.size()).toBe(20)
+    expect(JSON.parse(live.serializedList().body.toString())).toHaveLength(20)
+    await feed.close()
+  })
+})

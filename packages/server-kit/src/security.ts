@@ -1,0 +1,43 @@
+import cors from 'cors'
+import type { RequestHandler } from 'express'
+import helmet from 'helmet'
+
+/** Security headers for JSON APIs and the bundled console page (scripts from our own origin only). */
+export function securityHeaders(): RequestHandler {
+  return helmet({
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        objectSrc: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    crossOriginResourcePolicy: { policy: 'same-site' },
+  })
+}
+
+/**
+ * CORS for browser senders. `origins` is an allow-list ('*' allows any origin
+ * but never with credentials); an empty list sends no CORS headers at all.
+ */
+export function corsAllowList(origins: readonly string[]): RequestHandler {
+  const any = origins.includes('*')
+  return cors({
+    origin: any ? '*' : (origin, done) => done(null, origin !== undefined && origins.includes(origin)),
+    methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Service-Request'],
+    maxAge: 600,
+  })
+}
+
+/** Parses a comma-separated CORS_ORIGINS value. */
+export function parseOrigins(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+}

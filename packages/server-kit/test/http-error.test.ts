@@ -1,0 +1,45 @@
+import { HttpError, STATUS_BY_CODE, secretsEqual, toHttpError } from '@flagsync/server-kit'
+import { StoreError } from '@flagsync/store'
+import { describe, expect, it } from 'vitest'
+
+describe('toHttpError', () => {
+  it('keeps an HttpError as it is', () => {
+    const e = new HttpError('conflict', 'taken')
+    expect(toHttpError(e)).toBe(e)
+    expect(e.status).toBe(409)
+  })
+
+  it('maps body-parser failures to client errors', () => {
+    expect(toHttpError(Object.assign(new Error('x'), { type: 'entity.parse.failed' })).status).toBe(400)
+    expect(toHttpError(Object.assign(new Error('x'), { type: 'entity.too.large' })).status).toBe(413)
+  })
+
+  it('keeps the code of a store error and its retry hint, hiding internals', () => {
+    const busy = toHttpError(new StoreError('unavailable', 'locked'))
+    expect(busy.status).toBe(503)
+    expect(busy.details.retryAfterSeconds).toBe(1)
+    const internal = toHttpError(new StoreError('internal', 'syntax error near "drop"'))
+    expect(internal.status).toBe(500)
+    expect(internal.message).toBe('internal error')
+  })
+
+  it('turns unknown throwables into an opaque 500', () => {
+    for (const thrown of [new TypeError('secret detail'), 'string', null, 42]) {
+      const e = toHttpError(thrown)
+      expect(e.status).toBe(500)
+      expect(JSON.stringify(e.toBody())).not.toContain('secret')
+    }
+  })
+
+  it('has a status for every code', () => {
+    for (const status of Object.values(STATUS_BY_CODE)) expect(status).toBeGreaterThanOrEqual(400)
+  })
+})
+
+describe('secretsEqual', () => {
+  it('compares secrets of any length', () => {
+    expect(secretsEqual('abc', 'abc')).toBe(true)
+    expect(secretsEqual('abc', 'abcd')).toBe(false)
+    expect(secretsEqual('', 'abc')).toBe(false)
+  })
+})

@@ -10,6 +10,8 @@ export {
   operatorSchema,
   targetingRuleSchema,
 } from './flag.js'
+export type { PatchResult } from './flag-patch.js'
+export { applyFlagPatch } from './flag-patch.js'
 export { formatPath, formatZodError, toIssues } from './format-issues.js'
 export type {
   EvaluableFlag,

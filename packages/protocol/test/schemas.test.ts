@@ -1,4 +1,11 @@
-import { flagPatchSchema, flagSchema, formatZodError, operationSchema, toIssues } from '@flagsync/protocol'
+import {
+  applyFlagPatch,
+  flagPatchSchema,
+  flagSchema,
+  formatZodError,
+  operationSchema,
+  toIssues,
+} from '@flagsync/protocol'
 import { describe, expect, it } from 'vitest'
 
 describe('flagSchema', () => {
@@ -63,5 +70,27 @@ describe('operationSchema', () => {
     expect(operationSchema.safeParse({ action: 'delete', collection: 'c', recordId: 'a', record: {} }).success).toBe(
       false,
     )
+  })
+})
+
+describe('applyFlagPatch', () => {
+  const base = flagSchema.parse({ key: 'f', is_enabled: true, description: 'd', rollout_percentage: 30 })
+
+  it('changes only the given fields and clears nullable ones with null', () => {
+    const result = applyFlagPatch(base, { is_enabled: false, description: null })
+    expect(result).toEqual({ ok: true, flag: { ...base, is_enabled: false, description: null } })
+  })
+
+  it('replaces arrays whole', () => {
+    const rules = [{ attribute: 'country', operator: 'equals' as const, values: ['NL'] }]
+    const once = applyFlagPatch(base, { rules })
+    expect(once.ok && once.flag.rules).toEqual(rules)
+  })
+
+  it('rejects null for a required field, a key change and unknown fields', () => {
+    expect(applyFlagPatch(base, { is_enabled: null }).ok).toBe(false)
+    expect(applyFlagPatch(base, { key: 'other' })).toMatchObject({ ok: false, issues: [{ path: 'key' }] })
+    expect(applyFlagPatch(base, { key: 'f', is_enable: true }).ok).toBe(false)
+    expect(applyFlagPatch(base, ['not', 'an', 'object']).ok).toBe(false)
   })
 })

@@ -1,0 +1,25 @@
+import type { Issue } from './errors.js'
+import { type Flag, flagPatchSchema, flagSchema } from './flag.js'
+import { toIssues } from './format-issues.js'
+
+export type PatchResult = { ok: true; flag: Flag } | { ok: false; issues: Issue[] }
+
+/**
+ * Applies a JSON merge patch (RFC 7396) to a flag's top-level fields: given
+ * fields replace, arrays replace whole, null clears a nullable field, and the
+ * key cannot change. Pure, so the API, the receiver and the client's local
+ * view all merge the same way.
+ */
+export function applyFlagPatch(flag: Flag, patch: unknown): PatchResult {
+  const parsed = flagPatchSchema.safeParse(patch)
+  if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) }
+  if (parsed.data.key !== undefined && parsed.data.key !== flag.key) {
+    return { ok: false, issues: [{ path: 'key', message: `the key cannot change (is ${JSON.stringify(flag.key)})` }] }
+  }
+  const merged: Record<string, unknown> = { ...flag }
+  for (const [field, value] of Object.entries(parsed.data)) {
+    if (value !== undefined) merged[field] = value
+  }
+  const result = flagSchema.safeParse(merged)
+  return result.success ? { ok: true, flag: result.data } : { ok: false, issues: toIssues(result.error) }
+}

@@ -1,1 +1,11 @@
-export {}
+export type { FlatApiAppOptions } from './app.js'
+export { createFlatApiApp } from './app.js'
+export type { ServerConfig } from './config.js'
+export { ConfigError, loadConfig } from './config.js'
+export type { FlagRuntime, FlagRuntimeOptions } from './flag-runtime.js'
+export { openFlagRuntime } from './flag-runtime.js'
+export type { FlagsRouterOptions } from './flags-router.js'
+export { createFlagsRouter } from './flags-router.js'
+export type { FlatApiServer } from './server.js'
+export { startFlatApiServer } from './server.js'
+export { bootstrapFrames, changeFrame, upsertFrame } from './stream-frames.js'

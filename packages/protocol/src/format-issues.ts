@@ -13,13 +13,13 @@ export function formatPath(path: readonly PropertyKey[]): string {
 
 /** Flattens a zod failure into `{path, message}` pairs, one per failing field. */
 export function toIssues(error: z.ZodError, prefix: readonly PropertyKey[] = []): Issue[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue) => {
     const path = [...prefix, ...issue.path]
     if (issue.code === 'unrecognized_keys') {
-      const keys = issue.keys.map((k) => formatPath([...path, k])).join(', ')
-      return { path: formatPath(path), message: `unknown field(s): ${keys}` }
+      // One issue per unknown field, at its own path, so a typo is named where it is.
+      return issue.keys.map((k) => ({ path: formatPath([...path, k]), message: 'unknown field' }))
     }
-    return { path: formatPath(path), message: issue.message }
+    return [{ path: formatPath(path), message: issue.message }]
   })
 }
 

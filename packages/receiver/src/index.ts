@@ -1,1 +1,9 @@
-export {}
+export type { BatchOutcome } from './apply-batch.js'
+export { applyBatch } from './apply-batch.js'
+export type { Collection, CollectionContext } from './collection.js'
+export { flagsCollection } from './flags-collection.js'
+export { OperationRejected } from './operation-rejected.js'
+export type { Receiver, ReceiverOptions } from './receiver.js'
+export { createReceiver, DEFAULT_BATCH_RETENTION_MS } from './receiver.js'
+export type { TableCollectionOptions } from './table-collection.js'
+export { tableCollection } from './table-collection.js'

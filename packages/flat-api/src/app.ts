@@ -1,0 +1,58 @@
+import { createReceiver, type ReceiverOptions } from '@flagsync/receiver'
+import { bearerAuth, corsAllowList, errorHandler, type Logger, notFound, securityHeaders } from '@flagsync/server-kit'
+import express, { type Express } from 'express'
+import type { FlagRuntime } from './flag-runtime.js'
+import { createFlagsRouter } from './flags-router.js'
+import { streamRoute } from './stream-route.js'
+
+export interface FlatApiAppOptions {
+  runtime: FlagRuntime
+  /** When set, every route but /health (and the static console) needs `Authorization: Bearer <sdkKey>`. */
+  sdkKey?: string
+  /** Mount the reference receiver at /sync (default on). Its token defaults to `sdkKey`. */
+  receiver?: false | Omit<ReceiverOptions, 'store' | 'onCommit'>
+  /** Largest flag body (default '1mb'). */
+  bodyLimit?: number | string
+  /** Origins allowed to call the API and stream from browsers. */
+  corsOrigins?: readonly string[]
+  /** A folder served at / (the flag console). */
+  staticDir?: string
+  logger?: Logger
+}
+
+export function createFlatApiApp(options: FlatApiAppOptions): Express {
+  const { runtime, sdkKey, logger } = options
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('etag', false) // list responses carry their own ETag per revision
+  app.use(securityHeaders())
+
+  app.get('/health', (_req, res) => {
+    res.type('text/plain').send('OK')
+  })
+  if (options.staticDir) app.use(express.static(options.staticDir, { index: 'index.html', maxAge: 0 }))
+
+  const cors = options.corsOrigins?.length ? [corsAllowList(options.corsOrigins)] : []
+  const auth = bearerAuth(sdkKey)
+  app.use('/api/flags', ...cors, auth, createFlagsRouter({ runtime, bodyLimit: options.bodyLimit }))
+  app.get('/stream', ...cors, auth, streamRoute(runtime))
+
+  if (options.receiver !== false) {
+    const receiverOptions = options.receiver ?? {}
+    app.use(
+      '/sync',
+      createReceiver({
+        corsOrigins: options.corsOrigins,
+        logger,
+        ...receiverOptions,
+        token: receiverOptions.token ?? sdkKey,
+        store: runtime.store,
+        onCommit: (changes) => runtime.feed.ingest(changes),
+      }),
+    )
+  }
+
+  app.use(notFound)
+  app.use(errorHandler(logger))
+  return app
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { createLogger } from '@flagsync/server-kit'
+import { ConfigError, loadConfig } from './config.js'
+import { startFlatApiServer } from './server.js'
+
+const logger = createLogger({ name: 'flagsync' })
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env, { port: 8787 })
+  if (!config.staticDir) {
+    // In the repository, serve the flag console when it has been built.
+    const console = fileURLToPath(new URL('../../../examples/flag-console/dist', import.meta.url))
+    if (existsSync(console)) config.staticDir = console
+  }
+  const server = await startFlatApiServer(config, logger)
+  const db = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres'
+  logger.info(`flagsync listening on ${server.url} (database ${db})`)
+
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info(`${signal}: closing streams and the database`)
+    const force = setTimeout(() => process.exit(1), 5000)
+    force.unref()
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) logger.error(error.message)
+  else logger.error({ err: error }, 'flagsync failed to start')
+  process.exit(1)
+})

@@ -1,0 +1,81 @@
+import { applyFlagPatch, type Flag, flagSchema } from '@flagsync/protocol'
+import { HttpError, jsonBody, parseOr422 } from '@flagsync/server-kit'
+import { type Request, type Response, Router } from 'express'
+import type { FlagRuntime } from './flag-runtime.js'
+
+export interface FlagsRouterOptions {
+  runtime: FlagRuntime
+  /** Largest accepted body (default '1mb'). */
+  bodyLimit?: number | string
+}
+
+const notFound = (key: string) => new HttpError('not_found', `no flag with key ${JSON.stringify(key)}`)
+
+/** `/api/flags` of document 2. Reads come from the live set; writes commit, then update it before answering. */
+export function createFlagsRouter({ runtime, bodyLimit }: FlagsRouterOptions): Router {
+  const { store, live, feed } = runtime
+  const router = Router()
+  const body = jsonBody({ limit: bodyLimit ?? '1mb' })
+
+  router.get('/', (req, res) => {
+    const list = live.serializedList('')
+    res.setHeader('ETag', list.etag)
+    res.setHeader('Cache-Control', 'no-cache')
+    if (req.headers['if-none-match'] === list.etag) {
+      res.status(304).end()
+      return
+    }
+    res.type('application/json').send(list.body)
+  })
+
+  router.get('/:key', (req, res) => {
+    const entry = live.get(req.params.key)
+    if (!entry) throw notFound(req.params.key)
+    res.type('application/json').send(entry.json)
+  })
+
+  router.post('/', ...body, async (req, res) => {
+    const flag = parseOr422(flagSchema, req.body, 'flag')
+    const { changes } = await store.write(async (w) => w.put(flag))
+    await feed.ingest(changes)
+    sendFlag(res, flag)
+  })
+
+  router.patch('/:key', ...body, async (req: Request<{ key: string }>, res) => {
+    const key = req.params.key
+    const { result, changes } = await store.write(async (w) => {
+      const existing = (await w.get(key)) as Flag | undefined
+      if (!existing) throw notFound(key)
+      const patched = applyFlagPatch(existing, req.body)
+      if (!patched.ok) {
+        const first = patched.issues[0]
+        throw new HttpError('validation_failed', `invalid patch: ${first?.path}: ${first?.message}`, {
+          issues: patched.issues,
+        })
+      }
+      w.put(patched.flag)
+      return patched.flag
+    })
+    await feed.ingest(changes)
+    sendFlag(res, result)
+  })
+
+  // Deleting is idempotent: 204 whether or not the flag existed (document 2 lists no error).
+  router.delete('/:key', async (req, res) => {
+    const { changes } = await store.write(async (w) => w.delete(req.params.key))
+    await feed.ingest(changes)
+    res.status(204).end()
+  })
+
+  const methodNotAllowed = (allowed: string) => (_req: Request, res: Response) => {
+    res.setHeader('Allow', allowed)
+    throw new HttpError('method_not_allowed', `use ${allowed}`)
+  }
+  router.all('/', methodNotAllowed('GET, POST'))
+  router.all('/:key', methodNotAllowed('GET, PATCH, DELETE'))
+  return router
+}
+
+function sendFlag(res: Response, flag: Flag): void {
+  res.status(200).json(flag)
+}

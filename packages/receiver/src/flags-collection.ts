@@ -1,0 +1,42 @@
+import { applyFlagPatch, type Flag, flagSchema, toIssues } from '@flagsync/protocol'
+import type { Collection } from './collection.js'
+import { OperationRejected } from './operation-rejected.js'
+
+/** The built-in `flags` collection: `recordId` is the flag key; writes go to the flag store and its stream. */
+export const flagsCollection: Collection = {
+  async prepare({ writer }, recordIds) {
+    await writer.load(recordIds)
+  },
+
+  async insert({ writer }, recordId, record) {
+    if (record.key !== undefined && record.key !== recordId) {
+      throw new OperationRejected('record.key must equal recordId', [
+        { path: 'record.key', message: `expected ${JSON.stringify(recordId)} (the recordId)` },
+      ])
+    }
+    const parsed = flagSchema.safeParse({ ...record, key: recordId })
+    if (!parsed.success) throw new OperationRejected('invalid flag', toIssues(parsed.error, ['record']))
+    writer.put(parsed.data)
+  },
+
+  async update({ writer }, recordId, changes) {
+    const existing = (await writer.get(recordId)) as Flag | undefined
+    if (!existing) {
+      throw new OperationRejected(`flag ${JSON.stringify(recordId)} does not exist`, [
+        { path: 'recordId', message: 'no flag with this key; insert it first' },
+      ])
+    }
+    const result = applyFlagPatch(existing, changes)
+    if (!result.ok) {
+      throw new OperationRejected(
+        'invalid changes',
+        result.issues.map((i) => ({ ...i, path: `changes.${i.path}` })),
+      )
+    }
+    writer.put(result.flag)
+  },
+
+  async delete({ writer }, recordId) {
+    await writer.delete(recordId)
+  },
+}

@@ -10,6 +10,7 @@ export default defineConfig({
   ssr: { resolve: { conditions } },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     exclude: ['**/node_modules/**', 'test/e2e/**'],
     testTimeout: 20_000,
     hookTimeout: 30_000,

@@ -1,0 +1,55 @@
+import { type FlatApiServer, loadConfig, type ServerConfig, startFlatApiServer } from '@flagsync/flat-api'
+import { silentLogger } from '@flagsync/server-kit'
+import { tempDir } from './temp-dir.js'
+
+export interface TestServer extends FlatApiServer {
+  databaseUrl: string
+  /** fetch against the server with JSON helpers and the SDK key when one is set. */
+  request(path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>
+  /** Stops the server; the database file stays until `dispose`. */
+  stop(): Promise<void>
+  dispose(): Promise<void>
+}
+
+/**
+ * Starts the real flat-API server (receiver mounted) on 127.0.0.1:0 with a real
+ * SQLite file, or the given DATABASE_URL (e.g. PostgreSQL).
+ */
+export async function startTestServer(
+  overrides: Partial<ServerConfig> & { env?: Record<string, string> } = {},
+): Promise<TestServer> {
+  const dir = overrides.databaseUrl ? undefined : tempDir('flagsync-api-')
+  const { env = {}, ...rest } = overrides
+  const config: ServerConfig = {
+    ...loadConfig(env, { port: 0 }),
+    pollIntervalMs: 100,
+    ...rest,
+    databaseUrl: overrides.databaseUrl ?? `sqlite:${dir?.file('flags.sqlite')}`,
+  }
+  const server = await startFlatApiServer(config, silentLogger())
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    await server.close()
+  }
+  return {
+    ...server,
+    databaseUrl: config.databaseUrl,
+    request(path, init = {}) {
+      const headers: Record<string, string> = { ...(init.headers ?? {}) }
+      if (config.sdkKey && headers.Authorization === undefined) headers.Authorization = `Bearer ${config.sdkKey}`
+      let body: string | undefined
+      if (init.body !== undefined) {
+        body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
+        headers['Content-Type'] ??= 'application/json'
+      }
+      return fetch(`${server.url}${path}`, { method: init.method ?? 'GET', headers, body })
+    },
+    stop,
+    async dispose() {
+      await stop()
+      dir?.remove()
+    },
+  }
+}

@@ -1,6 +1,6 @@
 import { type FlatApiServer, loadConfig, type ServerConfig, startFlatApiServer } from '@flagsync/flat-api'
 import { silentLogger } from '@flagsync/server-kit'
-import { tempDir } from './temp-dir.js'
+import { createTestDatabase, type Dialect, type TestDatabase } from './databases.js'
 
 export interface TestServer extends FlatApiServer {
   databaseUrl: string
@@ -12,19 +12,20 @@ export interface TestServer extends FlatApiServer {
 }
 
 /**
- * Starts the real flat-API server (receiver mounted) on 127.0.0.1:0 with a real
- * SQLite file, or the given DATABASE_URL (e.g. PostgreSQL).
+ * Starts the real flat-API server (receiver mounted) on 127.0.0.1:0 with a
+ * fresh database of the given dialect (default a real SQLite file), or on an
+ * existing DATABASE_URL (to restart on the same data).
  */
 export async function startTestServer(
-  overrides: Partial<ServerConfig> & { env?: Record<string, string> } = {},
+  overrides: Partial<ServerConfig> & { env?: Record<string, string>; dialect?: Dialect } = {},
 ): Promise<TestServer> {
-  const dir = overrides.databaseUrl ? undefined : tempDir('flagsync-api-')
-  const { env = {}, ...rest } = overrides
+  const { env = {}, dialect = 'sqlite', ...rest } = overrides
+  const db: TestDatabase | undefined = overrides.databaseUrl ? undefined : await createTestDatabase(dialect)
   const config: ServerConfig = {
     ...loadConfig(env, { port: 0 }),
     pollIntervalMs: 100,
     ...rest,
-    databaseUrl: overrides.databaseUrl ?? `sqlite:${dir?.file('flags.sqlite')}`,
+    databaseUrl: overrides.databaseUrl ?? (db as TestDatabase).url,
   }
   const server = await startFlatApiServer(config, silentLogger())
   let stopped = false
@@ -49,7 +50,7 @@ export async function startTestServer(
     stop,
     async dispose() {
       await stop()
-      dir?.remove()
+      await db?.drop()
     },
   }
 }

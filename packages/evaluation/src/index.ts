@@ -1,1 +1,5 @@
-export {}
+export { bucket, ROLLOUT_SEED, VARIANT_SEED } from './bucket.js'
+export { evaluate } from './evaluate.js'
+export { matchesRule } from './match-rule.js'
+export { murmur3 } from './murmur3.js'
+export type { EvaluationContext, EvaluationErrorCode, EvaluationReason, EvaluationResult, GetFlag } from './types.js'

@@ -1,6 +1,6 @@
-import type { Operation } from '@flagsync/protocol'
+import type { Issue, Operation } from '@flagsync/protocol'
 import { HttpError } from '@flagsync/server-kit'
-import { type FlagWriter, TABLES } from '@flagsync/store'
+import { type FlagWriter, TABLES, toStoreError } from '@flagsync/store'
 import type { Collection, CollectionContext } from './collection.js'
 import { OperationRejected } from './operation-rejected.js'
 
@@ -12,7 +12,8 @@ export interface BatchOutcome {
 /**
  * Applies a validated batch inside the store's write transaction, recording
  * its id in the same transaction: a replay after a lost response (or a
- * restart) finds the id and changes nothing.
+ * restart) finds the id and changes nothing. Any failing operation throws, so
+ * the caller's transaction rolls back as a whole.
  */
 export async function applyBatch(
   writer: FlagWriter,
@@ -22,6 +23,8 @@ export async function applyBatch(
   now: number,
 ): Promise<BatchOutcome> {
   const { trx } = writer
+  // The store took the revision lock before calling us, so two requests with
+  // the same batchId cannot both get past this check.
   const seen = await trx(TABLES.batches).where('batch_id', batchId).first('batch_id')
   if (seen) return { applied: 0, duplicate: true }
 
@@ -30,27 +33,59 @@ export async function applyBatch(
     await collections.get(name)?.prepare?.(ctx, ids)
   }
   for (const [index, op] of operations.entries()) {
-    const collection = collections.get(op.collection) as Collection
+    const collection = collections.get(op.collection)
+    if (!collection)
+      throw rejected(index, op, new OperationRejected(`unknown collection ${JSON.stringify(op.collection)}`))
     try {
       if (op.action === 'insert') await collection.insert(ctx, op.recordId, op.record)
       else if (op.action === 'update') await collection.update(ctx, op.recordId, op.changes)
       else await collection.delete(ctx, op.recordId)
     } catch (error) {
-      if (error instanceof OperationRejected) {
-        throw new HttpError(
-          'validation_failed',
-          `operation ${index} (${op.action} ${op.collection}/${op.recordId}): ${error.message}`,
-          {
-            operationIndex: index,
-            issues: error.issues,
-          },
-        )
-      }
-      throw error
+      throw operationFailure(index, op, error)
     }
   }
   await trx(TABLES.batches).insert({ batch_id: batchId, applied: operations.length, applied_at: now })
   return { applied: operations.length, duplicate: false }
+}
+
+/** Issue paths relative to the request body, e.g. `operations[2].record.is_enabled`. */
+export function operationIssuePath(index: number, path: string): string {
+  const base = `operations[${index}]`
+  if (path === '' || path === '(root)') return base
+  return path.startsWith('[') ? `${base}${path}` : `${base}.${path}`
+}
+
+function rejected(index: number, op: Operation, error: OperationRejected): HttpError {
+  const issues: Issue[] = error.issues.map((i) => ({ ...i, path: operationIssuePath(index, i.path) }))
+  const first = issues[0]
+  const detail = first && first.message !== error.message ? `: ${first.path}: ${first.message}` : ''
+  return new HttpError(
+    'validation_failed',
+    `operation ${index} (${op.action} ${op.collection}/${op.recordId}): ${error.message}${detail}`,
+    { operationIndex: index, issues },
+  )
+}
+
+/**
+ * What a failing operation becomes: a rejection names the operation (422); a
+ * constraint violation of an application table is the data's fault too, so it
+ * is a 422 as well (a retry would fail the same way); a busy or unreachable
+ * database stays retryable (503); anything else is a 500.
+ */
+function operationFailure(index: number, op: Operation, error: unknown): Error {
+  if (error instanceof OperationRejected) return rejected(index, op, error)
+  if (error instanceof HttpError) return error
+  const storeError = toStoreError(error)
+  if (storeError.code === 'conflict') {
+    return rejected(
+      index,
+      op,
+      new OperationRejected('violates a database constraint', [
+        { path: '(root)', message: 'the database refused the write (unique, not-null or foreign-key constraint)' },
+      ]),
+    )
+  }
+  return storeError
 }
 
 function recordIdsByCollection(operations: Operation[]): Map<string, string[]> {

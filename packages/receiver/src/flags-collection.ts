@@ -15,7 +15,13 @@ export const flagsCollection: Collection = {
       ])
     }
     const parsed = flagSchema.safeParse({ ...record, key: recordId })
-    if (!parsed.success) throw new OperationRejected('invalid flag', toIssues(parsed.error, ['record']))
+    if (!parsed.success) {
+      // When the key came from the recordId, name the recordId as the culprit.
+      const issues = toIssues(parsed.error, ['record']).map((i) =>
+        i.path === 'record.key' && record.key === undefined ? { ...i, path: 'recordId' } : i,
+      )
+      throw new OperationRejected('invalid flag', issues)
+    }
     writer.put(parsed.data)
   },
 

@@ -1,9 +1,22 @@
 export type { BatchOutcome } from './apply-batch.js'
-export { applyBatch } from './apply-batch.js'
+export { applyBatch, operationIssuePath } from './apply-batch.js'
 export type { Collection, CollectionContext } from './collection.js'
 export { flagsCollection } from './flags-collection.js'
 export { OperationRejected } from './operation-rejected.js'
 export type { Receiver, ReceiverOptions } from './receiver.js'
-export { createReceiver, DEFAULT_BATCH_RETENTION_MS } from './receiver.js'
+export {
+  createReceiver,
+  DEFAULT_BATCH_RETENTION_MS,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_OPERATIONS,
+  DEFAULT_PRUNE_INTERVAL_MS,
+} from './receiver.js'
+export type {
+  ReceiverAppOptions,
+  ReceiverServer,
+  ReceiverServerConfig,
+  ReceiverServerExtras,
+} from './receiver-server.js'
+export { ConfigError, createReceiverApp, loadReceiverConfig, startReceiverServer } from './receiver-server.js'
 export type { TableCollectionOptions } from './table-collection.js'
 export { tableCollection } from './table-collection.js'

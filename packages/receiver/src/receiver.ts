@@ -9,14 +9,14 @@ import {
   parseOr422,
 } from '@flagsync/server-kit'
 import { type FlagChange, type FlagStore, TABLES } from '@flagsync/store'
-import { type Request, type Response, Router } from 'express'
-import { applyBatch } from './apply-batch.js'
+import { type Request, type RequestHandler, type Response, Router } from 'express'
+import { applyBatch, operationIssuePath } from './apply-batch.js'
 import type { Collection } from './collection.js'
 import { flagsCollection } from './flags-collection.js'
 
 export interface ReceiverOptions {
   store: FlagStore
-  /** Application collections besides the built-in `flags`. */
+  /** Application collections besides the built-in `flags` (a `flags` entry replaces the built-in one). */
   collections?: Record<string, Collection>
   /** Bearer token senders must present; unset: no auth (put your own middleware in front). */
   token?: string
@@ -24,10 +24,15 @@ export interface ReceiverOptions {
   corsOrigins?: readonly string[]
   /** Most operations per batch (default 1000); more is a 413. */
   maxOperations?: number
-  /** Largest body (default '5mb'); more is a 413. */
+  /** Largest body, bytes or a string like '5mb' (default '5mb'); more is a 413. */
   maxBytes?: number | string
   /** How long applied batch ids are remembered for dedupe (default 30 days). */
   batchRetentionMs?: number
+  /**
+   * After a successful batch, at most this often (default 1 hour; 0: never),
+   * forget batch ids older than the retention: no timer needed wherever it is mounted.
+   */
+  pruneIntervalMs?: number
   /** Called after each commit with the flag changes it made, e.g. to feed the stream in-process. */
   onCommit?: (changes: FlagChange[]) => void | Promise<void>
   logger?: Logger
@@ -40,6 +45,9 @@ export interface Receiver extends Router {
 }
 
 export const DEFAULT_BATCH_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
+export const DEFAULT_MAX_OPERATIONS = 1000
+export const DEFAULT_MAX_BYTES = '5mb'
+export const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60 * 1000
 
 /**
  * The reference webhook receiver as an Express router: mount it anywhere,
@@ -48,19 +56,27 @@ export const DEFAULT_BATCH_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
  * handler, so errors keep their shape inside any app.
  */
 export function createReceiver(options: ReceiverOptions): Receiver {
+  // A `flags` entry replaces the built-in one, e.g. to wrap `flagsCollection` with an authorization check.
   const collections = new Map<string, Collection>([['flags', flagsCollection]])
   for (const [name, collection] of Object.entries(options.collections ?? {})) collections.set(name, collection)
-  const maxOperations = options.maxOperations ?? 1000
+  const maxOperations = options.maxOperations ?? DEFAULT_MAX_OPERATIONS
+  if (!Number.isInteger(maxOperations) || maxOperations < 1)
+    throw new TypeError('maxOperations must be a positive integer')
   const clock = options.clock ?? Date.now
   const retention = options.batchRetentionMs ?? DEFAULT_BATCH_RETENTION_MS
+  if (!(retention >= 0)) throw new TypeError('batchRetentionMs must be a number of milliseconds')
+  const pruneInterval = options.pruneIntervalMs ?? DEFAULT_PRUNE_INTERVAL_MS
+  let lastPrune = Number.NEGATIVE_INFINITY // the first successful batch prunes
+  const logger = options.logger
 
   const router = Router() as Receiver
-  if (options.corsOrigins?.length) router.use(corsAllowList(options.corsOrigins))
-  router.post('/', bearerAuth(options.token), ...jsonBody({ limit: options.maxBytes ?? '5mb' }), async (req, res) => {
-    await receive(req, res)
+  if (options.corsOrigins?.length) router.use(corsAllowList(options.corsOrigins), exposeRetryAfter)
+  router.post('/', bearerAuth(options.token), ...jsonBody({ limit: options.maxBytes ?? DEFAULT_MAX_BYTES }), receive)
+  router.all('/', (_req, res, next) => {
+    res.setHeader('Allow', 'POST')
+    next(new HttpError('method_not_allowed', 'POST a sync batch here'))
   })
-  router.all('/', (_req, _res, next) => next(new HttpError('method_not_allowed', 'POST a sync batch here')))
-  router.use(errorHandler(options.logger))
+  router.use(errorHandler(logger))
 
   async function receive(req: Request, res: Response): Promise<void> {
     const envelope = parseOr422(syncBatchSchema, req.body, 'sync batch')
@@ -73,12 +89,29 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const { result, changes } = await options.store.write((writer) =>
       applyBatch(writer, envelope.batchId, operations, collections, clock()),
     )
-    if (changes.length > 0) await options.onCommit?.(changes)
+    if (changes.length > 0 && options.onCommit) {
+      // Committed is committed: a failing listener must not turn the answer into an error the sender retries.
+      try {
+        await options.onCommit(changes)
+      } catch (error) {
+        logger?.error({ err: error, batchId: envelope.batchId }, 'receiver: onCommit failed after commit')
+      }
+    }
+    logger?.debug(
+      { batchId: envelope.batchId, applied: result.applied, duplicate: result.duplicate },
+      'receiver: batch handled',
+    )
     res.json({
       batchId: envelope.batchId,
       applied: result.applied,
       ...(result.duplicate ? { duplicate: true } : {}),
     })
+    if (pruneInterval > 0 && clock() - lastPrune >= pruneInterval) {
+      lastPrune = clock()
+      router
+        .pruneBatches()
+        .catch((error: unknown) => logger?.warn({ err: error }, 'receiver: pruning batch ids failed'))
+    }
   }
 
   router.pruneBatches = async () =>
@@ -89,14 +122,24 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   return router
 }
 
+/** Lets browser senders read Retry-After on a 503 (it is not a CORS-safelisted response header). */
+const exposeRetryAfter: RequestHandler = (_req, res, next) => {
+  if (res.getHeader('Access-Control-Allow-Origin') !== undefined) {
+    res.setHeader('Access-Control-Expose-Headers', 'Retry-After')
+  }
+  next()
+}
+
 function parseOperation(raw: unknown, index: number, collections: ReadonlyMap<string, Collection>): Operation {
   const parsed = operationSchema.safeParse(raw)
   if (!parsed.success) {
     const issues = toIssues(parsed.error, ['operations', index])
-    throw new HttpError('validation_failed', `operation ${index}: ${issues[0]?.message ?? 'invalid'}`, {
-      operationIndex: index,
-      issues,
-    })
+    const first = issues[0]
+    throw new HttpError(
+      'validation_failed',
+      `operation ${index}: ${first ? `${first.path}: ${first.message}` : 'invalid operation'}`,
+      { operationIndex: index, issues },
+    )
   }
   if (!collections.has(parsed.data.collection)) {
     throw new HttpError(
@@ -104,7 +147,12 @@ function parseOperation(raw: unknown, index: number, collections: ReadonlyMap<st
       `operation ${index}: unknown collection ${JSON.stringify(parsed.data.collection)}`,
       {
         operationIndex: index,
-        issues: [{ path: `operations[${index}].collection`, message: `known: ${[...collections.keys()].join(', ')}` }],
+        issues: [
+          {
+            path: operationIssuePath(index, 'collection'),
+            message: `unknown collection; known: ${[...collections.keys()].join(', ')}`,
+          },
+        ],
       },
     )
   }

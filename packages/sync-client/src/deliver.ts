@@ -1,0 +1,117 @@
+import type { Operation } from '@flagsync/protocol'
+import { parseRetryAfter } from './backoff.js'
+import type { Clock, DeliveryError } from './types.js'
+
+/** What one HTTP attempt came to. */
+export type DeliveryOutcome =
+  /** 2xx: the receiver applied the batch (or had applied it before). */
+  | { kind: 'ok'; status: number; body: unknown }
+  /** 408, 429, 5xx or any other non-2xx that is not a plain 4xx: try again later. */
+  | { kind: 'transient'; status: number; retryAfterMs: number | null; body: unknown }
+  /** Any other 4xx: the receiver refused the batch and did not apply it. */
+  | { kind: 'rejected'; status: number; retryAfterMs: number | null; body: unknown }
+  /** No response: offline, DNS, CORS, reset, timeout, or aborted by `close()`. */
+  | { kind: 'network'; error: unknown; timedOut: boolean; aborted: boolean }
+
+export interface DeliverRequest {
+  url: string
+  headers: Record<string, string>
+  batchId: string
+  operations: readonly Operation[]
+  fetch: typeof fetch
+  clock: Clock
+  timeoutMs: number
+  /** Aborts the request (the client's `close()`). */
+  signal?: AbortSignal
+}
+
+const MAX_BODY_CHARS = 16_384
+
+/** Sends one batch as `{batchId, operations}` JSON and classifies the answer. Never throws. */
+export async function deliver(request: DeliverRequest): Promise<DeliveryOutcome> {
+  const controller = new AbortController()
+  let timedOut = false
+  const timer = request.clock.setTimeout(() => {
+    timedOut = true
+    controller.abort()
+  }, request.timeoutMs)
+  const onAbort = (): void => controller.abort()
+  request.signal?.addEventListener('abort', onAbort)
+  try {
+    if (request.signal?.aborted) throw new Error('aborted before sending')
+    const response = await request.fetch(request.url, {
+      method: 'POST',
+      headers: requestHeaders(request.headers),
+      body: JSON.stringify({ batchId: request.batchId, operations: request.operations }),
+      signal: controller.signal,
+    })
+    const body = await readBody(response)
+    const status = response.status
+    if (status >= 200 && status < 300) return { kind: 'ok', status, body }
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), request.clock.now())
+    if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
+      return { kind: 'rejected', status, retryAfterMs, body }
+    }
+    return { kind: 'transient', status, retryAfterMs, body }
+  } catch (error) {
+    return { kind: 'network', error, timedOut, aborted: !timedOut && request.signal?.aborted === true }
+  } finally {
+    request.clock.clearTimeout(timer)
+    request.signal?.removeEventListener('abort', onAbort)
+  }
+}
+
+/** The configured headers plus `Content-Type: application/json`, which always wins. */
+function requestHeaders(configured: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(configured)) {
+    if (name.toLowerCase() !== 'content-type') headers[name] = value
+  }
+  headers['Content-Type'] = 'application/json'
+  return headers
+}
+
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text()
+  if (text === '') return undefined
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}…` : text
+  }
+}
+
+/** Turns a failed outcome into the error the status reports. */
+export function toDeliveryError(
+  outcome: Exclude<DeliveryOutcome, { kind: 'ok' }>,
+  batchId: string,
+  now: number,
+  timeoutMs: number,
+): DeliveryError {
+  if (outcome.kind === 'network') {
+    const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error)
+    return outcome.timedOut
+      ? { kind: 'network', code: 'timeout', message: `no response within ${timeoutMs} ms`, batchId, at: now }
+      : { kind: 'network', code: 'network', message: `network error: ${reason}`, batchId, at: now }
+  }
+  const body = outcome.body
+  const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
+  const error: DeliveryError = {
+    kind: outcome.kind,
+    status: outcome.status,
+    code: typeof fields.code === 'string' ? fields.code : `http_${outcome.status}`,
+    message:
+      typeof fields.error === 'string'
+        ? fields.error
+        : typeof body === 'string' && body !== ''
+          ? body.slice(0, 500)
+          : `HTTP ${outcome.status}`,
+    batchId,
+    at: now,
+  }
+  if (body !== undefined) error.body = body
+  if (typeof fields.operationIndex === 'number' && Number.isInteger(fields.operationIndex)) {
+    error.operationIndex = fields.operationIndex
+  }
+  return error
+}

@@ -1,0 +1,66 @@
+/** Why a sync-client call failed. */
+export type SyncClientErrorCode =
+  /** `createSyncClient` got an option it cannot work with. */
+  | 'invalid_config'
+  /** The call itself is wrong (unknown action, bad payload, update after a queued delete); nothing was queued. */
+  | 'invalid_operation'
+  /** IndexedDB refused the write because the origin is out of storage; nothing was queued. */
+  | 'quota_exceeded'
+  /** The client was closed. */
+  | 'closed'
+  /** IndexedDB failed for another reason (blocked, unavailable, aborted transaction). */
+  | 'storage_failed'
+
+/**
+ * The one error class the client throws. `code` is for programs, `message` for
+ * people, and `cause` keeps whatever IndexedDB or the caller threw.
+ */
+export class SyncClientError extends Error {
+  override readonly name = 'SyncClientError'
+  readonly code: SyncClientErrorCode
+
+  constructor(code: SyncClientErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+  }
+}
+
+/** Firefox names a full disk differently; Dexie wraps the real error in `inner`. */
+const QUOTA_NAMES = new Set(['QuotaExceededError', 'NS_ERROR_DOM_QUOTA_REACHED'])
+
+function errorName(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const name = (error as { name?: unknown }).name
+  return typeof name === 'string' ? name : undefined
+}
+
+/** True for a storage-quota failure, whether raw (DOMException) or wrapped by Dexie (`inner`, `failures`). */
+export function isQuotaError(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
+    if (QUOTA_NAMES.has(errorName(current) ?? '')) return true
+    const failures = (current as { failures?: unknown }).failures
+    if (Array.isArray(failures) && failures.some((f) => QUOTA_NAMES.has(errorName(f) ?? ''))) return true
+    current = (current as { inner?: unknown }).inner ?? (current as { cause?: unknown }).cause
+  }
+  return false
+}
+
+/**
+ * Normalizes anything thrown below the public API into a SyncClientError, so
+ * callers only ever catch one class.
+ */
+export function toSyncClientError(error: unknown, context = 'IndexedDB operation failed'): SyncClientError {
+  if (error instanceof SyncClientError) return error
+  if (isQuotaError(error)) {
+    return new SyncClientError(
+      'quota_exceeded',
+      'the browser refused to store the operation: storage quota exceeded (free space or deliver the outbox)',
+      { cause: error },
+    )
+  }
+  if (errorName(error) === 'DatabaseClosedError') {
+    return new SyncClientError('closed', 'the outbox database is closed', { cause: error })
+  }
+  const detail = error instanceof Error ? `: ${error.message}` : ''
+  return new SyncClientError('storage_failed', `${context}${detail}`, { cause: error })
+}

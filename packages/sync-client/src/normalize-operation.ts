@@ -1,0 +1,65 @@
+import type { Operation } from '@flagsync/protocol'
+import { SyncClientError } from './errors.js'
+
+// Same limits as the protocol's collectionNameSchema / recordIdSchema, checked
+// here without zod so the browser bundle stays small.
+const MAX_COLLECTION_LENGTH = 128
+const MAX_RECORD_ID_LENGTH = 256
+
+function invalid(message: string, cause?: unknown): SyncClientError {
+  return new SyncClientError('invalid_operation', message, { cause })
+}
+
+export function checkCollection(collection: unknown): string {
+  if (typeof collection !== 'string' || collection.length === 0 || collection.length > MAX_COLLECTION_LENGTH) {
+    throw invalid(`collection must be a string of 1 to ${MAX_COLLECTION_LENGTH} characters`)
+  }
+  return collection
+}
+
+export function checkRecordId(recordId: unknown): string {
+  if (typeof recordId !== 'string' || recordId.length === 0 || recordId.length > MAX_RECORD_ID_LENGTH) {
+    throw invalid(`recordId must be a string of 1 to ${MAX_RECORD_ID_LENGTH} characters`)
+  }
+  return recordId
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/**
+ * A JSON copy of a record or changes object: what is stored is exactly what
+ * will be sent (no undefined, Dates as strings), and later mutations by the
+ * app cannot reach the queue.
+ */
+export function toJsonObject(value: unknown, what: 'record' | 'changes'): Record<string, unknown> {
+  if (!isPlainObject(value)) throw invalid(`${what} must be a plain object`)
+  let copy: unknown
+  try {
+    copy = JSON.parse(JSON.stringify(value))
+  } catch (error) {
+    throw invalid(`${what} must be JSON-serializable`, error)
+  }
+  if (!isPlainObject(copy)) throw invalid(`${what} must serialize to a JSON object`)
+  return copy
+}
+
+/** Checks an operation coming from the app and builds a clean copy with exactly the wire fields. */
+export function normalizeOperation(input: unknown): Operation {
+  if (!isPlainObject(input)) throw invalid('an operation must be an object')
+  const collection = checkCollection(input.collection)
+  const recordId = checkRecordId(input.recordId)
+  switch (input.action) {
+    case 'insert':
+      return { action: 'insert', collection, recordId, record: toJsonObject(input.record, 'record') }
+    case 'update':
+      return { action: 'update', collection, recordId, changes: toJsonObject(input.changes, 'changes') }
+    case 'delete':
+      return { action: 'delete', collection, recordId }
+    default:
+      throw invalid(`unknown action ${JSON.stringify(input.action)}: expected insert, update or delete`)
+  }
+}

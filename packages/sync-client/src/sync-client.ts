@@ -1,0 +1,534 @@
+import type { Operation } from '@flagsync/protocol'
+import { retryDelay } from './backoff.js'
+import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
+import { type DeliveryOutcome, deliver, toDeliveryError } from './deliver.js'
+import { type DeliveryLock, leaseDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
+import { SyncClientError, toSyncClientError } from './errors.js'
+import {
+  checkCollection,
+  checkRecordId,
+  isPlainObject,
+  normalizeOperation,
+  toJsonObject,
+} from './normalize-operation.js'
+import { type BatchRow, OutboxDb } from './outbox-db.js'
+import { type ResolvedOptions, resolveOptions } from './resolve-options.js'
+import type {
+  BroadcastChannelLike,
+  DeadLetter,
+  DeliveredListener,
+  DeliveryError,
+  FlushResult,
+  OutboxEntry,
+  StatusListener,
+  SyncClientOptions,
+  SyncState,
+  SyncStatus,
+} from './types.js'
+
+export interface InsertOptions {
+  /** The record's id; default `record.id`, else a new UUID. */
+  recordId?: string
+}
+
+/** The local-first outbox: queue writes durably, deliver them in batches, never twice. */
+export interface SyncClient {
+  /** Queues an insert (create or replace); resolves the recordId once committed to IndexedDB. */
+  insert(collection: string, record: Record<string, unknown>, options?: InsertOptions): Promise<string>
+  /** Queues an update with only the changed fields (merged shallowly). */
+  update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void>
+  /** Queues a delete (`{action: 'delete', collection, recordId}` on the wire). */
+  delete(collection: string, recordId: string): Promise<void>
+  /** Queues any operation; resolves its local outbox id. */
+  enqueue(operation: Operation): Promise<number>
+  /** Delivers now, ignoring backoff, until the queue is empty or a delivery fails. */
+  flush(): Promise<FlushResult>
+  /** Operations still to send, after compaction. */
+  pending(): Promise<number>
+  /** The current status, read fresh from IndexedDB. */
+  status(): Promise<SyncStatus>
+  /** All queued operations: the batch in flight first (with its batchId), then the rest, in order. */
+  outbox(): Promise<OutboxEntry[]>
+  /** Removes queued operations by local id (e.g. a poison operation); resolves how many were removed. */
+  discard(ids: readonly number[]): Promise<number>
+  /** Operations moved aside after a rejection (with `deadLetter: true`). */
+  deadLetters(): Promise<DeadLetter[]>
+  clearDeadLetters(ids?: readonly number[]): Promise<void>
+  /** Status changes and every outbox change, coalesced; the current status follows soon after subscribing. */
+  subscribe(listener: StatusListener): () => void
+  /** After each acknowledged batch, in every instance sharing the outbox (when BroadcastChannel exists). */
+  onDelivered(listener: DeliveredListener): () => void
+  /** Starts the background loop (a first pass right away, then every `syncIntervalMs`). */
+  start(): void
+  /** Stops the background loop; `flush()` still works. */
+  stop(): void
+  /** Stops, aborts a request on the wire, releases the delivery lock and closes the database. */
+  close(): Promise<void>
+}
+
+interface DrainResult {
+  delivered: number
+  /** When the head batch is due again (it failed, or it is still backing off). */
+  waitUntil: number | null
+}
+
+type AttemptResult = 'delivered' | 'continue' | { failedUntil: number | null }
+
+/** How long after the request timeout an attempt still counts as possibly on the wire. */
+const SENDING_MARGIN_MS = 1000
+const BUSY_POLL_MS = 100
+
+/**
+ * Creates a sync client. Throws `SyncClientError('invalid_config')` at once
+ * for a missing or relative `webhookUrl`, bad numbers, or no IndexedDB.
+ *
+ * @example
+ * const client = createSyncClient({ webhookUrl: 'https://api.example.com/sync' })
+ * client.start()
+ * await client.update('flags', 'dark-mode', { is_enabled: true })
+ */
+export function createSyncClient(options: SyncClientOptions): SyncClient {
+  return new OutboxSyncClient(resolveOptions(options))
+}
+
+class OutboxSyncClient implements SyncClient {
+  private readonly store: OutboxDb
+  private readonly lock: DeliveryLock
+  private readonly shutdown = new AbortController()
+  private readonly statusListeners = new Set<StatusListener>()
+  private readonly deliveredListeners = new Set<DeliveredListener>()
+  private readonly channel: BroadcastChannelLike | null
+  private closed = false
+  private closing: Promise<void> | null = null
+  private running = false
+  private timer: unknown = null
+  private unsubscribeOnline: (() => void) | null = null
+  private chain: Promise<unknown> = Promise.resolve()
+  private attempting = false
+  private currentAttempt: Promise<unknown> | null = null
+  /** A failure that left no batch behind (dead-lettered); cleared by the next success. */
+  private detachedError: DeliveryError | null = null
+  private refreshing: Promise<void> | null = null
+  private dirty = false
+
+  constructor(private readonly o: ResolvedOptions) {
+    this.store = new OutboxDb(o.dbName, { indexedDB: o.indexedDB, IDBKeyRange: o.IDBKeyRange })
+    const lockName = `flagsync-sync-client:${o.dbName}:delivery`
+    this.lock = o.locks
+      ? webLocksDeliveryLock(o.locks, lockName, this.shutdown.signal)
+      : leaseDeliveryLock(this.store, o.generateId(), o.leaseMs, o.clock, this.shutdown.signal)
+    this.channel = o.broadcastChannel ? o.broadcastChannel(`flagsync-sync-client:${o.dbName}`) : null
+    if (this.channel) this.channel.onmessage = (event) => this.onCrossTab(event.data)
+  }
+
+  // ---- writes ---------------------------------------------------------------
+
+  async insert(collection: string, record: Record<string, unknown>, options: InsertOptions = {}): Promise<string> {
+    this.assertOpen()
+    checkCollection(collection)
+    if (!isPlainObject(record)) throw invalid('record must be a plain object')
+    const recordId = this.recordIdFor(record, options)
+    await this.commit({ action: 'insert', collection, recordId, record: toJsonObject(record, 'record') })
+    return recordId
+  }
+
+  async update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void> {
+    this.assertOpen()
+    await this.commit({
+      action: 'update',
+      collection: checkCollection(collection),
+      recordId: checkRecordId(recordId),
+      changes: toJsonObject(changes, 'changes'),
+    })
+  }
+
+  async delete(collection: string, recordId: string): Promise<void> {
+    this.assertOpen()
+    await this.commit({ action: 'delete', collection: checkCollection(collection), recordId: checkRecordId(recordId) })
+  }
+
+  async enqueue(operation: Operation): Promise<number> {
+    this.assertOpen()
+    return this.commit(normalizeOperation(operation))
+  }
+
+  private recordIdFor(record: Record<string, unknown>, options: InsertOptions): string {
+    const own = record.id
+    if (own !== undefined && own !== null && typeof own !== 'string' && typeof own !== 'number') {
+      throw invalid('record.id must be a string or a number')
+    }
+    if (options.recordId !== undefined) {
+      const recordId = checkRecordId(options.recordId)
+      if (own !== undefined && own !== null && String(own) !== recordId) {
+        throw invalid(`record.id (${JSON.stringify(own)}) differs from options.recordId (${JSON.stringify(recordId)})`)
+      }
+      return recordId
+    }
+    if (own !== undefined && own !== null) return checkRecordId(String(own))
+    return this.o.generateId()
+  }
+
+  private async commit(op: Operation): Promise<number> {
+    let id: number
+    try {
+      id = await this.store.enqueue(op, this.o.clock.now())
+    } catch (error) {
+      throw toSyncClientError(error, 'could not queue the operation')
+    }
+    this.changed()
+    return id
+  }
+
+  // ---- reads ----------------------------------------------------------------
+
+  async pending(): Promise<number> {
+    this.assertOpen()
+    return (await this.guard(this.store.snapshot())).pending
+  }
+
+  async status(): Promise<SyncStatus> {
+    this.assertOpen()
+    return this.computeStatus(await this.guard(this.store.snapshot()))
+  }
+
+  outbox(): Promise<OutboxEntry[]> {
+    this.assertOpen()
+    return this.guard(this.store.outbox())
+  }
+
+  deadLetters(): Promise<DeadLetter[]> {
+    this.assertOpen()
+    return this.guard(this.store.deadLetters())
+  }
+
+  async clearDeadLetters(ids?: readonly number[]): Promise<void> {
+    this.assertOpen()
+    await this.guard(this.store.clearDeadLetters(ids))
+  }
+
+  async discard(ids: readonly number[]): Promise<number> {
+    this.assertOpen()
+    if (!Array.isArray(ids) || !ids.every((id) => Number.isInteger(id))) {
+      throw invalid('discard expects an array of outbox ids (integers from outbox())')
+    }
+    for (;;) {
+      // An attempt of this instance may be on the wire: let it finish first.
+      if (this.currentAttempt) await this.currentAttempt.catch(() => undefined)
+      const result = await this.guard(this.store.discard(ids, this.o.clock.now()))
+      if (result !== 'busy') {
+        this.changed()
+        if (result > 0) this.schedule(0)
+        return result
+      }
+      // Another instance is sending the batch; its answer decides whether the ids still exist.
+      await this.sleep(BUSY_POLL_MS)
+      this.assertOpen()
+    }
+  }
+
+  // ---- delivery loop --------------------------------------------------------
+
+  start(): void {
+    this.assertOpen()
+    if (this.running) return
+    this.running = true
+    this.watchOnline()
+    this.schedule(0)
+  }
+
+  stop(): void {
+    this.running = false
+    if (this.timer !== null) this.o.clock.clearTimeout(this.timer)
+    this.timer = null
+    if (this.statusListeners.size === 0) this.unwatchOnline()
+  }
+
+  async flush(): Promise<FlushResult> {
+    this.assertOpen()
+    const result = await this.runDrain(true)
+    return { delivered: result.delivered, pending: await this.pending() }
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.running || this.closed) return
+    if (this.timer !== null) this.o.clock.clearTimeout(this.timer)
+    this.timer = this.o.clock.setTimeout(
+      () => {
+        this.timer = null
+        this.runDrain(false).catch(() => undefined)
+      },
+      Math.max(0, delayMs),
+    )
+  }
+
+  /** Drains one at a time per instance; the next background pass is planned from the outcome. */
+  private runDrain(force: boolean): Promise<DrainResult> {
+    const run = this.chain.then(() => this.drain(force))
+    this.chain = run.catch(() => undefined)
+    return run.then(
+      (result) => {
+        const now = this.o.clock.now()
+        const interval = this.o.syncIntervalMs
+        this.schedule(result.waitUntil === null ? interval : Math.min(interval, result.waitUntil - now))
+        return result
+      },
+      (error: unknown) => {
+        this.schedule(this.o.syncIntervalMs)
+        this.refresh()
+        throw toSyncClientError(error, 'delivery failed in storage')
+      },
+    )
+  }
+
+  private async drain(force: boolean): Promise<DrainResult> {
+    const idle: DrainResult = { delivered: 0, waitUntil: null }
+    if (this.closed) return idle
+    if (!this.o.online.isOnline()) {
+      this.refresh()
+      return idle
+    }
+    const outcome = await this.lock.run(async (keepAlive) => {
+      let delivered = 0
+      for (;;) {
+        if (this.closed || !this.o.online.isOnline()) return { delivered, waitUntil: null }
+        const batch = await this.store.nextBatch(this.o.batchSize, this.o.generateId, this.o.clock.now())
+        if (!batch) return { delivered, waitUntil: null }
+        if (!force && batch.nextAttemptAt > this.o.clock.now()) return { delivered, waitUntil: batch.nextAttemptAt }
+        if (!(await keepAlive(this.o.requestTimeoutMs + SENDING_MARGIN_MS))) return { delivered, waitUntil: null }
+        const attempt = this.attempt(batch)
+        this.currentAttempt = attempt
+        const result = await attempt.finally(() => {
+          this.currentAttempt = null
+        })
+        if (result === 'delivered') delivered += batch.operations.length
+        else if (result !== 'continue') return { delivered, waitUntil: result.failedUntil }
+      }
+    }, force)
+    this.refresh()
+    return outcome.acquired ? outcome.value : idle
+  }
+
+  /** One HTTP attempt of a persisted batch, and its bookkeeping in IndexedDB. */
+  private async attempt(batch: BatchRow): Promise<AttemptResult> {
+    const { clock } = this.o
+    const sendingUntil = clock.now() + this.o.requestTimeoutMs + SENDING_MARGIN_MS
+    if (!(await this.store.markSending(batch.batchId, sendingUntil))) return 'continue'
+    this.attempting = true
+    this.refresh()
+    let outcome: DeliveryOutcome
+    try {
+      outcome = await deliver({
+        url: this.o.webhookUrl,
+        headers: await this.o.headers(),
+        batchId: batch.batchId,
+        operations: batch.operations,
+        fetch: this.o.fetch,
+        clock,
+        timeoutMs: this.o.requestTimeoutMs,
+        signal: this.shutdown.signal,
+      })
+    } catch (error) {
+      // Only the headers function can throw here; count it like a failed request.
+      outcome = { kind: 'network', error, timedOut: false, aborted: false }
+    } finally {
+      this.attempting = false
+    }
+
+    if (outcome.kind === 'ok') {
+      await this.store.complete(batch.batchId)
+      this.detachedError = null
+      this.announceDelivered(batch.batchId, batch.operations)
+      return 'delivered'
+    }
+    if (outcome.kind === 'network' && outcome.aborted) {
+      // close(): not an answer. The batch stays as it is and goes out again, same batchId.
+      await this.store.clearSending(batch.batchId).catch(() => undefined)
+      return { failedUntil: null }
+    }
+    const error = toDeliveryError(outcome, batch.batchId, clock.now(), this.o.requestTimeoutMs)
+    if (outcome.kind === 'rejected' && this.o.deadLetter) {
+      await this.store.deadLetter(batch.batchId, error, clock.now())
+      this.detachedError = error
+      this.changed()
+      return 'continue'
+    }
+    const retryAfterMs = outcome.kind === 'network' ? null : outcome.retryAfterMs
+    const row = await this.store.recordFailure(
+      batch.batchId,
+      error,
+      (attempt) => retryDelay(attempt, retryAfterMs, this.o.retry, this.o.random),
+      clock.now(),
+    )
+    this.changed()
+    return { failedUntil: row?.nextAttemptAt ?? null }
+  }
+
+  // ---- online / cross-tab ---------------------------------------------------
+
+  private watchOnline(): void {
+    if (this.unsubscribeOnline) return
+    this.unsubscribeOnline = this.o.online.subscribe((online) => {
+      if (!online || this.closed) {
+        this.refresh()
+        return
+      }
+      // Back online: a fresh backoff schedule and an attempt right away.
+      this.store
+        .resetBackoff()
+        .catch(() => undefined)
+        .then(() => {
+          this.refresh()
+          this.schedule(0)
+        })
+    })
+  }
+
+  private unwatchOnline(): void {
+    this.unsubscribeOnline?.()
+    this.unsubscribeOnline = null
+  }
+
+  private onCrossTab(data: unknown): void {
+    if (this.closed || !isCrossTabMessage(data)) return
+    if (data.type === 'delivered') {
+      this.detachedError = null
+      this.emitDelivered(data.batchId, data.operations)
+    }
+    this.refresh()
+  }
+
+  private post(message: CrossTabMessage): void {
+    try {
+      this.channel?.postMessage(message)
+    } catch {
+      // A closed channel (page going away) must not break delivery.
+    }
+  }
+
+  /** The outbox content changed: refresh the status here and in other tabs. */
+  private changed(): void {
+    this.refresh()
+    this.post({ type: 'changed' })
+  }
+
+  private announceDelivered(batchId: string, operations: Operation[]): void {
+    this.emitDelivered(batchId, operations)
+    this.post({ type: 'delivered', batchId, operations })
+    this.changed()
+  }
+
+  private emitDelivered(batchId: string, operations: Operation[]): void {
+    for (const listener of [...this.deliveredListeners]) callSafely(() => listener(batchId, operations))
+  }
+
+  // ---- status ---------------------------------------------------------------
+
+  subscribe(listener: StatusListener): () => void {
+    this.assertOpen()
+    this.statusListeners.add(listener)
+    this.watchOnline()
+    this.refresh()
+    return () => {
+      this.statusListeners.delete(listener)
+      if (this.statusListeners.size === 0 && !this.running) this.unwatchOnline()
+    }
+  }
+
+  onDelivered(listener: DeliveredListener): () => void {
+    this.assertOpen()
+    this.deliveredListeners.add(listener)
+    return () => {
+      this.deliveredListeners.delete(listener)
+    }
+  }
+
+  /** Re-reads the status and notifies subscribers; calls made while a read runs are coalesced into one more. */
+  private refresh(): void {
+    if (this.statusListeners.size === 0 || this.closed) return
+    this.dirty = true
+    if (this.refreshing) return
+    this.refreshing = (async () => {
+      while (this.dirty && !this.closed) {
+        this.dirty = false
+        let status: SyncStatus
+        try {
+          status = this.computeStatus(await this.store.snapshot())
+        } catch {
+          continue // closed underneath us, or a transient read failure; the next change retries
+        }
+        if (this.closed) break
+        for (const listener of [...this.statusListeners]) callSafely(() => listener(status))
+      }
+      this.refreshing = null
+    })()
+  }
+
+  private computeStatus({ head, pending }: { head: BatchRow | undefined; pending: number }): SyncStatus {
+    const backingOff = head !== undefined && head.attempts > 0
+    let state: SyncState = 'idle'
+    if (!this.o.online.isOnline()) state = 'offline'
+    else if (head?.lastError?.kind === 'rejected') state = 'blocked'
+    else if (this.attempting) state = 'syncing'
+    else if (backingOff) state = 'backoff'
+    return {
+      state,
+      pending,
+      lastError: head?.lastError ?? this.detachedError,
+      nextAttemptAt: backingOff ? head.nextAttemptAt : null,
+    }
+  }
+
+  // ---- lifecycle ------------------------------------------------------------
+
+  close(): Promise<void> {
+    if (this.closing) return this.closing
+    this.stop()
+    this.closed = true
+    this.shutdown.abort()
+    this.unwatchOnline()
+    this.closing = (async () => {
+      await this.chain
+      await this.lock.release()
+      await this.refreshing
+      this.statusListeners.clear()
+      this.deliveredListeners.clear()
+      if (this.channel) {
+        this.channel.onmessage = null
+        this.channel.close()
+      }
+      this.store.close()
+    })()
+    return this.closing
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SyncClientError('closed', 'the sync client is closed')
+  }
+
+  private async guard<T>(promise: Promise<T>): Promise<T> {
+    try {
+      return await promise
+    } catch (error) {
+      throw toSyncClientError(error)
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.o.clock.setTimeout(resolve, ms))
+  }
+}
+
+function invalid(message: string): SyncClientError {
+  return new SyncClientError('invalid_operation', message)
+}
+
+/** A throwing listener must not stop delivery or other listeners; its error still surfaces. */
+function callSafely(fn: () => void): void {
+  try {
+    fn()
+  } catch (error) {
+    queueMicrotask(() => {
+      throw error
+    })
+  }
+}

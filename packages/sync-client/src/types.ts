@@ -1,0 +1,147 @@
+import type { Operation } from '@flagsync/protocol'
+
+/** What the client is doing; see the README for the exact transitions. */
+export type SyncState = 'idle' | 'syncing' | 'backoff' | 'offline' | 'blocked'
+
+/** The last failed delivery, as the status reports it. */
+export interface DeliveryError {
+  /** `network`: no response (or timeout); `transient`: 408, 429, 5xx or other non-2xx; `rejected`: any other 4xx. */
+  kind: 'network' | 'transient' | 'rejected'
+  /** HTTP status, absent for network errors and timeouts. */
+  status?: number
+  /** The receiver's error `code` when its body has one, else `network`, `timeout` or `http_<status>`. */
+  code: string
+  message: string
+  /** The receiver's response body (parsed JSON when it was JSON, else text). */
+  body?: unknown
+  /** Index of the offending operation in the batch as sent, when the receiver names it. */
+  operationIndex?: number
+  /** The batch the error belongs to. */
+  batchId: string
+  /** Epoch ms of the failure. */
+  at: number
+}
+
+export interface SyncStatus {
+  state: SyncState
+  /** Operations still to send, after compaction (same number as `pending()`). */
+  pending: number
+  /** The last delivery failure; cleared by the next successful delivery. */
+  lastError: DeliveryError | null
+  /** Epoch ms when the current batch is retried next; null when no retry is scheduled. */
+  nextAttemptAt: number | null
+}
+
+export type StatusListener = (status: SyncStatus) => void
+export type DeliveredListener = (batchId: string, operations: Operation[]) => void
+
+/** One operation of the local outbox. */
+export interface OutboxEntry {
+  /** Local id (monotonic); pass it to `discard`. */
+  id: number
+  operation: Operation
+  /** The batch it was cut into (in flight or waiting for a retry), or null while not yet batched. */
+  batchId: string | null
+  /** Epoch ms when the app queued it. */
+  queuedAt: number
+}
+
+/** An operation the receiver rejected, moved aside when `deadLetter` is on. */
+export interface DeadLetter {
+  id: number
+  batchId: string
+  /** The operation as it was sent (after compaction). */
+  operation: Operation
+  error: DeliveryError
+  /** Epoch ms when it was moved to the dead-letter store. */
+  deadAt: number
+}
+
+export interface FlushResult {
+  /** Operations (as sent, after compaction) acknowledged during this flush. */
+  delivered: number
+  /** Operations still to send, after compaction. */
+  pending: number
+}
+
+/** Exponential backoff: `min(maxMs, baseMs * factor^n) * (1 + jitter * random())` for the n-th retry (n from 0). */
+export interface RetryPolicy {
+  /** First retry delay. Default 1000 ms. */
+  baseMs: number
+  /** Growth per failed attempt. Default 2. */
+  factor: number
+  /** Ceiling of the delay before jitter. Default 60 000 ms. */
+  maxMs: number
+  /** Extra random share added on top, 0..1. Default 0.3 (so the longest wait is 78 s). */
+  jitter: number
+  /** A `Retry-After` longer than the backoff wins, but never beyond this. Default 300 000 ms. */
+  maxRetryAfterMs: number
+}
+
+/** Time source and timers; tests inject fakes. Defaults call the globals at call time. */
+export interface Clock {
+  now(): number
+  setTimeout(callback: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+/** Where the client learns about connectivity. */
+export interface OnlineSource {
+  isOnline(): boolean
+  /** Called with the new state on every change; returns an unsubscribe function. */
+  subscribe(listener: (online: boolean) => void): () => void
+}
+
+/** The part of the Web Locks API (`navigator.locks`) the client uses. */
+export interface LockManagerLike {
+  request(
+    name: string,
+    options: { ifAvailable?: boolean; signal?: AbortSignal },
+    callback: (lock: unknown) => Promise<unknown>,
+  ): Promise<unknown>
+}
+
+/** The part of BroadcastChannel the client uses to tell other tabs that the outbox changed. */
+export interface BroadcastChannelLike {
+  postMessage(message: unknown): void
+  close(): void
+  onmessage: ((event: { data: unknown }) => void) | null
+}
+export type BroadcastChannelFactory = (name: string) => BroadcastChannelLike
+
+export type HeadersOption = Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>)
+
+export interface SyncClientOptions {
+  /** Absolute http(s) URL of the webhook receiver. */
+  webhookUrl: string
+  /** Headers sent with every delivery, or a function returning them (e.g. a fresh token). Default {}. */
+  headers?: HeadersOption
+  /** Most operations (after compaction) per request. Default 50. */
+  batchSize?: number
+  /** Background loop interval in ms. Default 5000. */
+  syncIntervalMs?: number
+  /** IndexedDB database name; instances with the same name share one outbox. Default 'flagsync'. */
+  dbName?: string
+  /** Backoff policy; missing fields take the defaults. */
+  retry?: Partial<RetryPolicy>
+  /** A delivery without a response after this long counts as a network error. Default 30 000 ms. */
+  requestTimeoutMs?: number
+  /** Move the operations of a rejected batch (non-transient 4xx) to a dead-letter store instead of blocking. Default false. */
+  deadLetter?: boolean
+  /** IndexedDB lease duration used when Web Locks are missing. Default 5000 ms. */
+  leaseMs?: number
+  indexedDB?: IDBFactory
+  IDBKeyRange?: typeof IDBKeyRange
+  fetch?: typeof fetch
+  /** Default: `navigator.onLine` plus window `online`/`offline` events, read lazily. */
+  online?: OnlineSource
+  clock?: Clock
+  /** Random source for jitter, [0, 1). Default Math.random. */
+  random?: () => number
+  /** Web Locks; null forces the IndexedDB lease. Default `navigator.locks` when present. */
+  locks?: LockManagerLike | null
+  /** Cross-tab change notification; null disables it. Default: BroadcastChannel when present. */
+  broadcastChannel?: BroadcastChannelFactory | null
+  /** Id generator for batch ids and generated record ids. Default crypto.randomUUID (with a fallback). */
+  generateId?: () => string
+}

@@ -23,12 +23,48 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   const config = parseDatabaseUrl(url)
   const knex = config.dialect === 'sqlite' ? openSqlite(config.filename, options) : openPostgres(config, options)
   try {
-    await knex.migrate.latest({ migrationSource, tableName: 'flagsync_migrations' })
+    await migrate(knex, config)
   } catch (error) {
     await knex.destroy()
     throw toStoreError(error)
   }
   return { knex, config, close: () => knex.destroy() }
+}
+
+// Any constant works; it only has to be the same in every instance.
+const MIGRATION_LOCK_KEY = 7_263_517_001
+
+/**
+ * Several instances starting at once must not race to create the schema:
+ * knex's own migration lock lives in a table that is itself created racily.
+ * PostgreSQL: a session advisory lock serializes them. SQLite: the file lock
+ * serializes statements, and a loser of the race simply tries again.
+ */
+async function migrate(knex: Knex, config: DatabaseConfig): Promise<void> {
+  const run = () => knex.migrate.latest({ migrationSource, tableName: 'flagsync_migrations' })
+  if (config.dialect === 'postgres') {
+    const conn = (await knex.client.acquireConnection()) as unknown
+    try {
+      await knex.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(conn)
+      await run()
+    } finally {
+      await knex
+        .raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY])
+        .connection(conn)
+        .catch(() => {})
+      await knex.client.releaseConnection(conn)
+    }
+    return
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await run()
+      return
+    } catch (error) {
+      if (attempt >= 5) throw error
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
+    }
+  }
 }
 
 function openSqlite(filename: string, options: OpenDatabaseOptions): Knex {

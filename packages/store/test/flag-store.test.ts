@@ -11,6 +11,7 @@ import {
   StoreError,
 } from '@flagsync/store'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js'
 
 let dir: string
 let url: string
@@ -93,6 +94,20 @@ describe('FlagStore', () => {
   })
 })
 
+describe('openDatabase', () => {
+  it('lets several instances start on a fresh SQLite file at once', async () => {
+    const dbs = await Promise.all(Array.from({ length: 4 }, () => openDatabase(url)))
+    opened.push(...dbs)
+    const store = new FlagStore(dbs[3] as Database)
+    await store.write(async (w) => w.put(flag('a')))
+    expect((await new FlagStore(dbs[0] as Database).loadAll()).rows).toHaveLength(1)
+  })
+
+  it('rejects a DATABASE_URL it cannot use, naming the accepted forms', async () => {
+    await expect(openDatabase('mysql://localhost/x')).rejects.toThrow(/sqlite: or postgres:\/\//)
+  })
+})
+
 describe('ChangeFeed', () => {
   it('delivers changes written through another connection (another process) by polling, in order', async () => {
     const reader = await open()
@@ -132,5 +147,51 @@ describe('ChangeFeed', () => {
     expect(live.size()).toBe(20)
     expect(JSON.parse(live.serializedList().body.toString())).toHaveLength(20)
     await feed.close()
+  })
+})
+
+describe('ChangeFeed on PostgreSQL', () => {
+  let pgDb: TestDatabase
+  beforeEach(async () => {
+    pgDb = await createTestDatabase('postgres')
+  })
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((db) => db.close()))
+    await pgDb.drop()
+  })
+
+  it.each([
+    ['LISTEN/NOTIFY (poll off)', { listen: true, pollIntervalMs: 0 }],
+    ['the backstop poll alone (a missed notification)', { listen: false, pollIntervalMs: 20 }],
+  ])("delivers another connection's commits through %s", async (_name, options) => {
+    const readerDb = await openDatabase(pgDb.url)
+    const writerDb = await openDatabase(pgDb.url)
+    opened.push(readerDb, writerDb)
+    const feed = new ChangeFeed(new FlagStore(readerDb), options)
+    const seen: number[] = []
+    feed.onChanges((changes) => seen.push(...changes.map((c) => c.revision)))
+    await feed.start(0)
+    const writer = new FlagStore(writerDb)
+    await writer.write(async (w) => w.put(flag('a')))
+    await writer.write(async (w) => w.put(flag('b')))
+    await vi.waitFor(() => expect(seen).toEqual([1, 2]), { timeout: 2000 })
+    await feed.close()
+  })
+
+  it('serializes concurrent writers so revisions commit in order', async () => {
+    const dbs = await Promise.all([openDatabase(pgDb.url), openDatabase(pgDb.url), openDatabase(pgDb.url)])
+    opened.push(...dbs)
+    const stores = dbs.map((db) => new FlagStore(db))
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) => stores[i % 3]?.write(async (w) => w.put(flag(`k${i % 5}`, i % 2 === 0)))),
+    )
+    const changes = await stores[0]?.changesSince(0)
+    expect(changes?.map((c) => c.revision)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1))
+    const { rows } = await (stores[0] as FlagStore).loadAll()
+    // Each flag's stored revision is the last change-log entry for its key.
+    for (const row of rows) {
+      const last = changes?.filter((c) => c.key === row.key).at(-1)
+      expect(row.revision).toBe(last?.revision)
+    }
   })
 })

@@ -1,3 +1,5 @@
+export type { RetryPolicy } from './backoff.js'
+export { computeBackoff, DEFAULT_RETRY_POLICY, parseRetryAfter, resolveRetryPolicy, retryDelay } from './backoff.js'
 export type { ErrorBody, ErrorCode, Issue } from './errors.js'
 export { ERROR_CODES, errorBodySchema, issueSchema } from './errors.js'
 export type { Flag, FlagInput, FlagPatch, FlatOperator, Operator, TargetingRule } from './flag.js'

@@ -1,0 +1,124 @@
+import { createReceiverApp, type Receiver, type ReceiverAppOptions } from '@flagsync/receiver'
+import { listen, type RunningServer, silentLogger } from '@flagsync/server-kit'
+import {
+  type Database,
+  FlagStore,
+  type FlagStoreOptions,
+  type OpenDatabaseOptions,
+  openDatabase,
+} from '@flagsync/store'
+import { tempDir } from '../../../test/support/temp-dir.js'
+
+export interface Reply {
+  status: number
+  headers: Headers
+  // biome-ignore lint/suspicious/noExplicitAny: test bodies are checked field by field
+  body: any
+}
+
+export interface Harness {
+  url: string
+  databaseUrl: string
+  db: Database
+  store: FlagStore
+  receiver: Receiver
+  /** POSTs to /sync: objects are sent as JSON, strings as they are. */
+  post(body: unknown, headers?: Record<string, string>): Promise<Reply>
+  request(method: string, path: string, init?: { body?: string; headers?: Record<string, string> }): Promise<Reply>
+  /** Closes the server and the database; the database file stays until `close`. */
+  stop(): Promise<void>
+  close(): Promise<void>
+}
+
+export type HarnessOptions = Partial<ReceiverAppOptions> & {
+  databaseUrl?: string
+  dbOptions?: OpenDatabaseOptions
+  storeOptions?: FlagStoreOptions
+}
+
+const open: Harness[] = []
+
+/** The receiver in a real Express app on 127.0.0.1:0 over a real SQLite file. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const { databaseUrl: givenUrl, dbOptions, storeOptions, ...receiverOptions } = options
+  const dir = givenUrl ? undefined : tempDir('flagsync-receiver-')
+  const databaseUrl = givenUrl ?? `sqlite:${dir?.file('flags.sqlite')}`
+  const db = await openDatabase(databaseUrl, dbOptions)
+  const store = new FlagStore(db, storeOptions)
+  const { app, receiver } = createReceiverApp({ logger: silentLogger(), ...receiverOptions, store })
+  const server: RunningServer = await listen(app)
+  const request = async (
+    method: string,
+    path: string,
+    init: { body?: string; headers?: Record<string, string> } = {},
+  ): Promise<Reply> => {
+    const res = await fetch(`${server.url}${path}`, { method, headers: init.headers, body: init.body })
+    const text = await res.text()
+    let body: unknown = text
+    if (res.headers.get('content-type')?.includes('json')) body = JSON.parse(text)
+    return { status: res.status, headers: res.headers, body }
+  }
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    await server.close()
+    await db.close()
+  }
+  const harness: Harness = {
+    url: server.url,
+    databaseUrl,
+    db,
+    store,
+    receiver,
+    request,
+    post: (body, headers = {}) =>
+      request('POST', options.path ?? '/sync', {
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+        headers: { 'Content-Type': 'application/json', ...headers },
+      }),
+    stop,
+    async close() {
+      await stop()
+      dir?.remove()
+    },
+  }
+  open.push(harness)
+  return harness
+}
+
+export async function closeAllHarnesses(): Promise<void> {
+  for (const h of open.splice(0).reverse()) await h.close()
+}
+
+export const fullFlag = (key: string, extra: Record<string, unknown> = {}) => ({
+  key,
+  is_enabled: true,
+  rollout_percentage: null,
+  description: null,
+  rules: [],
+  ...extra,
+})
+
+export const insert = (recordId: string, record: Record<string, unknown>, collection = 'flags') => ({
+  action: 'insert',
+  collection,
+  recordId,
+  record,
+})
+export const update = (recordId: string, changes: Record<string, unknown>, collection = 'flags') => ({
+  action: 'update',
+  collection,
+  recordId,
+  changes,
+})
+export const remove = (recordId: string, collection = 'flags') => ({ action: 'delete', collection, recordId })
+
+let counter = 0
+export const batch = (operations: unknown[], batchId = `batch-${process.pid}-${++counter}`) => ({ batchId, operations })
+
+/** Every flag in the store, by key. */
+export async function flagsOf(store: FlagStore): Promise<Record<string, unknown>> {
+  const { rows } = await store.loadAll('')
+  return Object.fromEntries(rows.map((r) => [r.key, r.flag]))
+}

@@ -8,6 +8,13 @@ export interface ServerConfig {
   receiverToken: string | undefined
   keepAliveMs: number
   pollIntervalMs: number
+  /** Bytes a slow /stream subscriber may have queued before it is dropped (STREAM_MAX_BUFFER_BYTES, default 1 MiB). */
+  maxStreamBufferBytes?: number
+  /**
+   * Idle keep-alive timeout of HTTP connections, ms (KEEP_ALIVE_TIMEOUT_MS, default 65 000): keep it above the
+   * load balancer's idle timeout, or the balancer reuses sockets the server has already closed (502s).
+   */
+  keepAliveTimeoutMs?: number
   corsOrigins: string[]
   bodyLimit: string
   batchRetentionMs: number
@@ -28,6 +35,8 @@ export function loadConfig(env: Record<string, string | undefined>, defaults: { 
     receiverToken: env.RECEIVER_TOKEN || undefined,
     keepAliveMs: int(env, 'STREAM_KEEPALIVE_MS', 15_000, 1, 3_600_000),
     pollIntervalMs: int(env, 'POLL_INTERVAL_MS', 1000, 10, 600_000),
+    maxStreamBufferBytes: int(env, 'STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((s) => s.trim())

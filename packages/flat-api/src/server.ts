@@ -1,16 +1,20 @@
 import { createLogger, type Logger, listen, type RunningServer } from '@flagsync/server-kit'
 import { createFlatApiApp } from './app.js'
 import type { ServerConfig } from './config.js'
-import { type FlagRuntime, openFlagRuntime } from './flag-runtime.js'
+import { type FlagRuntime, type FlagRuntimeOptions, openFlagRuntime } from './flag-runtime.js'
 
 export interface FlatApiServer extends RunningServer {
   runtime: FlagRuntime
 }
 
+/** Runtime options beyond the configuration, for embedding and tests (e.g. `storeOptions.beforeCommit` to inject faults). */
+export type FlatApiServerExtras = Partial<Pick<FlagRuntimeOptions, 'storeOptions' | 'maxStreamBufferBytes'>>
+
 /** Opens the store, builds the app and listens; `close` ends streams, the server and the database. */
 export async function startFlatApiServer(
   config: ServerConfig,
   logger: Logger = createLogger(),
+  extras: FlatApiServerExtras = {},
 ): Promise<FlatApiServer> {
   if (!config.sdkKey) {
     logger.warn(
@@ -21,6 +25,8 @@ export async function startFlatApiServer(
     databaseUrl: config.databaseUrl,
     keepAliveMs: config.keepAliveMs,
     pollIntervalMs: config.pollIntervalMs,
+    maxStreamBufferBytes: extras.maxStreamBufferBytes ?? config.maxStreamBufferBytes,
+    storeOptions: extras.storeOptions,
     logger,
   })
   const app = createFlatApiApp({
@@ -34,7 +40,7 @@ export async function startFlatApiServer(
   })
   let running: RunningServer
   try {
-    running = await listen(app, { host: config.host, port: config.port })
+    running = await listen(app, { host: config.host, port: config.port, keepAliveTimeoutMs: config.keepAliveTimeoutMs })
   } catch (error) {
     await runtime.close()
     throw error

@@ -1,4 +1,4 @@
-import { formatSseEvent } from '@flagsync/server-kit'
+import { formatSseComment, formatSseEvent } from '@flagsync/server-kit'
 import type { FlagChange, LiveEntry } from '@flagsync/store'
 
 // Flags are already serialized by the store, so frames are built by string
@@ -19,9 +19,15 @@ export function changeFrame(change: FlagChange): string {
   })
 }
 
-/** connected + one UPSERT per flag, as one chunk so a new subscriber gets it in one write. */
+/**
+ * Document 2 has no `ready` event; this comment (ignored by EventSource, as
+ * the spec requires of comments) tells our own client the bootstrap is over.
+ */
+export const BOOTSTRAP_COMPLETE_FRAME = formatSseComment('bootstrap complete')
+
+/** connected + one UPSERT per flag + the end marker, as one chunk so a new subscriber gets it in one write. */
 export function bootstrapFrames(entries: LiveEntry[]): string {
   let out = CONNECTED_FRAME
   for (const entry of entries) out += upsertFrame(entry.json)
-  return out
+  return out + BOOTSTRAP_COMPLETE_FRAME
 }

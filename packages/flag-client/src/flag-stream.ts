@@ -1,0 +1,190 @@
+import {
+  computeBackoff,
+  connectedDataSchema,
+  DEFAULT_RETRY_POLICY,
+  type RetryPolicy,
+  streamUpdateSchema,
+} from '@flagsync/protocol'
+import type { EventSourceMessage } from 'eventsource-parser'
+import { readEventStream, StreamHttpError } from './read-event-stream.js'
+import type { ClientFlag, Clock } from './types.js'
+
+/** What the stream session reports to the flag store. */
+export interface FlagStreamSink {
+  /** A connection's bootstrap is complete: this is now the whole server flag set. */
+  replaceAll(flags: Map<string, ClientFlag>, environmentId: string | null, connectedAt: number): void
+  upsert(flag: ClientFlag): void
+  remove(key: string): void
+  /** Connection state changed; `failures` counts consecutive failed connections. */
+  state(state: 'connecting' | 'live' | 'reconnecting', failures: number, error: Error | null): void
+}
+
+export interface FlagStreamOptions {
+  url: string
+  headers: Record<string, string>
+  fetch: typeof fetch
+  clock: Clock
+  random: () => number
+  reconnect: RetryPolicy
+  bootstrapIdleMs: number
+}
+
+/** Our server ends its document 2 bootstrap with this comment; other servers fall back to the idle timer. */
+export const BOOTSTRAP_COMPLETE_COMMENT = 'bootstrap complete'
+
+export const DEFAULT_RECONNECT: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxMs: 30_000 }
+
+/**
+ * Holds one SSE connection open at a time and reconnects with backoff. Each
+ * connection rebuilds the flag set from its bootstrap in a staging map and
+ * swaps it in whole when the bootstrap is complete, so readers never see an
+ * empty or half-built set.
+ */
+export class FlagStream {
+  private readonly options: FlagStreamOptions
+  private readonly sink: FlagStreamSink
+  private controller: AbortController | undefined
+  private sleepTimer: unknown
+  private wake: (() => void) | undefined
+  private failures = 0
+  private closed = false
+
+  constructor(options: FlagStreamOptions, sink: FlagStreamSink) {
+    this.options = options
+    this.sink = sink
+  }
+
+  start(): void {
+    void this.loop()
+  }
+
+  close(): void {
+    this.closed = true
+    this.controller?.abort()
+    if (this.sleepTimer !== undefined) this.options.clock.clearTimeout(this.sleepTimer)
+    this.wake?.()
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.closed) {
+      let error: Error | null = null
+      try {
+        await this.connectOnce()
+      } catch (e) {
+        error = e instanceof Error ? e : new Error(String(e))
+      }
+      if (this.closed) return
+      this.failures++
+      this.sink.state('reconnecting', this.failures, error ?? new Error('the stream ended'))
+      await this.sleep(computeBackoff(this.failures - 1, this.options.reconnect, this.options.random))
+    }
+  }
+
+  private async connectOnce(): Promise<void> {
+    const controller = new AbortController()
+    this.controller = controller
+    let session: Session | undefined
+    try {
+      await readEventStream(this.options.fetch, this.options.url, this.options.headers, controller.signal, {
+        onEvent: (event) => {
+          if (event.event === 'connected') {
+            session?.dispose()
+            session = new Session(this.options, this.sink, event, () => {
+              this.failures = 0
+              this.sink.state('live', 0, null)
+            })
+          } else {
+            session?.handle(event)
+          }
+        },
+        onComment: (comment) => {
+          if (comment.trim() === BOOTSTRAP_COMPLETE_COMMENT) session?.complete()
+        },
+      })
+    } finally {
+      session?.dispose()
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve
+      this.sleepTimer = this.options.clock.setTimeout(resolve, ms)
+    })
+  }
+}
+
+/** One connection: bootstrap into staging, then live updates. */
+class Session {
+  private staging: Map<string, ClientFlag> | undefined = new Map()
+  private readonly environmentId: string | null
+  private readonly waitsForReady: boolean
+  private idleTimer: unknown
+  private readonly connectedAt: number
+
+  constructor(
+    private readonly options: FlagStreamOptions,
+    private readonly sink: FlagStreamSink,
+    connected: EventSourceMessage,
+    private readonly onLive: () => void,
+  ) {
+    const data = connectedDataSchema.safeParse(safeJson(connected.data))
+    if (!data.success) throw new StreamHttpError(0, `unexpected connected event: ${connected.data.slice(0, 100)}`)
+    this.environmentId = data.data === true ? null : data.data.environment_id
+    // Document 1 announces the end of its bootstrap with `ready`; document 2 does not.
+    this.waitsForReady = data.data !== true
+    this.connectedAt = options.clock.now()
+    this.armIdle()
+  }
+
+  handle(event: EventSourceMessage): void {
+    if (event.event === 'ready') {
+      this.complete()
+      return
+    }
+    if (event.event !== 'update') return
+    const parsed = streamUpdateSchema.safeParse(safeJson(event.data))
+    if (!parsed.success) return // a malformed update must not break the stream; the next bootstrap repairs it
+    const update = parsed.data
+    if (this.staging) {
+      if (update.type === 'UPSERT') this.staging.set(update.flag.key, update.flag as ClientFlag)
+      else this.staging.delete(update.key)
+      this.armIdle()
+      return
+    }
+    if (update.type === 'UPSERT') this.sink.upsert(update.flag as ClientFlag)
+    else this.sink.remove(update.key)
+  }
+
+  complete(): void {
+    if (!this.staging) return
+    const flags = this.staging
+    this.staging = undefined
+    this.clearIdle()
+    this.sink.replaceAll(flags, this.environmentId, this.connectedAt)
+    this.onLive()
+  }
+
+  dispose(): void {
+    this.clearIdle()
+  }
+
+  private armIdle(): void {
+    if (this.waitsForReady) return
+    this.clearIdle()
+    this.idleTimer = this.options.clock.setTimeout(() => this.complete(), this.options.bootstrapIdleMs)
+  }
+
+  private clearIdle(): void {
+    if (this.idleTimer !== undefined) this.options.clock.clearTimeout(this.idleTimer)
+    this.idleTimer = undefined
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}

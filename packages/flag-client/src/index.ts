@@ -1,0 +1,17 @@
+export { applyPending } from './apply-pending.js'
+export { createFlagClient } from './flag-client.js'
+export { BOOTSTRAP_COMPLETE_COMMENT, DEFAULT_RECONNECT } from './flag-stream.js'
+export { FlagsyncProvider } from './openfeature-provider.js'
+export { StreamHttpError } from './read-event-stream.js'
+export type {
+  ClientFlag,
+  Clock,
+  FlagClient,
+  FlagClientEvent,
+  FlagClientListener,
+  FlagClientOptions,
+  FlagClientStatus,
+  FlagEvaluation,
+  FlagOutbox,
+  FlagSource,
+} from './types.js'

@@ -1,0 +1,51 @@
+import { snapshotSchema } from '@flagsync/protocol'
+import type { ClientFlag, Clock } from './types.js'
+
+/**
+ * Polls document 1's `/flags/snapshot` while the stream is down; the flag
+ * client starts it after N failed reconnects and stops it when the stream is back.
+ */
+export class SnapshotPoller {
+  private timer: unknown
+  private running = false
+
+  constructor(
+    private readonly url: string,
+    private readonly headers: Record<string, string>,
+    private readonly fetchImpl: typeof fetch,
+    private readonly clock: Clock,
+    private readonly intervalMs: number,
+    private readonly onSnapshot: (flags: Map<string, ClientFlag>) => void,
+    private readonly onError: (error: Error) => void,
+  ) {}
+
+  get active(): boolean {
+    return this.running
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    void this.poll()
+  }
+
+  stop(): void {
+    this.running = false
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private async poll(): Promise<void> {
+    if (!this.running) return
+    try {
+      const res = await this.fetchImpl(this.url, { headers: { Accept: 'application/json', ...this.headers } })
+      if (!res.ok) throw new Error(`snapshot answered ${res.status}`)
+      const parsed = snapshotSchema.safeParse(await res.json())
+      if (!parsed.success) throw new Error('snapshot is not an array of flags')
+      if (this.running) this.onSnapshot(new Map(parsed.data.map((f) => [f.key, f as ClientFlag])))
+    } catch (error) {
+      this.onError(error instanceof Error ? error : new Error(String(error)))
+    }
+    if (this.running) this.timer = this.clock.setTimeout(() => void this.poll(), this.intervalMs)
+  }
+}

@@ -1,0 +1,104 @@
+import type { EvaluationErrorCode, EvaluationResult } from '@flagsync/evaluation'
+import type { Operation, RetryPolicy } from '@flagsync/protocol'
+
+/** A flag as the stream serves it: document 2's flat flag or document 1's full flag. */
+export type ClientFlag = {
+  key: string
+  is_enabled: boolean
+  [field: string]: unknown
+}
+
+/** Where the current flag set came from. */
+export type FlagSource = 'none' | 'cache' | 'snapshot' | 'stream'
+
+export interface FlagClientStatus {
+  /** `connecting` until the first stream bootstrap, `live` while streaming, `polling` on the snapshot fallback. */
+  state: 'connecting' | 'live' | 'reconnecting' | 'polling' | 'closed'
+  source: FlagSource
+  /** Document 1's environment of the SDK key; null for document 2 servers and dashboard connections. */
+  environmentId: string | null
+  /** Consecutive failed stream connections. */
+  failures: number
+  lastError: { message: string; status?: number } | null
+}
+
+export type FlagClientEvent = { type: 'flags'; changedKeys: string[] } | { type: 'status'; status: FlagClientStatus }
+
+export type FlagClientListener = (event: FlagClientEvent) => void
+
+/**
+ * The part of a sync client the flag client needs: it sends edits through it
+ * and shows its queued flag operations on top of the server's flags.
+ * `createSyncClient()` from `@flagsync/sync-client` provides all of it.
+ */
+export interface FlagOutbox {
+  insert(collection: string, record: Record<string, unknown>, options?: { recordId?: string }): Promise<string>
+  update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void>
+  delete(collection: string, recordId: string): Promise<void>
+  outbox(): Promise<ReadonlyArray<{ operation: Operation }>>
+  subscribe(listener: (status: unknown) => void): () => void
+  onDelivered(listener: (batchId: string, operations: Operation[]) => void): () => void
+}
+
+export interface Clock {
+  now(): number
+  setTimeout(callback: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+export interface FlagClientOptions {
+  /** Absolute URL of the server's `/stream`. */
+  streamUrl: string
+  /** Sent as `Authorization: Bearer <sdkKey>` (EventSource cannot send headers; fetch can). */
+  sdkKey?: string
+  /** Send the key as the `sdk_key` query parameter instead (document 1's EventSource form). Default false. */
+  sdkKeyInQuery?: boolean
+  /** Document 1's `/flags/snapshot`, polled after `snapshotAfterFailures` failed reconnects. */
+  snapshotUrl?: string
+  /** Consecutive failed stream connections before the snapshot fallback starts. Default 3. */
+  snapshotAfterFailures?: number
+  /** Snapshot poll interval while the stream is down. Default 15 000 ms. */
+  snapshotIntervalMs?: number
+  /** Reconnect backoff. Default 1 s doubling to 30 s, +0–30 % jitter. */
+  reconnect?: Partial<RetryPolicy>
+  /** Document 2 sends no `ready`: the bootstrap counts as complete after this much quiet. Default 100 ms. */
+  bootstrapIdleMs?: number
+  /** IndexedDB name prefix; the last complete flag set is kept in `<dbName>:flags`. Default 'flagsync'. */
+  dbName?: string
+  /** Keep the last complete flag set in IndexedDB. Default true. */
+  persist?: boolean
+  indexedDB?: IDBFactory
+  IDBKeyRange?: typeof IDBKeyRange
+  fetch?: typeof fetch
+  clock?: Clock
+  random?: () => number
+  /** A sync client: flag edits go through its outbox and its queued flag operations show at once. */
+  syncClient?: FlagOutbox
+  /** Collection name of flags in the outbox. Default 'flags'. */
+  collection?: string
+  /** Acknowledged edits stay visible until the stream echoes them, or this long at most. Default 30 000 ms. */
+  echoTimeoutMs?: number
+}
+
+/** An evaluation through the client: the evaluator's result, or FLAG_NOT_FOUND when no such flag exists. */
+export type FlagEvaluation = Omit<EvaluationResult, 'errorCode'> & {
+  errorCode?: EvaluationErrorCode | 'FLAG_NOT_FOUND'
+  flagFound: boolean
+}
+
+export interface FlagClient {
+  /** Resolves once a complete flag set is available: from the stream, a snapshot, or the IndexedDB cache. */
+  ready(): Promise<void>
+  getFlag(key: string): ClientFlag | undefined
+  allFlags(): ClientFlag[]
+  evaluate(key: string, context?: Record<string, unknown>): FlagEvaluation
+  isEnabled(key: string, context?: Record<string, unknown>): boolean
+  getValue<T>(key: string, context: Record<string, unknown> | undefined, fallback: T): T
+  status(): FlagClientStatus
+  subscribe(listener: FlagClientListener): () => void
+  /** Queues a create-or-replace through the sync client; visible at once. */
+  createFlag(flag: ClientFlag): Promise<void>
+  updateFlag(key: string, changes: Record<string, unknown>): Promise<void>
+  deleteFlag(key: string): Promise<void>
+  close(): Promise<void>
+}

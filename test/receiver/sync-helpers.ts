@@ -1,0 +1,100 @@
+import { applyFlagPatch, type Flag } from '@flagsync/protocol'
+import { expect } from 'vitest'
+import type { SseReader } from '../support/sse-reader.js'
+
+export const fullFlag = (key: string, extra: Record<string, unknown> = {}): Flag =>
+  ({ key, is_enabled: true, rollout_percentage: null, description: null, rules: [], ...extra }) as Flag
+
+export const insert = (recordId: string, record: Record<string, unknown>, collection = 'flags') => ({
+  action: 'insert',
+  collection,
+  recordId,
+  record,
+})
+export const update = (recordId: string, changes: Record<string, unknown>, collection = 'flags') => ({
+  action: 'update',
+  collection,
+  recordId,
+  changes,
+})
+export const remove = (recordId: string, collection = 'flags') => ({ action: 'delete', collection, recordId })
+
+let counter = 0
+export const batch = (operations: unknown[], batchId = `xb-${process.pid}-${Date.now()}-${++counter}`) => ({
+  batchId,
+  operations,
+})
+
+type EventSourceMessage = SseReader['events'][number]
+
+// biome-ignore lint/suspicious/noExplicitAny: test bodies are checked field by field
+export type Json = any
+
+/** POSTs a batch (objects as JSON, strings as they are) and returns status, headers and parsed body. */
+export async function postBatch(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: Json }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+  const text = await res.text()
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
+  }
+}
+
+export type StreamData = { type: 'UPSERT'; flag: Flag } | { type: 'DELETE'; key: string }
+export const dataOf = (e: EventSourceMessage): StreamData => JSON.parse(e.data) as StreamData
+
+/**
+ * Twenty update batches on one flag, each naming a different subset of fields
+ * and a unique description that identifies it in the stream.
+ */
+export function racingPatches(count = 20): Array<Record<string, unknown>> {
+  return Array.from({ length: count }, (_, i) => {
+    const changes: Record<string, unknown> = { description: `batch-${i}` }
+    if (i % 2 === 0) changes.rollout_percentage = i * 5
+    if (i % 3 === 0) changes.is_enabled = i % 2 === 0
+    if (i % 5 === 0) changes.rules = [{ attribute: 'n', operator: 'equals', values: [String(i)] }]
+    if (i % 7 === 0) changes.rollout_percentage = null
+    return changes
+  })
+}
+
+/**
+ * Checks that the stream's UPSERTs are the batches applied one at a time in
+ * some serial order: each event is the previous flag with exactly one batch's
+ * changes merged in, every batch appears once, and ids strictly increase.
+ * Returns the final flag.
+ */
+export function expectSerialOrder(
+  start: Flag,
+  patches: Array<Record<string, unknown>>,
+  events: EventSourceMessage[],
+): Flag {
+  expect(events).toHaveLength(patches.length)
+  const ids = events.map((e) => Number(e.id))
+  for (let i = 1; i < ids.length; i++) expect(ids[i]).toBeGreaterThan(ids[i - 1] as number)
+  const seen = new Set<number>()
+  let current = start
+  for (const event of events) {
+    const data = dataOf(event)
+    if (data.type !== 'UPSERT') throw new Error(`expected an UPSERT, got ${event.data}`)
+    const index = Number(/^batch-(\d+)$/.exec(String(data.flag.description))?.[1])
+    expect(Number.isInteger(index), `event ${event.data} names no batch`).toBe(true)
+    expect(seen.has(index), `batch ${index} applied twice`).toBe(false)
+    seen.add(index)
+    const expected = applyFlagPatch(current, patches[index])
+    if (!expected.ok) throw new Error(`patch ${index} does not apply: ${JSON.stringify(expected.issues)}`)
+    expect(data.flag).toEqual(expected.flag)
+    current = expected.flag
+  }
+  expect(seen.size).toBe(patches.length)
+  return current
+}

@@ -1,4 +1,4 @@
-import { applyFlagPatch, type Flag, flagSchema } from '@flagsync/protocol'
+import { applyFlagPatch, type Flag, flagKeySchema, flagSchema } from '@flagsync/protocol'
 import { HttpError, jsonBody, parseOr422 } from '@flagsync/server-kit'
 import { type Request, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
@@ -10,6 +10,8 @@ export interface FlagsRouterOptions {
 }
 
 const notFound = (key: string) => new HttpError('not_found', `no flag with key ${JSON.stringify(key)}`)
+/** No flag can have a key outside the key alphabet, so such a key never needs a database round trip. */
+const isFlagKey = (key: string) => flagKeySchema.safeParse(key).success
 
 /** `/api/flags` of document 2. Reads come from the live set; writes commit, then update it before answering. */
 export function createFlagsRouter({ runtime, bodyLimit }: FlagsRouterOptions): Router {
@@ -43,6 +45,7 @@ export function createFlagsRouter({ runtime, bodyLimit }: FlagsRouterOptions): R
 
   router.patch('/:key', ...body, async (req: Request<{ key: string }>, res) => {
     const key = req.params.key
+    if (!isFlagKey(key)) throw notFound(key)
     const { result, changes } = await store.write(async (w) => {
       const existing = (await w.get(key)) as Flag | undefined
       if (!existing) throw notFound(key)
@@ -62,6 +65,10 @@ export function createFlagsRouter({ runtime, bodyLimit }: FlagsRouterOptions): R
 
   // Deleting is idempotent: 204 whether or not the flag existed (document 2 lists no error).
   router.delete('/:key', async (req, res) => {
+    if (!isFlagKey(req.params.key)) {
+      res.status(204).end()
+      return
+    }
     const { changes } = await store.write(async (w) => w.delete(req.params.key))
     await feed.ingest(changes)
     res.status(204).end()

@@ -83,11 +83,13 @@ export function toHttpError(error: unknown): HttpError {
       if (typeof e.retryAfterSeconds === 'number') details.retryAfterSeconds = e.retryAfterSeconds
       return new HttpError(e.code, e.code === 'internal' ? 'internal error' : error.message, details, { cause: error })
     }
-    // Other http-errors-style errors (status < 500, expose: true) are client mistakes.
+    // Other http-errors-style errors with a 4xx status are client mistakes (the router's URIError for a
+    // malformed %-escape in the path, for instance); their message is shown only when marked `expose`.
     const status = (error as { status?: unknown }).status
-    if (typeof status === 'number' && status >= 400 && status < 500 && e.expose === true) {
+    if (typeof status === 'number' && status >= 400 && status < 500) {
       const code = codeForStatus(status)
-      return new HttpError(code, typeof e.message === 'string' ? e.message : 'bad request', {}, { cause: error })
+      const message = e.expose === true && typeof e.message === 'string' ? e.message : 'malformed request'
+      return new HttpError(code, message, {}, { cause: error })
     }
   }
   return new HttpError('internal', 'internal error', {}, { cause: error })

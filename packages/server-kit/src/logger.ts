@@ -1,4 +1,4 @@
-import { type Logger as PinoLogger, pino } from 'pino'
+import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino'
 
 export type Logger = PinoLogger
 
@@ -7,16 +7,20 @@ export interface LoggerOptions {
   name?: string
 }
 
-/** JSON logs; credentials are redacted wherever they appear in logged requests. */
-export function createLogger(options: LoggerOptions = {}): Logger {
-  return pino({
+/**
+ * JSON logs; credentials are redacted wherever they appear in logged requests.
+ * `destination` defaults to stdout; tests pass a memory stream to inspect what is logged.
+ */
+export function createLogger(options: LoggerOptions = {}, destination?: DestinationStream): Logger {
+  const settings = {
     name: options.name ?? 'flagsync',
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     redact: {
       paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'sdkKey', 'token', '*.sdkKey'],
       censor: '[redacted]',
     },
-  })
+  }
+  return destination ? pino(settings, destination) : pino(settings)
 }
 
 /** A logger that drops everything, for tests and embedding. */

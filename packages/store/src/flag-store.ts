@@ -2,7 +2,7 @@ import type { Knex } from 'knex'
 import { FlagWriter, type StagedChange } from './flag-writer.js'
 import { TABLES } from './migrations.js'
 import type { Database } from './open-database.js'
-import { toStoreError } from './store-error.js'
+import { isDatabaseFailure, toStoreError } from './store-error.js'
 import type { FlagChange, StoredFlag, StoredFlagRow } from './types.js'
 
 export const NOTIFY_CHANNEL = 'flagsync_changes'
@@ -40,7 +40,8 @@ export class FlagStore {
 
   /**
    * Runs `fn` in one transaction. Errors thrown by `fn` roll back and pass
-   * through unchanged; database failures become StoreErrors.
+   * through unchanged; database failures (also those of queries `fn` ran on
+   * the transaction itself) become StoreErrors.
    */
   async write<T>(fn: (writer: FlagWriter) => Promise<T>, scope = ''): Promise<WriteResult<T>> {
     let fnError: { error: unknown } | undefined
@@ -64,7 +65,7 @@ export class FlagStore {
         return { result, changes }
       })
     } catch (error) {
-      if (fnError && fnError.error === error) throw error
+      if (fnError && fnError.error === error && !isDatabaseFailure(error)) throw error
       throw toStoreError(error)
     }
   }

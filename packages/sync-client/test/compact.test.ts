@@ -1,0 +1,237 @@
+import type { Operation } from '@flagsync/protocol'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { compact, compactRecord } from '../src/index.js'
+
+const ins = (recordId: string, record: Record<string, unknown>, collection = 'c'): Operation => ({
+  action: 'insert',
+  collection,
+  recordId,
+  record,
+})
+const upd = (recordId: string, changes: Record<string, unknown>, collection = 'c'): Operation => ({
+  action: 'update',
+  collection,
+  recordId,
+  changes,
+})
+const del = (recordId: string, collection = 'c'): Operation => ({ action: 'delete', collection, recordId })
+
+describe('compact: the rules', () => {
+  it('insert then update becomes one insert with the merged record', () => {
+    expect(compact([ins('1', { a: 1, b: 1 }), upd('1', { b: 2, c: 3 })])).toEqual([ins('1', { a: 1, b: 2, c: 3 })])
+  })
+
+  it('several updates become one update with merged changes (later fields win)', () => {
+    expect(compact([upd('1', { a: 1 }), upd('1', { b: 2 }), upd('1', { a: 3 })])).toEqual([upd('1', { a: 3, b: 2 })])
+  })
+
+  it('insert then delete cancels out', () => {
+    expect(compact([ins('1', { a: 1 }), upd('1', { a: 2 }), del('1')])).toEqual([])
+  })
+
+  it('update then delete becomes the delete', () => {
+    expect(compact([upd('1', { a: 1 }), del('1')])).toEqual([del('1')])
+  })
+
+  it('delete then insert becomes the insert', () => {
+    expect(compact([del('1'), ins('1', { a: 1 })])).toEqual([ins('1', { a: 1 })])
+  })
+
+  it('delete, insert, delete still sends a delete (the record may have existed before)', () => {
+    expect(compact([del('1'), ins('1', { a: 1 }), del('1')])).toEqual([del('1')])
+    expect(compact([upd('1', { a: 1 }), ins('1', { a: 2 }), del('1')])).toEqual([del('1')])
+  })
+
+  it('insert, delete, insert sends the last insert', () => {
+    expect(compact([ins('1', { a: 1 }), del('1'), ins('1', { b: 2 })])).toEqual([ins('1', { b: 2 })])
+  })
+
+  it('a later insert replaces earlier updates', () => {
+    expect(compact([upd('1', { a: 1 }), ins('1', { b: 2 }), upd('1', { c: 3 })])).toEqual([ins('1', { b: 2, c: 3 })])
+  })
+
+  it('keeps records in order of first appearance and separates collections', () => {
+    const out = compact([
+      upd('2', { a: 1 }),
+      ins('1', { a: 1 }),
+      upd('1', { a: 1 }, 'other'),
+      upd('2', { b: 1 }),
+      upd('1', { b: 1 }),
+    ])
+    expect(out).toEqual([upd('2', { a: 1, b: 1 }), ins('1', { a: 1, b: 1 }), upd('1', { a: 1 }, 'other')])
+  })
+
+  it('does not mutate its input', () => {
+    const input = [ins('1', { a: 1 }), upd('1', { b: 2 }), upd('2', { a: 1 }), upd('2', { b: 1 })]
+    const copy = structuredClone(input)
+    compact(input)
+    expect(input).toEqual(copy)
+  })
+
+  it('compactRecord folds one record and returns null when it cancels out', () => {
+    expect(compactRecord([])).toBeNull()
+    expect(compactRecord([ins('1', { a: 1 }), del('1')])).toBeNull()
+    expect(compactRecord([upd('1', { a: 1 }), upd('1', { a: 2 })])).toEqual(upd('1', { a: 2 }))
+  })
+
+  it('is linear: a million operations in well under a second', () => {
+    const ops: Operation[] = []
+    let seed = 1
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      return seed % n
+    }
+    for (let i = 0; i < 1_000_000; i++) {
+      const id = String(rand(10_000))
+      const k = rand(10)
+      ops.push(k === 0 ? del(id) : k === 1 ? ins(id, { v: i }) : upd(id, { [`f${k}`]: i }))
+    }
+    const started = performance.now()
+    const out = compact(ops)
+    const ms = performance.now() - started
+    expect(out.length).toBeLessThanOrEqual(10_000)
+    expect(ms).toBeLessThan(2000)
+  })
+})
+
+// ---- property: the compacted queue leaves a receiver in the same state ----------
+
+type Model = Map<string, Record<string, unknown>>
+const keyOf = (op: Pick<Operation, 'collection' | 'recordId'>) => `${op.collection}/${op.recordId}`
+
+/** The reference receiver: insert creates or replaces, update merges shallowly, delete removes (absent is fine). */
+function applyStrict(state: Model, ops: readonly Operation[]): Model {
+  const next = new Map(state)
+  for (const op of ops) {
+    const key = keyOf(op)
+    if (op.action === 'insert') next.set(key, { ...op.record })
+    else if (op.action === 'delete') next.delete(key)
+    else {
+      const existing = next.get(key)
+      if (!existing) throw new Error(`update of missing ${key}`)
+      next.set(key, { ...existing, ...op.changes })
+    }
+  }
+  return next
+}
+
+/** Same, but an update of a missing record changes nothing (a receiver that ignores it). */
+function applyLenient(state: Model, ops: readonly Operation[]): Model {
+  const next = new Map(state)
+  for (const op of ops) {
+    const key = keyOf(op)
+    if (op.action === 'insert') next.set(key, { ...op.record })
+    else if (op.action === 'delete') next.delete(key)
+    else {
+      const existing = next.get(key)
+      if (existing) next.set(key, { ...existing, ...op.changes })
+    }
+  }
+  return next
+}
+
+const RECORDS = [
+  ['flags', 'a'],
+  ['flags', 'b'],
+  ['flags', 'c'],
+  ['todos', 'a'],
+  ['todos', 'x'],
+] as const
+const payload = fc.dictionary(fc.constantFrom('p', 'q', 'r', 's'), fc.integer({ min: 0, max: 9 }), { maxKeys: 3 })
+const step = fc.record({ rec: fc.nat({ max: RECORDS.length - 1 }), kind: fc.nat({ max: 2 }), data: payload })
+
+/**
+ * The initial receiver state. Compaction assumes (like the spec's rule "insert
+ * then delete is never sent") that an insert which starts a record's queued
+ * run creates the record: such records start absent. Records whose run starts
+ * with an update or delete may or may not exist.
+ */
+function initialState(raw: readonly Operation[], present: readonly boolean[]): Model {
+  const state: Model = new Map()
+  const firsts = new Map<string, Operation>()
+  for (const op of raw) if (!firsts.has(keyOf(op))) firsts.set(keyOf(op), op)
+  RECORDS.forEach(([collection, recordId], i) => {
+    const first = firsts.get(`${collection}/${recordId}`)
+    const exists = first?.action === 'update' || (first?.action !== 'insert' && present[i] === true)
+    if (exists) state.set(`${collection}/${recordId}`, { initial: i })
+  })
+  return state
+}
+
+/**
+ * Raw queues the client accepts and the strict receiver can apply: no update
+ * or delete after a queued delete (the client refuses those calls), and no
+ * update of a record that does not exist (the receiver would reject the raw
+ * queue itself). Invalid steps become inserts.
+ */
+function validQueue(steps: readonly { rec: number; kind: number; data: Record<string, number> }[], present: boolean[]) {
+  const exists = new Map<number, boolean>()
+  const lastWasDelete = new Map<number, boolean>()
+  const raw: Operation[] = []
+  for (const { rec, kind, data } of steps) {
+    const [collection, recordId] = RECORDS[rec] as (typeof RECORDS)[number]
+    const first = !exists.has(rec)
+    if (first) exists.set(rec, kind === 0 ? false : kind === 1 || present[rec] === true)
+    let action = (['insert', 'update', 'delete'] as const)[kind] ?? 'insert'
+    if (lastWasDelete.get(rec) && action !== 'insert') action = 'insert'
+    if (action === 'update' && !exists.get(rec)) action = 'insert'
+    if (action === 'insert') raw.push({ action, collection, recordId, record: { ...data, id: recordId } })
+    else if (action === 'update') raw.push({ action, collection, recordId, changes: data })
+    else raw.push({ action, collection, recordId })
+    exists.set(rec, action !== 'delete')
+    lastWasDelete.set(rec, action === 'delete')
+  }
+  return raw
+}
+
+function firstAppearance(ops: readonly Operation[]): string[] {
+  const seen: string[] = []
+  for (const op of ops) if (!seen.includes(keyOf(op))) seen.push(keyOf(op))
+  return seen
+}
+
+describe('compact: property against a model receiver', () => {
+  const present = fc.array(fc.boolean(), { minLength: RECORDS.length, maxLength: RECORDS.length })
+
+  it('valid queues: same final state, no new receiver errors, order of first appearance kept', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), present, (steps, initiallyPresent) => {
+        const raw = validQueue(steps, initiallyPresent)
+        const compacted = compact(raw)
+        const start = initialState(raw, initiallyPresent)
+        expect(applyStrict(start, compacted)).toEqual(applyStrict(start, raw))
+        const keys = compacted.map(keyOf)
+        expect(new Set(keys).size).toBe(keys.length)
+        expect(keys).toEqual(firstAppearance(raw).filter((k) => keys.includes(k)))
+        expect(compacted.length).toBeLessThanOrEqual(raw.length)
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('any queue (even ones the client refuses): same state for a receiver that ignores updates of missing records', () => {
+    const anyOp = step.map(({ rec, kind, data }): Operation => {
+      const [collection, recordId] = RECORDS[rec] as (typeof RECORDS)[number]
+      if (kind === 0) return { action: 'insert', collection, recordId, record: data }
+      if (kind === 1) return { action: 'update', collection, recordId, changes: data }
+      return { action: 'delete', collection, recordId }
+    })
+    fc.assert(
+      fc.property(fc.array(anyOp, { maxLength: 60 }), present, (raw, initiallyPresent) => {
+        const start = initialState(raw, initiallyPresent)
+        expect(applyLenient(start, compact(raw))).toEqual(applyLenient(start, raw))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('is idempotent', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), present, (steps, p) => {
+        const once = compact(validQueue(steps, p))
+        expect(compact(once)).toEqual(once)
+      }),
+    )
+  })
+})

@@ -1,0 +1,142 @@
+import type { Operation } from '@flagsync/protocol'
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
+import { HttpResponse, http } from 'msw'
+import { type SetupServerApi, setupServer } from 'msw/node'
+import { afterAll, afterEach, beforeAll } from 'vitest'
+import { createSyncClient, type SyncClient, type SyncClientOptions } from '../src/index.js'
+
+export const WEBHOOK = 'https://receiver.test/sync'
+
+export interface Received {
+  batchId: string
+  operations: Operation[]
+  headers: Headers
+}
+
+type Reply = (received: Received) => Response | Promise<Response>
+
+/**
+ * A webhook receiver with the reference semantics: records applied batch ids
+ * and answers a repeat with `duplicate: true`; insert creates or replaces,
+ * update merges shallowly, delete removes. Queue replies with `reply(...)` to
+ * simulate failures.
+ */
+export class ModelReceiver {
+  readonly requests: Received[] = []
+  readonly appliedBatches: string[] = []
+  readonly records = new Map<string, Record<string, unknown>>()
+  readonly appliedOperations: Operation[] = []
+  private readonly replies: Reply[] = []
+
+  /** With `strictUpdates`, an update of a missing record is a 422 (like the reference receiver); else it creates it. */
+  constructor(private readonly options: { strictUpdates?: boolean } = {}) {}
+
+  /** Replies used, in order, for the next requests (then the model answers again). */
+  reply(...replies: Reply[]): void {
+    this.replies.push(...replies)
+  }
+
+  readonly handler = http.post(WEBHOOK, async ({ request }) => {
+    const body = (await request.json()) as { batchId: string; operations: Operation[] }
+    const received: Received = { batchId: body.batchId, operations: body.operations, headers: request.headers }
+    this.requests.push(received)
+    const override = this.replies.shift()
+    if (override) return override(received)
+    return this.apply(received)
+  })
+
+  apply({ batchId, operations }: Received): Response {
+    if (this.appliedBatches.includes(batchId)) return HttpResponse.json({ batchId, applied: 0, duplicate: true })
+    const next = new Map(this.records)
+    for (const [index, op] of operations.entries()) {
+      const key = `${op.collection}/${op.recordId}`
+      if (op.action === 'insert') next.set(key, op.record)
+      else if (op.action === 'delete') next.delete(key)
+      else {
+        const existing = next.get(key)
+        if (!existing && this.options.strictUpdates) {
+          return HttpResponse.json(
+            { error: `operation ${index}: ${key} does not exist`, code: 'validation_failed', operationIndex: index },
+            { status: 422 },
+          )
+        }
+        next.set(key, { ...(existing ?? {}), ...op.changes })
+      }
+    }
+    this.records.clear()
+    for (const [k, v] of next) this.records.set(k, v)
+    this.appliedBatches.push(batchId)
+    this.appliedOperations.push(...operations)
+    return HttpResponse.json({ batchId, applied: operations.length })
+  }
+
+  /** Every operation in every request, in order (duplicates included). */
+  sentOperations(): Operation[] {
+    return this.requests.flatMap((r) => r.operations)
+  }
+}
+
+export const status =
+  (code: number, body: unknown = { error: `status ${code}` }, headers: Record<string, string> = {}): Reply =>
+  () =>
+    HttpResponse.json(body, { status: code, headers })
+export const networkError: Reply = () => HttpResponse.error()
+
+/** One msw server per test file; each test installs its receiver's handler. */
+export function useMockServer(): SetupServerApi {
+  const server = setupServer()
+  beforeAll(() => server.listen({ onUnhandledRequest: 'error' }))
+  afterEach(() => server.resetHandlers())
+  afterAll(() => server.close())
+  return server
+}
+
+export interface Harness {
+  indexedDB: IDBFactory
+  clients: SyncClient[]
+  /** A client on this harness's database (a fresh fake IndexedDB per harness). */
+  client(options?: Partial<SyncClientOptions>): SyncClient
+  closeAll(): Promise<void>
+}
+
+export function harness(defaults: Partial<SyncClientOptions> = {}): Harness {
+  const indexedDB = new IDBFactory()
+  const clients: SyncClient[] = []
+  return {
+    indexedDB,
+    clients,
+    client(options = {}) {
+      const client = createSyncClient({
+        webhookUrl: WEBHOOK,
+        indexedDB,
+        IDBKeyRange,
+        locks: null,
+        broadcastChannel: null,
+        ...defaults,
+        ...options,
+      })
+      clients.push(client)
+      return client
+    },
+    async closeAll() {
+      await Promise.all(clients.map((c) => c.close()))
+    },
+  }
+}
+
+/** Fakes only the timers the client uses: fake-indexeddb keeps running on setImmediate. */
+export const FAKE_TIMERS = { toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] } as const
+
+/** Lets IndexedDB (setImmediate, never faked here) and promises run, without moving fake time. */
+export async function settle(rounds = 30): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+/** Waits, in real macrotasks, until `condition` holds; fake time does not move. */
+export async function until(condition: () => boolean, what = 'condition', rounds = 5000): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    if (condition()) return
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}

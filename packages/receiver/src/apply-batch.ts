@@ -68,9 +68,10 @@ function rejected(index: number, op: Operation, error: OperationRejected): HttpE
 
 /**
  * What a failing operation becomes: a rejection names the operation (422); a
- * constraint violation of an application table is the data's fault too, so it
- * is a 422 as well (a retry would fail the same way); a busy or unreachable
- * database stays retryable (503); anything else is a 500.
+ * constraint violation or a value the database cannot store (PostgreSQL data
+ * exception) is the data's fault too, so it is a 422 as well (a retry would
+ * fail the same way); a busy or unreachable database stays retryable (503);
+ * anything else is a 500.
  */
 function operationFailure(index: number, op: Operation, error: unknown): Error {
   if (error instanceof OperationRejected) return rejected(index, op, error)
@@ -82,6 +83,15 @@ function operationFailure(index: number, op: Operation, error: unknown): Error {
       op,
       new OperationRejected('violates a database constraint', [
         { path: '(root)', message: 'the database refused the write (unique, not-null or foreign-key constraint)' },
+      ]),
+    )
+  }
+  if (storeError.code === 'validation_failed') {
+    return rejected(
+      index,
+      op,
+      new OperationRejected('the database cannot store a value of this operation', [
+        { path: '(root)', message: storeError.message },
       ]),
     )
   }

@@ -1,0 +1,185 @@
+import { connect } from 'node:net'
+import {
+  type FlatApiServer,
+  type FlatApiServerExtras,
+  loadConfig,
+  type ServerConfig,
+  startFlatApiServer,
+} from '@flagsync/flat-api'
+import { streamUpdateSchema } from '@flagsync/protocol'
+import { type Logger, silentLogger } from '@flagsync/server-kit'
+import type { EventSourceMessage } from 'eventsource-parser'
+import { createTestDatabase, type Dialect, type TestDatabase } from '../support/databases.js'
+
+export interface ReliabilityServer extends FlatApiServer {
+  databaseUrl: string
+  config: ServerConfig
+  /** fetch with JSON helpers and the SDK key when one is configured. */
+  request(path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>
+  /** Stops the server; the database stays until `dispose`. */
+  stop(): Promise<void>
+  dispose(): Promise<void>
+}
+
+export interface StartOptions {
+  dialect?: Dialect
+  /** Reuse an existing database (a restart); it is not dropped by `dispose`. */
+  databaseUrl?: string
+  config?: Partial<ServerConfig>
+  env?: Record<string, string>
+  extras?: FlatApiServerExtras
+  logger?: Logger
+}
+
+/**
+ * The real flat-API server in-process on 127.0.0.1:0, like `startTestServer`, but with the runtime extras
+ * (fault injection, stream buffer size) and the logger under the test's control.
+ */
+export async function startServer(options: StartOptions = {}): Promise<ReliabilityServer> {
+  const db: TestDatabase | undefined = options.databaseUrl
+    ? undefined
+    : await createTestDatabase(options.dialect ?? 'sqlite')
+  const config: ServerConfig = {
+    ...loadConfig(options.env ?? {}, { port: 0 }),
+    pollIntervalMs: 100,
+    ...options.config,
+    databaseUrl: options.databaseUrl ?? (db as TestDatabase).url,
+  }
+  const server = await startFlatApiServer(config, options.logger ?? silentLogger(), options.extras)
+  let stopped: Promise<void> | undefined
+  const stop = () => {
+    stopped ??= server.close()
+    return stopped
+  }
+  return {
+    ...server,
+    config,
+    databaseUrl: config.databaseUrl,
+    request(path, init = {}) {
+      const headers: Record<string, string> = { ...(init.headers ?? {}) }
+      if (config.sdkKey && headers.Authorization === undefined) headers.Authorization = `Bearer ${config.sdkKey}`
+      let body: string | undefined
+      if (init.body !== undefined) {
+        body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
+        headers['Content-Type'] ??= 'application/json'
+      }
+      return fetch(`${server.url}${path}`, { method: init.method ?? 'GET', headers, body })
+    },
+    stop,
+    async dispose() {
+      await stop()
+      await db?.drop()
+    },
+  }
+}
+
+/**
+ * A `beforeCommit` hook that throws whatever error is switched on, so a test can make the database "fail"
+ * at the last moment of a write transaction (after every statement of the batch ran) and then recover.
+ */
+export function faultSwitch() {
+  let current: (() => Error) | undefined
+  let hits = 0
+  return {
+    beforeCommit: () => {
+      if (!current) return
+      hits++
+      throw current()
+    },
+    set(make: () => Error) {
+      current = make
+    },
+    clear() {
+      current = undefined
+    },
+    get hits() {
+      return hits
+    },
+  }
+}
+
+export const dbError = (message: string, code: string) => () => Object.assign(new Error(message), { code })
+
+export interface RawResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/**
+ * Sends bytes exactly as given (no client-side normalisation: lying Content-Length, invalid UTF-8, raw
+ * headers) and reads one response. Resolves with status 0 when the server closed without answering.
+ */
+export function rawRequest(url: string, bytes: Buffer | string, timeoutMs = 5000): Promise<RawResponse> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname)
+    const chunks: Buffer[] = []
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`no complete response within ${timeoutMs} ms; got ${Buffer.concat(chunks).toString()}`))
+    }, timeoutMs)
+    const finish = () => {
+      clearTimeout(timer)
+      const text = Buffer.concat(chunks).toString('latin1')
+      const parsed = parseResponse(text)
+      socket.destroy()
+      resolve(parsed ?? { status: 0, headers: {}, body: text })
+    }
+    socket.on('data', (chunk) => {
+      chunks.push(chunk)
+      const text = Buffer.concat(chunks).toString('latin1')
+      const parsed = parseResponse(text)
+      if (parsed && isComplete(text, parsed)) finish()
+    })
+    socket.on('error', () => finish())
+    socket.on('close', () => finish())
+    socket.write(bytes)
+  })
+}
+
+function parseResponse(text: string): RawResponse | undefined {
+  const end = text.indexOf('\r\n\r\n')
+  if (end < 0) return undefined
+  const [statusLine, ...lines] = text.slice(0, end).split('\r\n')
+  const match = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '')
+  if (!match) return undefined
+  const headers: Record<string, string> = {}
+  for (const line of lines) {
+    const i = line.indexOf(':')
+    if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim()
+  }
+  return { status: Number(match[1]), headers, body: text.slice(end + 4) }
+}
+
+function isComplete(text: string, res: RawResponse): boolean {
+  const length = res.headers['content-length']
+  if (length === undefined) return res.headers['transfer-encoding'] === undefined ? true : text.endsWith('0\r\n\r\n')
+  return Buffer.byteLength(res.body, 'latin1') >= Number(length)
+}
+
+/**
+ * Checks what a subscriber received: every event parses, the update events carry contiguous revision ids
+ * starting after `fromRevision`, and replaying them over `initial` gives `expected` (the server's list).
+ */
+export function replayStream(
+  events: readonly EventSourceMessage[],
+  initial: ReadonlyMap<string, unknown> = new Map(),
+): { flags: Map<string, unknown>; revisions: number[] } {
+  const flags = new Map(initial)
+  const revisions: number[] = []
+  for (const event of events) {
+    if (event.event === 'connected') {
+      if (event.data !== 'true') throw new Error(`connected data is ${JSON.stringify(event.data)}`)
+      continue
+    }
+    if (event.event !== 'update') throw new Error(`unexpected event ${JSON.stringify(event.event)}`)
+    const update = streamUpdateSchema.parse(JSON.parse(event.data))
+    if (event.id !== undefined) revisions.push(Number(event.id))
+    if (update.type === 'UPSERT') flags.set(update.flag.key, update.flag)
+    else flags.delete(update.key)
+  }
+  return { flags, revisions }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -32,6 +32,8 @@ export function parseRetryAfter(header: string | null | undefined, now: number):
   if (header === null || header === undefined || header.trim() === '') return null
   const seconds = DELTA_SECONDS.exec(header)
   if (seconds) return Number(seconds[1]) * 1000
+  // An HTTP date has a weekday and month names; this also keeps "-5" from parsing as a year.
+  if (!/[a-z]/i.test(header)) return null
   const date = Date.parse(header)
   if (Number.isNaN(date)) return null
   return Math.max(0, date - now)

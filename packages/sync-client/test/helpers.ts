@@ -11,6 +11,8 @@ export interface Received {
   batchId: string
   operations: Operation[]
   headers: Headers
+  /** When it arrived, by the receiver's `now` (default Date.now). */
+  at: number
 }
 
 type Reply = (received: Received) => Response | Promise<Response>
@@ -29,7 +31,7 @@ export class ModelReceiver {
   private readonly replies: Reply[] = []
 
   /** With `strictUpdates`, an update of a missing record is a 422 (like the reference receiver); else it creates it. */
-  constructor(private readonly options: { strictUpdates?: boolean } = {}) {}
+  constructor(private readonly options: { strictUpdates?: boolean; now?: () => number } = {}) {}
 
   /** Replies used, in order, for the next requests (then the model answers again). */
   reply(...replies: Reply[]): void {
@@ -38,7 +40,12 @@ export class ModelReceiver {
 
   readonly handler = http.post(WEBHOOK, async ({ request }) => {
     const body = (await request.json()) as { batchId: string; operations: Operation[] }
-    const received: Received = { batchId: body.batchId, operations: body.operations, headers: request.headers }
+    const received: Received = {
+      batchId: body.batchId,
+      operations: body.operations,
+      headers: request.headers,
+      at: (this.options.now ?? Date.now)(),
+    }
     this.requests.push(received)
     const override = this.replies.shift()
     if (override) return override(received)
@@ -139,4 +146,54 @@ export async function until(condition: () => boolean, what = 'condition', rounds
     await new Promise((resolve) => setImmediate(resolve))
   }
   throw new Error(`timed out waiting for ${what}`)
+}
+
+/**
+ * An injected clock: time moves only in `advance`, which fires due timers in
+ * order at their exact time and lets IndexedDB and the mock server work
+ * (real macrotasks) after each, before moving on.
+ */
+export class ManualClock {
+  private current: number
+  private seq = 0
+  private readonly timers = new Map<number, { at: number; callback: () => void; order: number }>()
+
+  constructor(start = 0) {
+    this.current = start
+  }
+
+  now = (): number => this.current
+  setTimeout = (callback: () => void, ms: number): unknown => {
+    const id = ++this.seq
+    this.timers.set(id, { at: this.current + Math.max(0, ms), callback, order: id })
+    return id
+  }
+  clearTimeout = (handle: unknown): void => {
+    this.timers.delete(handle as number)
+  }
+
+  /** Pending timers, soonest first (for assertions). */
+  pending(): number[] {
+    return [...this.timers.values()].map((t) => t.at).sort((a, b) => a - b)
+  }
+
+  async advance(ms: number, settleRounds = 60): Promise<void> {
+    const target = this.current + ms
+    await settle(settleRounds)
+    for (;;) {
+      let next: [number, { at: number; callback: () => void; order: number }] | undefined
+      for (const entry of this.timers) {
+        if (entry[1].at > target) continue
+        if (!next || entry[1].at < next[1].at || (entry[1].at === next[1].at && entry[1].order < next[1].order)) {
+          next = entry
+        }
+      }
+      if (!next) break
+      this.timers.delete(next[0])
+      this.current = Math.max(this.current, next[1].at)
+      next[1].callback()
+      await settle(settleRounds)
+    }
+    this.current = target
+  }
 }

@@ -104,7 +104,7 @@ describe('retry schedule of a running client', () => {
   })
 
   it('honours Retry-After (seconds) on 429 and 503, when longer than the backoff', async () => {
-    const { r, times, clock } = await failingClient([
+    const { times, clock } = await failingClient([
       status(429, { error: 'slow down' }, { 'Retry-After': '7' }),
       status(503, { error: 'maintenance' }, { 'Retry-After': '1' }),
     ])
@@ -139,7 +139,7 @@ describe('retry schedule of a running client', () => {
   })
 
   it('a network error backs off the same way', async () => {
-    const { r, client, times, clock } = await failingClient([networkError, networkError])
+    const { client, times, clock } = await failingClient([networkError, networkError])
     expect((await client.status()).lastError).toMatchObject({ kind: 'network', code: 'network' })
     await clock.advance(5000)
     expect(times()).toEqual([0, 1000, 3000])

@@ -72,6 +72,11 @@ interface DrainResult {
   waitUntil: number | null
 }
 
+interface Snapshot {
+  head: BatchRow | undefined
+  pending: number
+}
+
 type AttemptResult = 'delivered' | 'continue' | { failedUntil: number | null }
 
 /** How long after the request timeout an attempt still counts as possibly on the wire. */
@@ -110,6 +115,8 @@ class OutboxSyncClient implements SyncClient {
   private detachedError: DeliveryError | null = null
   private refreshing: Promise<void> | null = null
   private dirty = false
+  /** The last snapshot read for subscribers, to announce state changes without waiting for IndexedDB. */
+  private lastSnapshot: Snapshot | null = null
 
   constructor(private readonly o: ResolvedOptions) {
     this.store = new OutboxDb(o.dbName, { indexedDB: o.indexedDB, IDBKeyRange: o.IDBKeyRange })
@@ -314,7 +321,7 @@ class OutboxSyncClient implements SyncClient {
     const sendingUntil = clock.now() + this.o.requestTimeoutMs + SENDING_MARGIN_MS
     if (!(await this.store.markSending(batch.batchId, sendingUntil))) return 'continue'
     this.attempting = true
-    this.refresh()
+    this.notifyFromCache()
     let outcome: DeliveryOutcome
     try {
       outcome = await deliver({
@@ -450,20 +457,30 @@ class OutboxSyncClient implements SyncClient {
     this.refreshing = (async () => {
       while (this.dirty && !this.closed) {
         this.dirty = false
-        let status: SyncStatus
         try {
-          status = this.computeStatus(await this.store.snapshot())
+          this.lastSnapshot = await this.store.snapshot()
         } catch {
           continue // closed underneath us, or a transient read failure; the next change retries
         }
         if (this.closed) break
-        for (const listener of [...this.statusListeners]) callSafely(() => listener(status))
+        this.notify(this.computeStatus(this.lastSnapshot))
       }
       this.refreshing = null
     })()
   }
 
-  private computeStatus({ head, pending }: { head: BatchRow | undefined; pending: number }): SyncStatus {
+  /** A state change that needs no new read (an attempt starts): subscribers hear it at once. */
+  private notifyFromCache(): void {
+    if (this.statusListeners.size === 0 || this.closed) return
+    if (this.lastSnapshot) this.notify(this.computeStatus(this.lastSnapshot))
+    else this.refresh()
+  }
+
+  private notify(status: SyncStatus): void {
+    for (const listener of [...this.statusListeners]) callSafely(() => listener(status))
+  }
+
+  private computeStatus({ head, pending }: Snapshot): SyncStatus {
     const backingOff = head !== undefined && head.attempts > 0
     let state: SyncState = 'idle'
     if (!this.o.online.isOnline()) state = 'offline'

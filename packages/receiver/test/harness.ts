@@ -7,7 +7,7 @@ import {
   type OpenDatabaseOptions,
   openDatabase,
 } from '@flagsync/store'
-import { tempDir } from '../../../test/support/temp-dir.js'
+import { createTestDatabase, type Dialect, type TestDatabase } from '../../../test/support/databases.js'
 
 export interface Reply {
   status: number
@@ -25,12 +25,15 @@ export interface Harness {
   /** POSTs to /sync: objects are sent as JSON, strings as they are. */
   post(body: unknown, headers?: Record<string, string>): Promise<Reply>
   request(method: string, path: string, init?: { body?: string; headers?: Record<string, string> }): Promise<Reply>
-  /** Closes the server and the database; the database file stays until `close`. */
+  /** Closes the server and the database connection; the data stays until `close`. */
   stop(): Promise<void>
   close(): Promise<void>
 }
 
 export type HarnessOptions = Partial<ReceiverAppOptions> & {
+  /** A fresh database of this dialect (default sqlite: a temp file); ignored when `databaseUrl` is given. */
+  dialect?: Dialect
+  /** An existing database (to restart on the same data); the harness does not drop it. */
   databaseUrl?: string
   dbOptions?: OpenDatabaseOptions
   storeOptions?: FlagStoreOptions
@@ -38,11 +41,11 @@ export type HarnessOptions = Partial<ReceiverAppOptions> & {
 
 const open: Harness[] = []
 
-/** The receiver in a real Express app on 127.0.0.1:0 over a real SQLite file. */
+/** The receiver in a real Express app on 127.0.0.1:0 over a real SQLite file or PostgreSQL database. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const { databaseUrl: givenUrl, dbOptions, storeOptions, ...receiverOptions } = options
-  const dir = givenUrl ? undefined : tempDir('flagsync-receiver-')
-  const databaseUrl = givenUrl ?? `sqlite:${dir?.file('flags.sqlite')}`
+  const { databaseUrl: givenUrl, dialect = 'sqlite', dbOptions, storeOptions, ...receiverOptions } = options
+  const owned: TestDatabase | undefined = givenUrl ? undefined : await createTestDatabase(dialect)
+  const databaseUrl = givenUrl ?? (owned as TestDatabase).url
   const db = await openDatabase(databaseUrl, dbOptions)
   const store = new FlagStore(db, storeOptions)
   const { app, receiver } = createReceiverApp({ logger: silentLogger(), ...receiverOptions, store })
@@ -80,7 +83,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     stop,
     async close() {
       await stop()
-      dir?.remove()
+      await owned?.drop()
     },
   }
   open.push(harness)

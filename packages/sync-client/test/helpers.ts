@@ -197,3 +197,67 @@ export class ManualClock {
     this.current = target
   }
 }
+
+/** An in-memory Web Locks implementation (exclusive locks, `ifAvailable`, `signal`), shared by "tabs". */
+export class FakeLocks {
+  private readonly held = new Set<string>()
+  private readonly queues = new Map<string, (() => void)[]>()
+  /** Most callbacks ever running at once for one name (must stay 1). */
+  maxConcurrent = 0
+  private running = 0
+
+  async request(
+    name: string,
+    options: { ifAvailable?: boolean; signal?: AbortSignal },
+    callback: (lock: unknown) => Promise<unknown>,
+  ): Promise<unknown> {
+    if (this.held.has(name)) {
+      if (options.ifAvailable) return callback(null)
+      await new Promise<void>((resolve, reject) => {
+        const queue = this.queues.get(name) ?? []
+        this.queues.set(name, queue)
+        const grant = (): void => resolve()
+        queue.push(grant)
+        options.signal?.addEventListener('abort', () => {
+          const i = queue.indexOf(grant)
+          if (i >= 0) queue.splice(i, 1)
+          reject(new DOMException('The request was aborted', 'AbortError'))
+        })
+      })
+    } else {
+      this.held.add(name)
+    }
+    this.running++
+    this.maxConcurrent = Math.max(this.maxConcurrent, this.running)
+    try {
+      return await callback({ name })
+    } finally {
+      this.running--
+      const next = this.queues.get(name)?.shift()
+      if (next) next()
+      else this.held.delete(name)
+    }
+  }
+}
+
+/** An in-memory BroadcastChannel bus: every channel of a name hears the others, never itself. */
+export function broadcastBus() {
+  const channels = new Set<{ name: string; onmessage: ((e: { data: unknown }) => void) | null }>()
+  return (name: string) => {
+    const channel = {
+      name,
+      onmessage: null as ((e: { data: unknown }) => void) | null,
+      postMessage(data: unknown) {
+        const copy = structuredClone(data)
+        for (const other of channels) {
+          if (other !== channel && other.name === name) queueMicrotask(() => other.onmessage?.({ data: copy }))
+        }
+      },
+      close() {
+        channels.delete(channel)
+      },
+    }
+    channels.add(channel)
+    return channel
+  }
+}

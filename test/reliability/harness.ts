@@ -159,8 +159,8 @@ function isComplete(text: string, res: RawResponse): boolean {
 }
 
 /**
- * Checks what a subscriber received: every event parses, the update events carry contiguous revision ids
- * starting after `fromRevision`, and replaying them over `initial` gives `expected` (the server's list).
+ * Replays what a subscriber received, as a client would: `connected` must carry `true`, every `update` must
+ * be valid JSON of the stream schema (so framing is intact). Returns the flags by key and the revision ids.
  */
 export function replayStream(
   events: readonly EventSourceMessage[],
@@ -174,12 +174,18 @@ export function replayStream(
       continue
     }
     if (event.event !== 'update') throw new Error(`unexpected event ${JSON.stringify(event.event)}`)
-    const update = streamUpdateSchema.parse(JSON.parse(event.data))
+    const data: unknown = JSON.parse(event.data)
+    const update = streamUpdateSchema.parse(data) // validates; the flag is kept as sent (no defaults added)
     if (event.id !== undefined) revisions.push(Number(event.id))
-    if (update.type === 'UPSERT') flags.set(update.flag.key, update.flag)
+    if (update.type === 'UPSERT') flags.set(update.flag.key, (data as { flag: unknown }).flag)
     else flags.delete(update.key)
   }
   return { flags, revisions }
+}
+
+/** The flags of a replay in the list route's order (by key). */
+export function byKey(flags: ReadonlyMap<string, unknown>): unknown[] {
+  return [...flags.keys()].sort().map((k) => flags.get(k))
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DIALECTS, type Dialect } from '../support/databases.js'
 import { openSse, type SseReader } from '../support/sse-reader.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 import {
@@ -22,8 +23,9 @@ afterEach(async () => {
   for (const s of servers.splice(0).reverse()) await s.dispose()
 })
 
+let dialect: Dialect = 'sqlite'
 async function start(overrides: Parameters<typeof startTestServer>[0] = {}): Promise<TestServer> {
-  const server = await startTestServer(overrides)
+  const server = await startTestServer({ dialect, ...overrides })
   servers.push(server)
   return server
 }
@@ -36,7 +38,11 @@ async function subscribe(server: TestServer, headers: Record<string, string> = {
 const listFlags = async (server: TestServer) => (await server.request('/api/flags')).json()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-describe('POST /sync on the flat API server', () => {
+describe.each(DIALECTS)('POST /sync on the flat API server, on %s', (current) => {
+  beforeEach(() => {
+    dialect = current
+  })
+
   it('applies each action and streams UPSERT/DELETE with the revision as the SSE id', async () => {
     const server = await start()
     const stream = await subscribe(server)

@@ -1,4 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { DIALECTS, type Dialect } from '../support/databases.js'
 import { openSse, type SseReader } from '../support/sse-reader.js'
 import { tempDir } from '../support/temp-dir.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
@@ -29,8 +30,9 @@ afterEach(async () => {
 })
 afterAll(killAllReceivers)
 
+let dialect: Dialect = 'sqlite'
 async function startApi(overrides: Parameters<typeof startTestServer>[0] = {}): Promise<TestServer> {
-  const server = await startTestServer({ sdkKey: 'sdk-key', ...overrides })
+  const server = await startTestServer({ sdkKey: 'sdk-key', dialect, ...overrides })
   servers.push(server)
   return server
 }
@@ -44,7 +46,11 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` })
 const listFlags = async (server: TestServer) => (await server.request('/api/flags')).json()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-describe('flagsync-receiver in its own process', () => {
+describe.each(DIALECTS)('flagsync-receiver in its own process, on %s', (current) => {
+  beforeEach(() => {
+    dialect = current
+  })
+
   it("feeds the API process's stream through the change log, with the revision as the SSE id", async () => {
     const api = await startApi()
     const stream = await subscribe(api)
@@ -161,7 +167,9 @@ describe('flagsync-receiver in its own process', () => {
     await expect.poll(() => listFlags(api), { timeout: 2000 }).toEqual([fullFlag('a', { description: 'later edit' })])
     expect(await api.runtime.store.changesSince(0)).toHaveLength(2)
   })
+})
 
+describe('flagsync-receiver settings', () => {
   it('honours RECEIVER_PATH and CORS_ORIGINS, and warns loudly without a token', async () => {
     const dir = tempDir('flagsync-receiver-cli-')
     try {

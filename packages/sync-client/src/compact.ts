@@ -42,15 +42,26 @@ function fold(current: Operation | null, next: Operation, mayExist: boolean): Op
 
 /**
  * Compacts the operations of one record, in queue order, into at most one.
- * Returns null when they cancel out (insert … delete).
+ * Returns null when they cancel out (insert … delete). `existsRemotely`: the
+ * record may exist at the receiver even though the run starts with an insert
+ * (e.g. an earlier batch created it), so a final delete must be sent.
  */
-export function compactRecord(ops: readonly Operation[]): Operation | null {
+export function compactRecord(ops: readonly Operation[], existsRemotely = false): Operation | null {
   const first = ops[0]
   if (first === undefined) return null
-  const mayExist = first.action !== 'insert'
+  const mayExist = existsRemotely || first.action !== 'insert'
   let current: Operation | null = first
   for (let i = 1; i < ops.length; i++) current = fold(current, ops[i] as Operation, mayExist)
   return current
+}
+
+export interface CompactOptions {
+  /**
+   * Asked once per record whose run starts with an insert: may the record
+   * already exist at the receiver? Default: no, the insert creates it, so
+   * insert … delete cancels out. Say yes for records an earlier batch sent.
+   */
+  existsRemotely?: (collection: string, recordId: string) => boolean
 }
 
 interface Slot {
@@ -62,13 +73,15 @@ interface Slot {
  * Merges redundant queued operations: per record, insert+update → insert with
  * the merged record, update+update → update with merged changes, update+delete
  * → delete, delete+insert → insert, insert+delete → nothing (when the insert
- * starts the record's run). Records keep the order of their first appearance.
+ * starts the record's run and the record does not exist remotely, see
+ * `options.existsRemotely`). Records keep the order of their first appearance.
  *
  * Pure and O(n): one Map lookup per operation; the inputs are never mutated.
  * Only pass operations that have not been sent yet: compacting into an
  * operation the receiver may already have applied is wrong.
  */
-export function compact(ops: readonly Operation[]): Operation[] {
+export function compact(ops: readonly Operation[], options: CompactOptions = {}): Operation[] {
+  const { existsRemotely } = options
   const byCollection = new Map<string, Map<string, Slot>>()
   const order: Slot[] = []
   for (const op of ops) {
@@ -79,7 +92,8 @@ export function compact(ops: readonly Operation[]): Operation[] {
     }
     const slot = records.get(op.recordId)
     if (slot === undefined) {
-      const created: Slot = { op, mayExist: op.action !== 'insert' }
+      const mayExist = op.action !== 'insert' || (existsRemotely?.(op.collection, op.recordId) ?? false)
+      const created: Slot = { op, mayExist }
       records.set(op.recordId, created)
       order.push(created)
     } else {

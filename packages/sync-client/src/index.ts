@@ -1,5 +1,5 @@
 export { computeBackoff, DEFAULT_RETRY_POLICY, parseRetryAfter, retryDelay } from './backoff.js'
-export { compact, compactRecord } from './compact.js'
+export { type CompactOptions, compact, compactRecord } from './compact.js'
 export { isQuotaError, SyncClientError, type SyncClientErrorCode, toSyncClientError } from './errors.js'
 export { browserOnlineSource, type ManualOnlineSource, manualOnlineSource } from './online.js'
 export { DEFAULTS } from './resolve-options.js'

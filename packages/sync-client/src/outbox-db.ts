@@ -41,6 +41,11 @@ interface LeaseRow {
   expiresAt: number
 }
 
+/** A record this outbox has delivered and not deleted since: it exists at the receiver. */
+interface RemoteRecordRow {
+  key: string
+}
+
 interface DeadLetterRow {
   id?: number
   batchId: string
@@ -55,6 +60,7 @@ type OutboxDexie = Dexie & {
   batches: Table<BatchRow, number>
   lease: Table<LeaseRow, string>
   deadLetters: Table<DeadLetterRow, number>
+  remoteRecords: Table<RemoteRecordRow, string>
 }
 
 const RECORD_INDEX = '[op.collection+op.recordId]'
@@ -73,7 +79,9 @@ export interface OutboxDeps {
 /**
  * The outbox in IndexedDB (through Dexie): `ops` holds queued operations not
  * yet in a batch, `batches` the batch being delivered (at most one), `lease`
- * the delivery lease used without Web Locks, `deadLetters` rejected operations.
+ * the delivery lease used without Web Locks, `deadLetters` rejected operations,
+ * `remoteRecords` the records this outbox delivered and has not deleted since
+ * (an insert … delete of those must still send the delete).
  */
 export class OutboxDb {
   readonly db: OutboxDexie
@@ -85,6 +93,7 @@ export class OutboxDb {
       batches: '++seq, &batchId, *deletedKeys',
       lease: 'name',
       deadLetters: '++id, batchId',
+      remoteRecords: 'key',
     })
     this.db = db
   }
@@ -132,7 +141,7 @@ export class OutboxDb {
    */
   nextBatch(batchSize: number, newBatchId: () => string, now: number): Promise<BatchRow | undefined> {
     const { db } = this
-    return db.transaction('rw', db.ops, db.batches, async () => {
+    return db.transaction('rw', db.ops, db.batches, db.remoteRecords, async () => {
       const existing = await db.batches.toCollection().first()
       if (existing) return existing
       const seen = new Set<string>()
@@ -154,16 +163,22 @@ export class OutboxDb {
           return true
         })
         const runs = await Promise.all(
-          firstOfRecord.map(
-            (row) =>
-              db.ops.where(RECORD_INDEX).equals([row.op.collection, row.op.recordId]).toArray() as Promise<StoredOp[]>,
-          ),
+          firstOfRecord.map(async (row) => ({
+            rows: (await db.ops
+              .where(RECORD_INDEX)
+              .equals([row.op.collection, row.op.recordId])
+              .toArray()) as StoredOp[],
+            remote: row.op.action === 'insert' && (await db.remoteRecords.get(recordKey(row.op))) !== undefined,
+          })),
         )
-        for (const run of runs) {
+        for (const { rows: run, remote } of runs) {
           for (const row of run) sources.push(row)
           const last = run[run.length - 1]
           if (last?.op.action === 'delete') deletedKeys.push(recordKey(last.op))
-          const compacted = compactRecord(run.map((row) => row.op))
+          const compacted = compactRecord(
+            run.map((row) => row.op),
+            remote,
+          )
           if (compacted === null) continue
           operations.push(compacted)
           sourceIds.push(run.map((row) => row.id))
@@ -196,9 +211,32 @@ export class OutboxDb {
     return (await this.db.batches.where('batchId').equals(batchId).modify({ sendingUntil: until })) > 0
   }
 
-  /** After a 2xx: removes the batch and with it exactly the operations it consumed. */
+  /**
+   * After a 2xx: removes the batch and with it exactly the operations it
+   * consumed, and remembers which records now exist at the receiver.
+   */
   complete(batchId: string): Promise<number> {
-    return this.db.batches.where('batchId').equals(batchId).delete()
+    const { db } = this
+    return db.transaction('rw', db.batches, db.remoteRecords, async () => {
+      const batch = await db.batches.where('batchId').equals(batchId).first()
+      if (!batch) return 0
+      const created = new Set<string>()
+      const deleted = new Set<string>()
+      for (const op of batch.operations) {
+        const key = recordKey(op)
+        if (op.action === 'delete') {
+          deleted.add(key)
+          created.delete(key)
+        } else {
+          created.add(key)
+          deleted.delete(key)
+        }
+      }
+      if (deleted.size > 0) await db.remoteRecords.bulkDelete([...deleted])
+      if (created.size > 0) await db.remoteRecords.bulkPut([...created].map((key) => ({ key })))
+      await db.batches.delete(batch.seq as number)
+      return 1
+    })
   }
 
   /** After a failed attempt: counts it and schedules the next one. Returns the updated batch. */
@@ -314,11 +352,26 @@ export class OutboxDb {
   /** The head batch and the number of operations still to send, after compaction. */
   snapshot(): Promise<{ head: BatchRow | undefined; pending: number }> {
     const { db } = this
-    return db.transaction('r', db.ops, db.batches, async () => {
+    return db.transaction('r', db.ops, db.batches, db.remoteRecords, async () => {
       const head = await db.batches.toCollection().first()
-      const queued = (await db.ops.toArray()) as StoredOp[]
+      const queued = ((await db.ops.toArray()) as StoredOp[]).map((row) => row.op)
       const inBatches = (await db.batches.toArray()).reduce((sum, b) => sum + b.operations.length, 0)
-      return { head, pending: inBatches + compact(queued.map((row) => row.op)).length }
+      // Only records whose run starts with an insert need the remote check.
+      const firstInserts = new Set<string>()
+      const seen = new Set<string>()
+      for (const op of queued) {
+        const key = recordKey(op)
+        if (seen.has(key)) continue
+        seen.add(key)
+        if (op.action === 'insert') firstInserts.add(key)
+      }
+      const keys = [...firstInserts]
+      const found = await db.remoteRecords.bulkGet(keys)
+      const remote = new Set(keys.filter((_, i) => found[i] !== undefined))
+      const compacted = compact(queued, {
+        existsRemotely: (c, r) => remote.has(recordKey({ collection: c, recordId: r })),
+      })
+      return { head, pending: inBatches + compacted.length }
     })
   }
 

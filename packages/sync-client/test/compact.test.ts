@@ -69,6 +69,14 @@ describe('compact: the rules', () => {
     expect(input).toEqual(copy)
   })
 
+  it('insert then delete still sends the delete when the record exists remotely', () => {
+    const remote = (collection: string, recordId: string) => collection === 'c' && recordId === '1'
+    expect(compact([ins('1', { a: 1 }), del('1'), ins('2', {}), del('2')], { existsRemotely: remote })).toEqual([
+      del('1'),
+    ])
+    expect(compactRecord([ins('1', { a: 1 }), del('1')], true)).toEqual(del('1'))
+  })
+
   it('compactRecord folds one record and returns null when it cancels out', () => {
     expect(compactRecord([])).toBeNull()
     expect(compactRecord([ins('1', { a: 1 }), del('1')])).toBeNull()
@@ -144,19 +152,26 @@ const step = fc.record({ rec: fc.nat({ max: RECORDS.length - 1 }), kind: fc.nat(
 /**
  * The initial receiver state. Compaction assumes (like the spec's rule "insert
  * then delete is never sent") that an insert which starts a record's queued
- * run creates the record: such records start absent. Records whose run starts
- * with an update or delete may or may not exist.
+ * run creates the record, unless `existsRemotely` says otherwise: such
+ * records start absent. Any other record may or may not exist.
  */
-function initialState(raw: readonly Operation[], present: readonly boolean[]): Model {
+function initialState(raw: readonly Operation[], present: readonly boolean[], remote: readonly boolean[] = []): Model {
   const state: Model = new Map()
   const firsts = new Map<string, Operation>()
   for (const op of raw) if (!firsts.has(keyOf(op))) firsts.set(keyOf(op), op)
   RECORDS.forEach(([collection, recordId], i) => {
     const first = firsts.get(`${collection}/${recordId}`)
-    const exists = first?.action === 'update' || (first?.action !== 'insert' && present[i] === true)
+    const exists =
+      first?.action === 'update' || ((first?.action !== 'insert' || remote[i] === true) && present[i] === true)
     if (exists) state.set(`${collection}/${recordId}`, { initial: i })
   })
   return state
+}
+
+/** `existsRemotely` for the records flagged in `remote`. */
+function remoteLookup(remote: readonly boolean[]) {
+  return (collection: string, recordId: string) =>
+    RECORDS.some(([c, r], i) => c === collection && r === recordId && remote[i] === true)
 }
 
 /**
@@ -165,14 +180,18 @@ function initialState(raw: readonly Operation[], present: readonly boolean[]): M
  * update of a record that does not exist (the receiver would reject the raw
  * queue itself). Invalid steps become inserts.
  */
-function validQueue(steps: readonly { rec: number; kind: number; data: Record<string, number> }[], present: boolean[]) {
+function validQueue(
+  steps: readonly { rec: number; kind: number; data: Record<string, number> }[],
+  present: boolean[],
+  remote: boolean[] = [],
+) {
   const exists = new Map<number, boolean>()
   const lastWasDelete = new Map<number, boolean>()
   const raw: Operation[] = []
   for (const { rec, kind, data } of steps) {
     const [collection, recordId] = RECORDS[rec] as (typeof RECORDS)[number]
     const first = !exists.has(rec)
-    if (first) exists.set(rec, kind === 0 ? false : kind === 1 || present[rec] === true)
+    if (first) exists.set(rec, kind === 0 && remote[rec] !== true ? false : kind === 1 || present[rec] === true)
     let action = (['insert', 'update', 'delete'] as const)[kind] ?? 'insert'
     if (lastWasDelete.get(rec) && action !== 'insert') action = 'insert'
     if (action === 'update' && !exists.get(rec)) action = 'insert'
@@ -196,10 +215,10 @@ describe('compact: property against a model receiver', () => {
 
   it('valid queues: same final state, no new receiver errors, order of first appearance kept', () => {
     fc.assert(
-      fc.property(fc.array(step, { maxLength: 60 }), present, (steps, initiallyPresent) => {
-        const raw = validQueue(steps, initiallyPresent)
-        const compacted = compact(raw)
-        const start = initialState(raw, initiallyPresent)
+      fc.property(fc.array(step, { maxLength: 60 }), present, present, (steps, initiallyPresent, remote) => {
+        const raw = validQueue(steps, initiallyPresent, remote)
+        const compacted = compact(raw, { existsRemotely: remoteLookup(remote) })
+        const start = initialState(raw, initiallyPresent, remote)
         expect(applyStrict(start, compacted)).toEqual(applyStrict(start, raw))
         const keys = compacted.map(keyOf)
         expect(new Set(keys).size).toBe(keys.length)
@@ -218,9 +237,10 @@ describe('compact: property against a model receiver', () => {
       return { action: 'delete', collection, recordId }
     })
     fc.assert(
-      fc.property(fc.array(anyOp, { maxLength: 60 }), present, (raw, initiallyPresent) => {
-        const start = initialState(raw, initiallyPresent)
-        expect(applyLenient(start, compact(raw))).toEqual(applyLenient(start, raw))
+      fc.property(fc.array(anyOp, { maxLength: 60 }), present, present, (raw, initiallyPresent, remote) => {
+        const start = initialState(raw, initiallyPresent, remote)
+        const compacted = compact(raw, { existsRemotely: remoteLookup(remote) })
+        expect(applyLenient(start, compacted)).toEqual(applyLenient(start, raw))
       }),
       { numRuns: 2000 },
     )

@@ -195,6 +195,24 @@ describe('compaction on the wire', () => {
     expect(r.records.has('c/1')).toBe(false)
   })
 
+  it('a delivered record inserted again and deleted still gets its delete (the insert replaced, not created)', async () => {
+    const r = useReceiver()
+    const client = h.client()
+    await client.insert('c', { a: 1 }, { recordId: '1' })
+    await client.flush()
+    await client.insert('c', { a: 2 }, { recordId: '1' })
+    await client.delete('c', '1')
+    expect(await client.pending()).toBe(1)
+    await client.flush()
+    expect(r.sentOperations().map((op) => op.action)).toEqual(['insert', 'delete'])
+    expect(r.records.has('c/1')).toBe(false)
+
+    // Once the delete is acknowledged the record is gone remotely: insert … delete cancels again.
+    await client.insert('c', { a: 3 }, { recordId: '1' })
+    await client.delete('c', '1')
+    expect(await client.pending()).toBe(0)
+  })
+
   it('an insert in a batch that is still in flight is not compacted with a later delete', async () => {
     const r = useReceiver()
     r.reply(status(503))

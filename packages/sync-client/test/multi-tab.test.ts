@@ -152,7 +152,9 @@ describe('delivery lock hand-over', () => {
     let sendingStarted = false
     const hanging: typeof fetch = (_input, init) => {
       sendingStarted = true
-      return new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(new Error('aborted'))))
+      return new Promise((_resolve, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(new Error('aborted'))),
+      )
     }
     const a = h.client({ clock: frozen, fetch: hanging, requestTimeoutMs: 10_000, leaseMs: 5000 })
     await a.update('c', '1', { v: 1 })

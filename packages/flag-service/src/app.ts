@@ -1,0 +1,46 @@
+import { corsAllowList, errorHandler, notFound, securityHeaders } from '@flagsync/server-kit'
+import express, { type Express } from 'express'
+import { authenticate } from './auth/authenticate.js'
+import { createAuthRouter } from './routes/auth.js'
+import { createProjectsRouter } from './routes/projects.js'
+import { createTokensRouter } from './routes/tokens.js'
+import { createUsersRouter } from './routes/users.js'
+import type { ServiceRuntime } from './service-runtime.js'
+
+export interface ServiceAppOptions {
+  /** Largest JSON body (default '1mb'). */
+  bodyLimit?: number | string
+  /** Origins allowed to call the API from browsers (Bearer credentials; the cookie is SameSite=Strict). */
+  corsOrigins?: readonly string[]
+  /** `Secure` on the session cookie (default 'auto': when the request came over HTTPS). */
+  cookieSecure?: boolean | 'auto'
+}
+
+/**
+ * The flag service's HTTP app: /health, /api/auth, /api/users, /api/tokens and
+ * /api/projects (with members, environments and SDK keys), JSON errors for
+ * everything else.
+ */
+export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOptions = {}): Express {
+  const app = express()
+  app.disable('x-powered-by')
+  app.use(securityHeaders())
+
+  app.get('/health', (_req, res) => {
+    res.type('text/plain').send('OK')
+  })
+
+  if (options.corsOrigins?.length) app.use(corsAllowList(options.corsOrigins))
+  const routerOptions = { bodyLimit: options.bodyLimit }
+  const auth = authenticate(runtime)
+
+  // Login and the public workspace route must work without (or despite) credentials; logout and me authenticate themselves.
+  app.use('/api/auth', createAuthRouter(runtime, { ...routerOptions, cookieSecure: options.cookieSecure }))
+  app.use('/api/users', auth, createUsersRouter(runtime, routerOptions))
+  app.use('/api/tokens', auth, createTokensRouter(runtime, routerOptions))
+  app.use('/api/projects', auth, createProjectsRouter(runtime, routerOptions))
+
+  app.use(notFound)
+  app.use(errorHandler(runtime.logger))
+  return app
+}

@@ -1,0 +1,110 @@
+import { parseOrigins } from '@flagsync/server-kit'
+import { parseDatabaseUrl } from '@flagsync/store'
+import { z } from 'zod'
+
+/** The service keeps its own file by default, so it never shares a workspace with the flat API's `npm start`. */
+export const DEFAULT_SERVICE_DATABASE_URL = 'sqlite:./data/flag-service.sqlite'
+export const DEFAULT_SERVICE_PORT = 8788
+
+/** The first workspace and its admin, created on an empty database only. */
+export interface SetupConfig {
+  adminEmail: string
+  adminPassword: string
+  workspaceName: string
+  /** ADMIN_NAME, default the part of the email before the @. */
+  adminName: string
+}
+
+export interface ServiceConfig {
+  host: string
+  port: number
+  databaseUrl: string
+  /** ADMIN_EMAIL, ADMIN_PASSWORD and WORKSPACE_NAME; undefined when none is set. */
+  setup: SetupConfig | undefined
+  /** Origins allowed to call the API from browsers with a Bearer credential (CORS_ORIGINS). */
+  corsOrigins: string[]
+  /** Largest JSON body (BODY_LIMIT, default '1mb'). */
+  bodyLimit: string
+  /** Idle keep-alive timeout of HTTP connections, ms (KEEP_ALIVE_TIMEOUT_MS, default 65 000). */
+  keepAliveTimeoutMs: number
+  /** `Secure` on the session cookie: always, never, or when the request came over HTTPS (COOKIE_SECURE, default auto). */
+  cookieSecure: boolean | 'auto'
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError'
+}
+
+export const SETUP_VARIABLES = ['ADMIN_EMAIL', 'ADMIN_PASSWORD', 'WORKSPACE_NAME'] as const
+
+const emailSchema = z.email().max(254)
+
+/** Reads the service's settings from environment variables, rejecting malformed ones by name. */
+export function loadServiceConfig(env: Record<string, string | undefined>): ServiceConfig {
+  const databaseUrl = env.DATABASE_URL || DEFAULT_SERVICE_DATABASE_URL
+  try {
+    parseDatabaseUrl(databaseUrl)
+  } catch (error) {
+    throw new ConfigError((error as Error).message)
+  }
+  return {
+    host: env.HOST || '127.0.0.1',
+    port: int(env, 'PORT', DEFAULT_SERVICE_PORT, 0, 65535),
+    databaseUrl,
+    setup: setupFrom(env),
+    corsOrigins: parseOrigins(env.CORS_ORIGINS),
+    bodyLimit: bodyLimit(env),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
+    cookieSecure: cookieSecure(env),
+  }
+}
+
+function setupFrom(env: Record<string, string | undefined>): SetupConfig | undefined {
+  const set = SETUP_VARIABLES.filter((name) => env[name])
+  if (set.length === 0) return undefined
+  const missing = SETUP_VARIABLES.filter((name) => !env[name])
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `${set.join(', ')} set but ${missing.join(', ')} missing: set all three to create the workspace`,
+    )
+  }
+  const adminEmail = (env.ADMIN_EMAIL ?? '').trim().toLowerCase()
+  const adminPassword = env.ADMIN_PASSWORD ?? ''
+  const workspaceName = (env.WORKSPACE_NAME ?? '').trim()
+  if (!emailSchema.safeParse(adminEmail).success) {
+    throw new ConfigError(`ADMIN_EMAIL must be an email address (got ${JSON.stringify(env.ADMIN_EMAIL)})`)
+  }
+  if (adminPassword.length < 8) throw new ConfigError('ADMIN_PASSWORD must be at least 8 characters')
+  if (adminPassword.length > 1024) throw new ConfigError('ADMIN_PASSWORD must be at most 1024 characters')
+  if (workspaceName.length === 0 || workspaceName.length > 100) {
+    throw new ConfigError('WORKSPACE_NAME must be 1 to 100 characters')
+  }
+  const adminName = (env.ADMIN_NAME || adminEmail.split('@')[0] || adminEmail).trim().slice(0, 100)
+  return { adminEmail, adminPassword, workspaceName, adminName }
+}
+
+function bodyLimit(env: Record<string, string | undefined>): string {
+  const raw = env.BODY_LIMIT || '1mb'
+  if (!/^\d+(b|kb|mb)?$/i.test(raw)) {
+    throw new ConfigError(`BODY_LIMIT must be a size such as 100kb or 1mb (got ${JSON.stringify(raw)})`)
+  }
+  return raw
+}
+
+function cookieSecure(env: Record<string, string | undefined>): boolean | 'auto' {
+  const raw = (env.COOKIE_SECURE || 'auto').toLowerCase()
+  if (raw === 'auto') return 'auto'
+  if (raw === 'true' || raw === '1') return true
+  if (raw === 'false' || raw === '0') return false
+  throw new ConfigError(`COOKIE_SECURE must be auto, true or false (got ${JSON.stringify(env.COOKIE_SECURE)})`)
+}
+
+function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`)
+  }
+  return value
+}

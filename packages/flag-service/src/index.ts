@@ -1,0 +1,49 @@
+export type { ServiceAppOptions } from './app.js'
+export { createServiceApp } from './app.js'
+export { authenticate, CSRF_HEADER, isStateChange } from './auth/authenticate.js'
+export type {
+  AuthContext,
+  AuthUser,
+  EnvironmentAccess,
+  ProjectAccess,
+  Role,
+  TokenScope,
+} from './auth/context.js'
+export { ROLES, roleAtLeast, TOKEN_SCOPES } from './auth/context.js'
+export {
+  authOf,
+  environmentOf,
+  loadEnvironment,
+  loadProject,
+  projectOf,
+  projectRole,
+  requireAuth,
+  requireProjectRole,
+  requireUser,
+  requireWorkspaceAdmin,
+  requireWritable,
+  userOf,
+} from './auth/guards.js'
+export type { LockoutPolicy, LockoutState } from './auth/lockout.js'
+export { LOCKOUT_POLICY, lockoutHorizonMs, lockoutState } from './auth/lockout.js'
+export { hashPassword, verifyPassword } from './auth/passwords.js'
+export { displayPrefix, generateSecret, hashesEqual, hashSecret, PAT_PREFIX, SDK_KEY_PREFIX } from './auth/secrets.js'
+export { SESSION_COOKIE, SESSION_TTL_MS } from './auth/sessions.js'
+export type { ServiceConfig, SetupConfig } from './config.js'
+export {
+  ConfigError,
+  DEFAULT_SERVICE_DATABASE_URL,
+  DEFAULT_SERVICE_PORT,
+  loadServiceConfig,
+  SETUP_VARIABLES,
+} from './config.js'
+export type { ServiceMigration } from './migrations.js'
+export { migrateService, SERVICE_MIGRATIONS_TABLE, SERVICE_TABLES, serviceMigrations } from './migrations.js'
+export { SEED_ENVIRONMENTS } from './projects.js'
+export type { FlagServiceServer, FlagServiceServerExtras } from './server.js'
+export { startFlagServiceServer } from './server.js'
+export type { FlagChangeListener, ServiceRuntime, ServiceRuntimeOptions } from './service-runtime.js'
+export { openServiceRuntime } from './service-runtime.js'
+export type { SetupResult } from './setup.js'
+export { ensureWorkspace } from './setup.js'
+export { slugify } from './slug.js'

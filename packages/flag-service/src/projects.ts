@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto'
+import { HttpError } from '@flagsync/server-kit'
+import type { FlagWriter } from '@flagsync/store'
+import { TABLES } from '@flagsync/store'
+import type { Knex } from 'knex'
+import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIX } from './auth/secrets.js'
+import { SERVICE_TABLES } from './migrations.js'
+import type { ProjectRow, SdkKeyRow } from './records.js'
+import { slugify } from './slug.js'
+
+const T = SERVICE_TABLES
+
+/** The environments every new project starts with; Production is the default and gets the first SDK key. */
+export const SEED_ENVIRONMENTS = [
+  { name: 'Production', slug: 'production', color: '#ef4444', is_default: true },
+  { name: 'Staging', slug: 'staging', color: '#f59e0b', is_default: false },
+  { name: 'Development', slug: 'development', color: '#22c55e', is_default: false },
+] as const
+
+/** A project's slug from its name, or a 422 when nothing is left of it. */
+export function projectSlug(name: string): string {
+  const slug = slugify(name)
+  if (slug === '') {
+    throw new HttpError(
+      'validation_failed',
+      'invalid project: name: must contain at least one letter or digit (a-z, 0-9)',
+      {
+        issues: [{ path: 'name', message: 'must contain at least one letter or digit (a-z, 0-9) to derive a slug' }],
+      },
+    )
+  }
+  return slug
+}
+
+export async function assertSlugFree(trx: Knex, slug: string, exceptId?: string): Promise<void> {
+  const clash = trx(T.projects).where('slug', slug)
+  if (exceptId) clash.whereNot('id', exceptId)
+  if (await clash.first('id')) throw new HttpError('conflict', `a project with the slug ${JSON.stringify(slug)} exists`)
+}
+
+/** Inserts an SDK key and returns its row and, this once, its full value. */
+export async function insertSdkKey(
+  trx: Knex,
+  input: { projectId: string; environmentId: string; environmentName: string; name: string; now: number },
+): Promise<{ row: SdkKeyRow; key: string }> {
+  const key = generateSecret(SDK_KEY_PREFIX)
+  const record = {
+    project_id: input.projectId,
+    environment_id: input.environmentId,
+    name: input.name,
+    key_hash: hashSecret(key),
+    prefix: displayPrefix(key),
+    created_at: input.now,
+  }
+  const [inserted] = (await trx(T.sdkKeys).insert(record, ['id'])) as Array<{ id: number | string }>
+  const row: SdkKeyRow = {
+    id: Number(inserted?.id),
+    project_id: record.project_id,
+    environment_id: record.environment_id,
+    environment_name: input.environmentName,
+    name: record.name,
+    prefix: record.prefix,
+    created_at: record.created_at,
+  }
+  return { row, key }
+}
+
+/**
+ * Creates a project with Production (default), Staging and Development and an
+ * SDK key for Production, in the caller's transaction. 409 when the slug is taken.
+ */
+export async function createProject(
+  trx: Knex,
+  name: string,
+  now: number,
+): Promise<{ project: ProjectRow; sdkKey: { row: SdkKeyRow; key: string } }> {
+  const slug = projectSlug(name)
+  await assertSlugFree(trx, slug)
+  const project: ProjectRow = { id: randomUUID(), name, slug, created_at: now }
+  await trx(T.projects).insert(project)
+  const environments = SEED_ENVIRONMENTS.map((env, i) => ({
+    id: randomUUID(),
+    project_id: project.id,
+    ...env,
+    require_approval: false,
+    // One millisecond apart, so listing by creation time keeps the seed order.
+    created_at: now + i,
+  }))
+  await trx(T.environments).insert(environments)
+  const production = environments[0] as (typeof environments)[number]
+  const sdkKey = await insertSdkKey(trx, {
+    projectId: project.id,
+    environmentId: production.id,
+    environmentName: production.name,
+    name: `${production.name} key`,
+    now,
+  })
+  return { project: { ...project, environment_count: environments.length, member_count: 0 }, sdkKey }
+}
+
+/** Projects with their environment and member counts. */
+export function projectsQuery(knex: Knex): Knex.QueryBuilder {
+  return knex({ p: T.projects })
+    .select(
+      'p.id',
+      'p.name',
+      'p.slug',
+      'p.created_at',
+      knex(T.environments).count('*').whereRaw('?? = ??', ['project_id', 'p.id']).as('environment_count'),
+      knex(T.members).count('*').whereRaw('?? = ??', ['project_id', 'p.id']).as('member_count'),
+    )
+    .orderBy([{ column: 'p.created_at' }, { column: 'p.name' }])
+}
+
+export async function projectRow(knex: Knex, id: string): Promise<ProjectRow | undefined> {
+  return (await projectsQuery(knex).where('p.id', id).first()) as ProjectRow | undefined
+}
+
+/**
+ * Deletes the flags of these environments through the flag writer, so each
+ * deletion reaches the change log (and connected streams) in the same
+ * transaction that removes the environments.
+ */
+export async function deleteEnvironmentFlags(flags: FlagWriter, environmentIds: readonly string[]): Promise<void> {
+  if (environmentIds.length === 0) return
+  const rows = (await flags.trx(TABLES.flags).whereIn('scope', environmentIds).select('scope', 'key')) as Array<{
+    scope: string
+    key: string
+  }>
+  const byScope = new Map<string, string[]>()
+  for (const row of rows) byScope.set(row.scope, [...(byScope.get(row.scope) ?? []), row.key])
+  for (const [scope, keys] of byScope) {
+    await flags.load(keys, scope) // one query per environment instead of one per flag
+    for (const key of keys) await flags.delete(key, scope)
+  }
+}

@@ -1,0 +1,115 @@
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
+import { Router } from 'express'
+import { authenticate } from '../auth/authenticate.js'
+import type { AuthUser, Role } from '../auth/context.js'
+import { lockoutHorizonMs, lockoutState } from '../auth/lockout.js'
+import { dummyPasswordHash, verifyPassword } from '../auth/passwords.js'
+import {
+  clearedSessionCookie,
+  createSession,
+  deleteSession,
+  sessionCookie,
+  sessionCookieValue,
+} from '../auth/sessions.js'
+import { SERVICE_TABLES } from '../migrations.js'
+import { loginSchema } from '../schemas.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import { workspaceOf } from '../setup.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
+
+export interface AuthRouterOptions extends RouterOptions {
+  /** `Secure` on the session cookie; 'auto' sets it when the request came over HTTPS. */
+  cookieSecure?: boolean | 'auto'
+}
+
+const T = SERVICE_TABLES
+
+const rateLimited = (seconds: number) =>
+  new HttpError('rate_limited', `too many failed logins: try again in ${seconds} seconds`, {
+    retry_after_seconds: seconds,
+    retryAfterSeconds: seconds,
+  })
+
+/** The login response and GET /api/auth/me: the user plus the workspace. */
+async function currentUser(runtime: ServiceRuntime, user: AuthUser) {
+  const workspace = await workspaceOf(runtime)
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    workspace_name: workspace?.name ?? '',
+    is_setup_complete: workspace !== undefined,
+  }
+}
+
+/** /api/auth: login (with lockout), logout, me, and the public workspace route. */
+export function createAuthRouter(runtime: ServiceRuntime, options: AuthRouterOptions = {}): Router {
+  const router = Router()
+  const body = jsonBodyFor(options)
+  const { knex } = runtime
+  const secure = (req: { secure: boolean }) =>
+    options.cookieSecure === 'auto' || options.cookieSecure === undefined ? req.secure : options.cookieSecure
+
+  router.get('/workspace', async (_req, res) => {
+    const workspace = await workspaceOf(runtime)
+    res.json({ workspace_name: workspace?.name ?? '', is_setup_complete: workspace !== undefined })
+  })
+
+  router.post('/login', ...body, async (req, res) => {
+    const input = parseOr422(loginSchema, req.body, 'login')
+    const email = input.email.trim().toLowerCase()
+    const now = runtime.clock()
+    const failures = (
+      await knex(T.loginFailures)
+        .where('email', email)
+        .andWhere('failed_at', '>', now - lockoutHorizonMs())
+        .pluck('failed_at')
+    ).map(Number)
+    const before = lockoutState(failures, now)
+    // While locked nothing is checked or recorded, so a correct password does not help and a wrong one does not extend.
+    if (before.locked) throw rateLimited(before.retryAfterSeconds)
+
+    const user = (await knex(T.users).where('email', email).first('id', 'email', 'name', 'role', 'password_hash')) as
+      | { id: number | string; email: string; name: string; role: Role; password_hash: string }
+      | undefined
+    // An unknown email costs the same scrypt run and gets the same answer as a wrong password.
+    const valid = await verifyPassword(input.password, user?.password_hash ?? (await dummyPasswordHash()))
+    if (!user || !valid) {
+      await knex(T.loginFailures).insert({ email, failed_at: now })
+      await knex(T.loginFailures)
+        .where('email', email)
+        .andWhere('failed_at', '<=', now - lockoutHorizonMs())
+        .delete()
+      const after = lockoutState([...failures, now], now)
+      if (after.locked) throw rateLimited(after.retryAfterSeconds)
+      throw new HttpError('unauthorized', 'wrong email or password', { attempts_remaining: after.attemptsRemaining })
+    }
+    await knex(T.loginFailures).where('email', email).delete()
+    const authUser: AuthUser = { id: Number(user.id), email: user.email, name: user.name, role: user.role }
+    const sid = await createSession(runtime, authUser.id)
+    res.setHeader('Set-Cookie', sessionCookie(sid, secure(req)))
+    res.setHeader('Cache-Control', 'no-store')
+    res.json(await currentUser(runtime, authUser))
+  })
+
+  router.post('/logout', authenticate(runtime), async (req, res) => {
+    const sid = sessionCookieValue(req)
+    if (sid !== undefined) await deleteSession(runtime, sid)
+    res.setHeader('Set-Cookie', clearedSessionCookie(secure(req)))
+    noContent(res)
+  })
+
+  router.get('/me', authenticate(runtime), async (req, res) => {
+    const user = req.auth?.user
+    if (!user) throw new HttpError('unauthorized', 'no valid session: log in (or use a personal access token)')
+    res.setHeader('Cache-Control', 'no-store')
+    res.json(await currentUser(runtime, user))
+  })
+
+  allowOnly(router, '/workspace', 'GET')
+  allowOnly(router, '/login', 'POST')
+  allowOnly(router, '/logout', 'POST')
+  allowOnly(router, '/me', 'GET')
+  return router
+}

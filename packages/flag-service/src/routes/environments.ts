@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto'
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
+import { type Request, Router } from 'express'
+import { projectOf, requireProjectRole } from '../auth/guards.js'
+import { SERVICE_TABLES } from '../migrations.js'
+import { deleteEnvironmentFlags } from '../projects.js'
+import { type EnvironmentRow, environmentJson } from '../records.js'
+import {
+  createEnvironmentSchema,
+  DEFAULT_ENVIRONMENT_COLOR,
+  requireApprovalSchema,
+  UUID_PATTERN,
+  updateEnvironmentSchema,
+} from '../schemas.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
+
+const T = SERVICE_TABLES
+const ENV_COLUMNS = ['id', 'project_id', 'name', 'slug', 'color', 'is_default', 'require_approval', 'created_at']
+const noEnvironment = (raw: string) =>
+  new HttpError('not_found', `no environment ${JSON.stringify(raw)} in this project`)
+const unprocessable = (message: string) => new HttpError('validation_failed', message)
+
+/** /api/projects/:project_id/environments (after `loadProject`): members read, project admins manage. */
+export function createEnvironmentsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
+  const router = Router({ mergeParams: true })
+  const body = jsonBodyFor(options)
+  const { knex } = runtime
+  const envId = (req: Request) => {
+    const raw = String(req.params.env_id)
+    if (!UUID_PATTERN.test(raw)) throw noEnvironment(raw)
+    return raw
+  }
+  const find = async (projectId: string, id: string) => {
+    const row = (await knex(T.environments).where({ project_id: projectId, id }).first(ENV_COLUMNS)) as
+      | EnvironmentRow
+      | undefined
+    if (!row) throw noEnvironment(id)
+    return row
+  }
+
+  router.get('/', requireProjectRole('viewer'), async (req, res) => {
+    const rows = (await knex(T.environments)
+      .where('project_id', projectOf(req).id)
+      .select(ENV_COLUMNS)
+      .orderBy([{ column: 'created_at' }, { column: 'slug' }])) as EnvironmentRow[]
+    res.json(rows.map(environmentJson))
+  })
+
+  router.post('/', requireProjectRole('admin'), ...body, async (req, res) => {
+    const input = parseOr422(createEnvironmentSchema, req.body, 'environment')
+    const projectId = projectOf(req).id
+    const row: EnvironmentRow = {
+      id: randomUUID(),
+      project_id: projectId,
+      name: input.name,
+      slug: input.slug,
+      color: input.color ?? DEFAULT_ENVIRONMENT_COLOR,
+      is_default: false,
+      require_approval: false,
+      created_at: runtime.clock(),
+    }
+    await runtime.write(async (trx) => {
+      if (!(await trx(T.projects).where('id', projectId).first('id')))
+        throw new HttpError('not_found', 'no such project')
+      if (await trx(T.environments).where({ project_id: projectId, slug: input.slug }).first('id')) {
+        throw new HttpError(
+          'conflict',
+          `an environment with the slug ${JSON.stringify(input.slug)} exists in this project`,
+        )
+      }
+      await trx(T.environments).insert(row)
+    })
+    res.json(environmentJson(row))
+  })
+
+  router.patch('/:env_id', requireProjectRole('admin'), ...body, async (req, res) => {
+    const id = envId(req)
+    const input = parseOr422(updateEnvironmentSchema, req.body, 'environment')
+    const projectId = projectOf(req).id
+    await find(projectId, id)
+    const changes: Partial<EnvironmentRow> = {}
+    if (input.name !== undefined) changes.name = input.name
+    if (input.color !== undefined) changes.color = input.color
+    await knex(T.environments).where({ project_id: projectId, id }).update(changes)
+    res.json(environmentJson(await find(projectId, id)))
+  })
+
+  router.delete('/:env_id', requireProjectRole('admin'), async (req, res) => {
+    const id = envId(req)
+    const projectId = projectOf(req).id
+    await runtime.write(async (trx, flags) => {
+      const env = (await trx(T.environments).where({ project_id: projectId, id }).first('is_default')) as
+        | { is_default: boolean | number }
+        | undefined
+      if (!env) throw noEnvironment(id)
+      const count = await trx(T.environments).where('project_id', projectId).count({ n: '*' }).first()
+      if (Number(count?.n ?? 0) <= 1) throw unprocessable('cannot delete the last environment of a project')
+      if (env.is_default)
+        throw unprocessable('cannot delete the default environment: make another one the default first')
+      const keys = await trx(T.sdkKeys)
+        .where('project_id', projectId)
+        .whereNot('environment_id', id)
+        .count({ n: '*' })
+        .first()
+      if (Number(keys?.n ?? 0) === 0) {
+        throw unprocessable(
+          "cannot delete the environment holding the project's last SDK keys: create a key in another environment first",
+        )
+      }
+      await deleteEnvironmentFlags(flags, [id])
+      // Its SDK keys (and whatever later tables reference it) cascade.
+      await trx(T.environments).where({ project_id: projectId, id }).delete()
+    })
+    noContent(res)
+  })
+
+  router.post('/:env_id/default', requireProjectRole('admin'), async (req, res) => {
+    const id = envId(req)
+    const projectId = projectOf(req).id
+    await runtime.write(async (trx) => {
+      if (!(await trx(T.environments).where({ project_id: projectId, id }).first('id'))) throw noEnvironment(id)
+      await trx(T.environments).where('project_id', projectId).whereNot('id', id).update({ is_default: false })
+      await trx(T.environments).where({ project_id: projectId, id }).update({ is_default: true })
+    })
+    res.json(environmentJson(await find(projectId, id)))
+  })
+
+  router.post('/:env_id/require-approval', requireProjectRole('admin'), ...body, async (req, res) => {
+    const id = envId(req)
+    const input = parseOr422(requireApprovalSchema, req.body, 'require-approval setting')
+    const projectId = projectOf(req).id
+    await find(projectId, id)
+    await knex(T.environments).where({ project_id: projectId, id }).update({ require_approval: input.require_approval })
+    res.json(environmentJson(await find(projectId, id)))
+  })
+
+  allowOnly(router, '/', 'GET, POST')
+  allowOnly(router, '/:env_id', 'PATCH, DELETE')
+  allowOnly(router, '/:env_id/default', 'POST')
+  allowOnly(router, '/:env_id/require-approval', 'POST')
+  return router
+}

@@ -1,0 +1,86 @@
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
+import { Router } from 'express'
+import { projectOf, requireProjectRole } from '../auth/guards.js'
+import { SERVICE_TABLES } from '../migrations.js'
+import { insertSdkKey } from '../projects.js'
+import { type SdkKeyRow, sdkKeyJson } from '../records.js'
+import { createSdkKeySchema, intId, UUID_PATTERN } from '../schemas.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
+
+const T = SERVICE_TABLES
+const noKey = (raw: string) => new HttpError('not_found', `no SDK key ${JSON.stringify(raw)} in this project`)
+
+/**
+ * /api/projects/:project_id/keys (after `loadProject`): members list the keys
+ * (display prefixes only), project admins create and delete them. The full
+ * key is in the create response and nowhere else: only its SHA-256 is stored.
+ */
+export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
+  const router = Router({ mergeParams: true })
+  const body = jsonBodyFor(options)
+  const { knex } = runtime
+
+  router.get('/', requireProjectRole('viewer'), async (req, res) => {
+    const rows = (await knex({ k: T.sdkKeys })
+      .join({ e: T.environments }, 'e.id', 'k.environment_id')
+      .where('k.project_id', projectOf(req).id)
+      .select(
+        'k.id',
+        'k.project_id',
+        'k.environment_id',
+        'e.name as environment_name',
+        'k.name',
+        'k.prefix',
+        'k.created_at',
+      )
+      .orderBy('k.id')) as SdkKeyRow[]
+    res.json(rows.map(sdkKeyJson))
+  })
+
+  router.post('/', requireProjectRole('admin'), ...body, async (req, res) => {
+    const input = parseOr422(createSdkKeySchema, req.body, 'SDK key')
+    const projectId = projectOf(req).id
+    const created = await runtime.write(async (trx) => {
+      const env = UUID_PATTERN.test(input.environment_id)
+        ? ((await trx(T.environments).where({ project_id: projectId, id: input.environment_id }).first('id', 'name')) as
+            | { id: string; name: string }
+            | undefined)
+        : undefined
+      if (!env) {
+        const message = `no environment ${JSON.stringify(input.environment_id)} in this project`
+        throw new HttpError('validation_failed', `invalid SDK key: environment_id: ${message}`, {
+          issues: [{ path: 'environment_id', message }],
+        })
+      }
+      return insertSdkKey(trx, {
+        projectId,
+        environmentId: env.id,
+        environmentName: env.name,
+        name: input.name,
+        now: runtime.clock(),
+      })
+    })
+    res.json({ ...sdkKeyJson(created.row), key: created.key })
+  })
+
+  router.delete('/:id', requireProjectRole('admin'), async (req, res) => {
+    const raw = String(req.params.id)
+    const id = intId(raw)
+    if (id === undefined) throw noKey(raw)
+    const projectId = projectOf(req).id
+    await runtime.write(async (trx) => {
+      if (!(await trx(T.sdkKeys).where({ project_id: projectId, id }).first('id'))) throw noKey(raw)
+      const count = await trx(T.sdkKeys).where('project_id', projectId).count({ n: '*' }).first()
+      if (Number(count?.n ?? 0) <= 1) {
+        throw new HttpError('validation_failed', 'cannot delete the last SDK key of a project: create another first')
+      }
+      await trx(T.sdkKeys).where({ project_id: projectId, id }).delete()
+    })
+    noContent(res)
+  })
+
+  allowOnly(router, '/', 'GET, POST')
+  allowOnly(router, '/:id', 'DELETE')
+  return router
+}

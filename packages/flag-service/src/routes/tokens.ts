@@ -1,0 +1,68 @@
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
+import { Router } from 'express'
+import { requireUser, userOf } from '../auth/guards.js'
+import { displayPrefix, generateSecret, hashSecret, PAT_PREFIX } from '../auth/secrets.js'
+import { SERVICE_TABLES } from '../migrations.js'
+import { type TokenRow, tokenJson } from '../records.js'
+import { createTokenSchema, intId } from '../schemas.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
+
+const T = SERVICE_TABLES
+const DAY_MS = 24 * 60 * 60 * 1000
+const TOKEN_COLUMNS = ['id', 'user_id', 'name', 'scope', 'prefix', 'created_at', 'last_used_at', 'expires_at'] as const
+const noToken = (raw: string) => new HttpError('not_found', `you have no token ${JSON.stringify(raw)}`)
+
+/**
+ * /api/tokens: always the caller's own personal access tokens (no admin
+ * override). A read_only token is refused every write by `authenticate`,
+ * creating tokens of either scope included.
+ */
+export function createTokensRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
+  const router = Router()
+  const body = jsonBodyFor(options)
+  const { knex } = runtime
+  router.use(requireUser)
+
+  router.get('/', async (req, res) => {
+    const rows = (await knex(T.tokens)
+      .where('user_id', userOf(req).id)
+      .select(TOKEN_COLUMNS)
+      .orderBy('id')) as TokenRow[]
+    res.json(rows.map(tokenJson))
+  })
+
+  router.post('/', ...body, async (req, res) => {
+    const user = userOf(req)
+    const input = parseOr422(createTokenSchema, req.body, 'token')
+    const token = generateSecret(PAT_PREFIX)
+    const now = runtime.clock()
+    const record = {
+      user_id: user.id,
+      name: input.name,
+      scope: input.scope,
+      token_hash: hashSecret(token),
+      prefix: displayPrefix(token),
+      created_at: now,
+      last_used_at: null,
+      expires_at: input.expires_in_days == null ? null : now + input.expires_in_days * DAY_MS,
+    }
+    const [inserted] = (await knex(T.tokens).insert(record, ['id'])) as Array<{ id: number | string }>
+    res.json({ ...tokenJson({ ...record, id: Number(inserted?.id) }), token })
+  })
+
+  router.delete('/:id', async (req, res) => {
+    const raw = String(req.params.id)
+    const id = intId(raw)
+    if (id === undefined) throw noToken(raw)
+    const deleted = await knex(T.tokens)
+      .where({ id, user_id: userOf(req).id })
+      .delete()
+    if (deleted === 0) throw noToken(raw)
+    noContent(res)
+  })
+
+  allowOnly(router, '/', 'GET, POST')
+  allowOnly(router, '/:id', 'DELETE')
+  return router
+}

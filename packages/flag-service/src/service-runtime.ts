@@ -1,0 +1,99 @@
+import { type Logger, silentLogger } from '@flagsync/server-kit'
+import {
+  type Database,
+  type FlagChange,
+  FlagStore,
+  type FlagStoreOptions,
+  type FlagWriter,
+  openDatabase,
+} from '@flagsync/store'
+import type { Knex } from 'knex'
+import { migrateService } from './migrations.js'
+
+export interface ServiceRuntimeOptions {
+  databaseUrl: string
+  /** Epoch ms; tests inject one to drive lockouts, sessions and token expiry. Default `Date.now`. */
+  clock?: () => number
+  logger?: Logger
+  storeOptions?: Omit<FlagStoreOptions, 'clock'>
+  /** PostgreSQL pool size (default 10). */
+  poolMax?: number
+}
+
+export type FlagChangeListener = (changes: FlagChange[]) => void | Promise<void>
+
+/**
+ * One process's view of the service: the database (flag-store tables plus the
+ * service's own), the flag store whose scope is an environment id, the clock
+ * and the logger. Every router receives it.
+ */
+export interface ServiceRuntime {
+  readonly db: Database
+  readonly knex: Knex
+  readonly store: FlagStore
+  readonly clock: () => number
+  readonly logger: Logger
+  /**
+   * Runs `fn` in one write transaction of the flag store, so management writes
+   * and flag writes serialize on the same lock (invariants such as "the last
+   * project" cannot race), and flag rows removed with a project or environment
+   * reach the change log atomically with it. Flag changes are handed to the
+   * `onFlagChanges` listeners after the commit, before this resolves.
+   */
+  write<T>(fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>): Promise<T>
+  /** Committed flag changes made through `write` (issue 10 feeds its change feed from here). */
+  onFlagChanges(listener: FlagChangeListener): () => void
+  /** Runs on `close`, newest first, before the database closes (streams, feeds, timers). */
+  onClose(fn: () => void | Promise<void>): void
+  close(): Promise<void>
+}
+
+export async function openServiceRuntime(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
+  const clock = options.clock ?? Date.now
+  const logger = options.logger ?? silentLogger()
+  const db = await openDatabase(options.databaseUrl, { poolMax: options.poolMax })
+  try {
+    await migrateService(db)
+  } catch (error) {
+    await db.close()
+    throw error
+  }
+  const store = new FlagStore(db, { ...options.storeOptions, clock })
+  const listeners = new Set<FlagChangeListener>()
+  const closers: Array<() => void | Promise<void>> = []
+  let closed = false
+
+  return {
+    db,
+    knex: db.knex,
+    store,
+    clock,
+    logger,
+    async write(fn) {
+      const { result, changes } = await store.write((writer) => fn(writer.trx, writer))
+      if (changes.length > 0) {
+        for (const listener of listeners) {
+          try {
+            await listener(changes)
+          } catch (err) {
+            logger.warn({ err }, 'a flag change listener failed')
+          }
+        }
+      }
+      return result
+    },
+    onFlagChanges(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    onClose(fn) {
+      closers.push(fn)
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      for (const fn of closers.reverse()) await fn()
+      await db.close()
+    },
+  }
+}

@@ -1,12 +1,13 @@
-import { murmur3Pair } from './murmur3.js'
+import { type HashPair, murmur3Pair } from './murmur3.js'
 
 /** Seed of the rollout hash (Unleash's STRATEGY_SEED). */
 export const ROLLOUT_SEED = 0
 
 /**
  * Seed of the variant hash (Unleash's VARIANT_SEED). A seed other than the
- * rollout's keeps the two decisions independent: without it, the users inside
- * a 10 % rollout would all land in the first tenth of the variant range.
+ * rollout's keeps the two decisions independent: with one seed and weights
+ * totalling 100, everyone inside a 10 % rollout would get the variant that
+ * owns the first tenth of the range.
  */
 export const VARIANT_SEED = 86028157
 
@@ -17,5 +18,7 @@ export const VARIANT_SEED = 86028157
  * `murmur3(...) % 100 + 1 <= p`; the two are equivalent.
  */
 export function bucket(flagKey: string, userId: string, seed = ROLLOUT_SEED, size = 100): number {
-  return murmur3Pair(flagKey, userId, seed) % size
+  return murmur3Pair(flagKey, userId, seed, seed, scratch).a % size
 }
+
+const scratch: HashPair = { a: 0, b: 0 }

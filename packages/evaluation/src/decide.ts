@@ -1,10 +1,11 @@
 import type { FullTargetingRule } from '@flagsync/protocol'
 import { textOf } from './attribute-value.js'
-import { bucket, VARIANT_SEED } from './bucket.js'
+import { ROLLOUT_SEED, VARIANT_SEED } from './bucket.js'
 import { type CheckedFlag, checkFlag } from './check-flag.js'
 import { EvaluationError, PrerequisiteCycle } from './errors.js'
 import { jsonEqual } from './json-equal.js'
 import { matchesRule } from './match-rule.js'
+import { type HashPair, murmur3Pair } from './murmur3.js'
 import { pickVariant, totalWeight } from './pick-variant.js'
 import { servedValue } from './present.js'
 import type { EvaluationContext, GetFlag } from './types.js'
@@ -42,22 +43,25 @@ export function decide(
   }
   const rules = flag.rules
   if (rules != null) {
-    for (let i = 0; i < rules.length; i++)
+    for (let i = 0; i < rules.length; i++) {
       if (matchesRule(rules[i] as FullTargetingRule, context)) return { kind: 'rule', index: i }
+    }
   }
   const rollout = flag.rollout_percentage ?? 100
   // A 0 % rollout needs no bucket: nobody is inside, with or without a user id.
-  if (rollout < 100 && (rollout === 0 || bucket(flag.key, userIdOf(flag, context)) >= rollout)) return OUTSIDE
+  if (rollout === 0) return OUTSIDE
   const variants = flag.variants
   const total = variants == null ? 0 : totalWeight(variants)
-  if (variants != null && total > 0) {
-    return {
-      kind: 'variant',
-      index: pickVariant(variants, bucket(flag.key, userIdOf(flag, context), VARIANT_SEED, total)),
-    }
-  }
-  return rollout < 100 ? INSIDE : DEFAULT
+  if (rollout === 100 && total === 0) return DEFAULT
+  // One hashing pass gives both buckets: bucket(key, id) and bucket(key, id, VARIANT_SEED, total).
+  const hashes = murmur3Pair(flag.key, userIdOf(flag, context), ROLLOUT_SEED, VARIANT_SEED, scratch)
+  if (hashes.a % 100 >= rollout) return OUTSIDE
+  if (variants != null && total > 0) return { kind: 'variant', index: pickVariant(variants, hashes.b % total) }
+  return INSIDE
 }
+
+// Read right after it is written, before anything can call decide() again.
+const scratch: HashPair = { a: 0, b: 0 }
 
 /**
  * The bucketing id. A split without one would have to guess (LaunchDarkly puts

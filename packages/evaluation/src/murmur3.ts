@@ -7,33 +7,45 @@ const C2 = 0x1b873593
  * mmh3, Guava): lone surrogates are hashed as U+FFFD, as TextEncoder encodes them.
  */
 export function murmur3(input: string, seed = 0): number {
-  begin(seed)
+  begin(seed, seed)
   absorb(input)
-  return end()
+  return finish(hashA)
+}
+
+/** The two hashes `murmur3Pair` computes. */
+export interface HashPair {
+  a: number
+  b: number
 }
 
 /**
- * `murmur3(`${first}:${second}`, seed)` without building that string: on the
- * evaluation hot path, concatenating and then flattening the string for
- * `charCodeAt` costs more than hashing it.
+ * `murmur3(`${first}:${second}`, seedA)` into `out.a` and the same under
+ * `seedB` into `out.b`. On the evaluation hot path this matters twice: no
+ * string is built (concatenating, then flattening it for `charCodeAt`, costs
+ * more than hashing), and both seeds take one pass, since a seed only enters
+ * the running state and the UTF-8 encoding and block scrambling can be shared.
  */
-export function murmur3Pair(first: string, second: string, seed: number): number {
-  begin(seed)
+export function murmur3Pair(first: string, second: string, seedA: number, seedB: number, out: HashPair): HashPair {
+  begin(seedA, seedB)
   absorb(first)
   absorb(':')
   absorb(second)
-  return end()
+  out.a = finish(hashA)
+  out.b = finish(hashB)
+  return out
 }
 
 // Hasher state, module-level so that hashing allocates nothing. Safe because
 // hashing is synchronous and never re-entered.
-let h = 0
+let hashA = 0 // running hash under the first seed
+let hashB = 0 // and under the second
 let block = 0 // up to four pending bytes, little-endian
 let shift = 0 // bits already in `block`
 let length = 0 // bytes hashed so far
 
-function begin(seed: number): void {
-  h = seed | 0
+function begin(seedA: number, seedB: number): void {
+  hashA = seedA | 0
+  hashB = seedB | 0
   block = 0
   shift = 0
   length = 0
@@ -46,17 +58,24 @@ function begin(seed: number): void {
  * byte. The state is copied into locals: module variables cannot live in registers.
  */
 function absorb(input: string): void {
-  let hash = h
+  let a = hashA
+  let b = hashB
   let pending = block
   let bits = shift
   let bytes = length
   let i = 0
   while (i < input.length) {
     if (i + 4 <= input.length) {
-      const word = asciiWord(input, i)
-      if (word >= 0) {
+      const c0 = input.charCodeAt(i)
+      const c1 = input.charCodeAt(i + 1)
+      const c2 = input.charCodeAt(i + 2)
+      const c3 = input.charCodeAt(i + 3)
+      if ((c0 | c1 | c2 | c3) < 0x80) {
+        const word = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
         // Completes the pending block; the word's last `bits / 8` bytes start the next one.
-        hash = mixBlock(hash, pending | (word << bits))
+        const k = scramble(pending | (word << bits))
+        a = step(a, k)
+        b = step(b, k)
         pending = bits === 0 ? 0 : word >>> (32 - bits)
         bytes += 4
         i += 4
@@ -91,25 +110,19 @@ function absorb(input: string): void {
       utf8 >>>= 8
       bits += 8
       if (bits === 32) {
-        hash = mixBlock(hash, pending)
+        const k = scramble(pending)
+        a = step(a, k)
+        b = step(b, k)
         pending = 0
         bits = 0
       }
     }
   }
-  h = hash
+  hashA = a
+  hashB = b
   block = pending
   shift = bits
   length = bytes
-}
-
-/** Chars `i` to `i + 3` as one little-endian word when all four are ASCII, else -1. */
-function asciiWord(input: string, i: number): number {
-  const a = input.charCodeAt(i)
-  const b = input.charCodeAt(i + 1)
-  const c = input.charCodeAt(i + 2)
-  const d = input.charCodeAt(i + 3)
-  return (a | b | c | d) < 0x80 ? a | (b << 8) | (c << 16) | (d << 24) : -1
 }
 
 /** The four UTF-8 bytes of a supplementary code point, first byte lowest. */
@@ -123,8 +136,9 @@ function utf8Of4(cp: number): number {
   )
 }
 
-function mixBlock(hash: number, k: number): number {
-  hash ^= scramble(k)
+/** Mixes one scrambled block into a running hash. */
+function step(hash: number, k: number): number {
+  hash ^= k
   hash = (hash << 13) | (hash >>> 19)
   return (Math.imul(hash, 5) + 0xe6546b64) | 0
 }
@@ -136,8 +150,8 @@ function scramble(k: number): number {
 }
 
 /** Mixes the partial last block, then fmix32 makes every input bit affect every output bit. */
-function end(): number {
-  let x = h
+function finish(hash: number): number {
+  let x = hash
   if (shift > 0) x ^= scramble(block)
   x ^= length
   x ^= x >>> 16

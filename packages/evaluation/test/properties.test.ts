@@ -1,4 +1,4 @@
-import { type EvaluationResult, evaluate, type GetFlag } from '@flagsync/evaluation'
+import { bucket, type EvaluationResult, evaluate, type GetFlag, VARIANT_SEED } from '@flagsync/evaluation'
 import type { EvaluableFlag } from '@flagsync/protocol'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -149,6 +149,38 @@ describe('bucketing properties', () => {
         const first = evaluate(f, { user_id: userId === '' ? 'x' : userId })
         expect(evaluate(f, { user_id: userId === '' ? 'x' : userId })).toEqual(first)
       }),
+    )
+  })
+
+  it("uses bucket()'s buckets for the rollout and the split, for any user id", () => {
+    fc.assert(
+      fc.property(
+        flagKey,
+        fc.string({ unit: 'binary', minLength: 1 }),
+        fc.integer({ min: 1, max: 100 }),
+        fc.array(fc.nat(5), { minLength: 1, maxLength: 5 }),
+        (key, userId, rollout, weights) => {
+          const f: EvaluableFlag = {
+            key,
+            is_enabled: true,
+            rollout_percentage: rollout,
+            flag_type: 'integer',
+            default_value: -2,
+            disabled_value: -1,
+            variants: weights.map((weight, value) => ({ weight, value })),
+          }
+          const total = weights.reduce((sum, w) => sum + w, 0)
+          let expected: EvaluationResult
+          if (bucket(key, userId) >= rollout) expected = { value: -1, reason: 'SPLIT' }
+          else if (total > 0) {
+            let target = bucket(key, userId, VARIANT_SEED, total)
+            const index = weights.findIndex((w) => (target -= w) < 0)
+            expected = { value: index, reason: 'SPLIT', variant: String(index) }
+          } else expected = { value: -2, reason: rollout === 100 ? 'DEFAULT' : 'SPLIT' }
+          expect(evaluate(f, { user_id: userId })).toEqual(expected)
+        },
+      ),
+      { numRuns: 2000 },
     )
   })
 

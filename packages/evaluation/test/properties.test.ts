@@ -173,8 +173,12 @@ describe('bucketing properties', () => {
           let expected: EvaluationResult
           if (bucket(key, userId) >= rollout) expected = { value: -1, reason: 'SPLIT' }
           else if (total > 0) {
-            let target = bucket(key, userId, VARIANT_SEED, total)
-            const index = weights.findIndex((w) => (target -= w) < 0)
+            const target = bucket(key, userId, VARIANT_SEED, total)
+            let cumulative = 0
+            const index = weights.findIndex((w) => {
+              cumulative += w
+              return target < cumulative
+            })
             expected = { value: index, reason: 'SPLIT', variant: String(index) }
           } else expected = { value: -2, reason: rollout === 100 ? 'DEFAULT' : 'SPLIT' }
           expect(evaluate(f, { user_id: userId })).toEqual(expected)

@@ -115,33 +115,35 @@ export function rawRequest(url: string, bytes: Buffer | string, timeoutMs = 5000
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname)
     const chunks: Buffer[] = []
+    let done = false
     const timer = setTimeout(() => {
+      done = true
       socket.destroy()
       reject(new Error(`no complete response within ${timeoutMs} ms; got ${Buffer.concat(chunks).toString()}`))
     }, timeoutMs)
     const finish = () => {
+      if (done) return
+      done = true
       clearTimeout(timer)
-      const text = Buffer.concat(chunks).toString('latin1')
-      const parsed = parseResponse(text)
       socket.destroy()
-      resolve(parsed ?? { status: 0, headers: {}, body: text })
+      const data = Buffer.concat(chunks)
+      resolve(parseResponse(data)?.response ?? { status: 0, headers: {}, body: data.toString('utf8') })
     }
     socket.on('data', (chunk) => {
       chunks.push(chunk)
-      const text = Buffer.concat(chunks).toString('latin1')
-      const parsed = parseResponse(text)
-      if (parsed && isComplete(text, parsed)) finish()
+      const parsed = parseResponse(Buffer.concat(chunks))
+      if (parsed?.complete) finish()
     })
-    socket.on('error', () => finish())
-    socket.on('close', () => finish())
+    socket.on('error', finish)
+    socket.on('close', finish)
     socket.write(bytes)
   })
 }
 
-function parseResponse(text: string): RawResponse | undefined {
-  const end = text.indexOf('\r\n\r\n')
+function parseResponse(data: Buffer): { response: RawResponse; complete: boolean } | undefined {
+  const end = data.indexOf('\r\n\r\n')
   if (end < 0) return undefined
-  const [statusLine, ...lines] = text.slice(0, end).split('\r\n')
+  const [statusLine, ...lines] = data.subarray(0, end).toString('latin1').split('\r\n')
   const match = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '')
   if (!match) return undefined
   const headers: Record<string, string> = {}
@@ -149,13 +151,13 @@ function parseResponse(text: string): RawResponse | undefined {
     const i = line.indexOf(':')
     if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim()
   }
-  return { status: Number(match[1]), headers, body: text.slice(end + 4) }
-}
-
-function isComplete(text: string, res: RawResponse): boolean {
-  const length = res.headers['content-length']
-  if (length === undefined) return res.headers['transfer-encoding'] === undefined ? true : text.endsWith('0\r\n\r\n')
-  return Buffer.byteLength(res.body, 'latin1') >= Number(length)
+  const body = data.subarray(end + 4)
+  const length = headers['content-length']
+  const complete =
+    length !== undefined
+      ? body.length >= Number(length)
+      : headers['transfer-encoding'] === undefined || body.toString('latin1').endsWith('0\r\n\r\n')
+  return { response: { status: Number(match[1]), headers, body: body.toString('utf8') }, complete }
 }
 
 /**

@@ -1,7 +1,8 @@
 // Browser bundles. tsc -b (run first by `npm run build`) emits per-file ESM and
 // declarations into each package's dist/; rollup turns the browser packages into
 // publishable bundles and the examples into single files a page can load.
-import { readFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
 import nodeResolve from '@rollup/plugin-node-resolve'
 import { dts } from 'rollup-plugin-dts'
 import esbuild from 'rollup-plugin-esbuild'
@@ -14,7 +15,23 @@ const externalsOf = (dir) => {
   return (id) => deps.some((d) => id === d || id.startsWith(`${d}/`))
 }
 
-const browserResolve = () => nodeResolve({ browser: true, exportConditions: ['browser', 'import', 'default'] })
+/**
+ * Dexie's `import` entry is a wrapper around its UMD build (to dedupe CJS/ESM
+ * copies in Node), which rollup cannot import without a CommonJS plugin; a
+ * bundle holds one copy anyway, so take Dexie's own ES module build.
+ */
+const dexieEsm = () => ({
+  name: 'dexie-esm',
+  resolveId(source, importer) {
+    if (source !== 'dexie') return null
+    return this.resolve('dexie/dist/dexie.mjs', importer, { skipSelf: true })
+  },
+})
+
+const browserResolve = () => [
+  dexieEsm(),
+  nodeResolve({ browser: true, exportConditions: ['browser', 'import', 'default'] }),
+]
 
 const library = (dir, name) => [
   {
@@ -39,4 +56,38 @@ const library = (dir, name) => [
   },
 ]
 
-export default [...library('packages/sync-client', 'sync-client')]
+/**
+ * Copies a web app's public/ folder next to its bundle. The service worker's
+ * `__SHELL_VERSION__` becomes a hash of everything emitted, so each build that
+ * changes the shell installs a fresh offline cache.
+ */
+const appShell = (publicDir) => ({
+  name: 'flagsync-app-shell',
+  buildStart() {
+    for (const file of readdirSync(publicDir)) this.addWatchFile(`${publicDir}/${file}`)
+  },
+  generateBundle(_options, bundle) {
+    const files = readdirSync(publicDir).sort()
+    const hash = createHash('sha256')
+    for (const name of Object.keys(bundle).sort()) {
+      const out = bundle[name]
+      hash.update(name).update(out.type === 'chunk' ? out.code : out.source)
+    }
+    for (const file of files) hash.update(file).update(readFileSync(`${publicDir}/${file}`))
+    const version = hash.digest('hex').slice(0, 12)
+    for (const file of files) {
+      const content = readFileSync(`${publicDir}/${file}`)
+      const source = file === 'sw.js' ? content.toString('utf8').replaceAll('__SHELL_VERSION__', version) : content
+      this.emitFile({ type: 'asset', fileName: file, source })
+    }
+  },
+})
+
+/** examples/flag-console: one minified module for the page plus its static shell, served by `npm start` at /. */
+const flagConsole = {
+  input: 'examples/flag-console/src/main.ts',
+  output: { file: 'examples/flag-console/dist/app.js', format: 'es', sourcemap: true },
+  plugins: [browserResolve(), esbuild({ minify: true, target: 'es2022' }), appShell('examples/flag-console/public')],
+}
+
+export default [...library('packages/sync-client', 'sync-client'), flagConsole]

@@ -1,0 +1,303 @@
+/** The console page: wires the flag client (what to show) and the sync client (where edits go) to the DOM. */
+import type { FlagClient } from '@flagsync/flag-client'
+import type { OutboxEntry, SyncClient, SyncStatus } from '@flagsync/sync-client'
+import { confirmDialog, connectDialog, createFlagDialog } from './dialogs.js'
+import { h, icon, replaceChildren, setText } from './dom.js'
+import { FlagRow } from './flag-row.js'
+import { type ConsoleFlag, pendingKeys, toConsoleFlag } from './model.js'
+import { SyncView } from './sync-view.js'
+
+export interface ConsoleOptions {
+  flags: FlagClient
+  sync: SyncClient
+  sdkKey: string | null
+  saveSdkKey(key: string | null): void
+}
+
+function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id)
+  if (!el) throw new Error(`#${id} is missing from index.html`)
+  return el as T
+}
+
+export class ConsoleApp {
+  private readonly flags: FlagClient
+  private readonly sync: SyncClient
+  private readonly rows = new Map<string, FlagRow>()
+  private readonly list = byId<HTMLUListElement>('flag-list')
+  private readonly empty = byId<HTMLDivElement>('flags-empty')
+  private readonly summary = byId<HTMLParagraphElement>('flags-summary')
+  private readonly filter = byId<HTMLInputElement>('filter')
+  private readonly stream = byId<HTMLSpanElement>('stream-status')
+  private readonly keyButton = byId<HTMLButtonElement>('key-button')
+  private readonly toastEl = byId<HTMLDivElement>('toast')
+  private readonly syncView: SyncView
+  private ready = false
+  private status: SyncStatus | null = null
+  private entries: OutboxEntry[] = []
+  private pending = new Set<string>()
+  private outboxReading = false
+  private outboxDirty = false
+  private toastTimer: ReturnType<typeof setTimeout> | undefined
+  private askedForKey = false
+
+  constructor(private readonly options: ConsoleOptions) {
+    this.flags = options.flags
+    this.sync = options.sync
+    this.syncView = new SyncView(
+      {
+        pill: byId('sync-status'),
+        banner: byId('banner'),
+        pendingList: byId('pending-list'),
+        pendingEmpty: byId('pending-empty'),
+        syncNow: byId('sync-now'),
+      },
+      {
+        discard: (ids, label) => this.discard(ids, label),
+        retry: () => {
+          this.sync.flush().catch((e: unknown) => this.toast(`Sync failed: ${message(e)}`, 'error'))
+        },
+      },
+    )
+  }
+
+  start(): void {
+    this.flags.subscribe((event) => {
+      if (event.type === 'flags') this.renderFlags()
+      else this.renderStream()
+    })
+    this.sync.subscribe((status) => {
+      this.status = status
+      this.readOutbox()
+    })
+    void this.flags.ready().then(() => {
+      this.ready = true
+      this.renderFlags()
+    })
+    window.addEventListener('online', () => this.onConnectivity())
+    window.addEventListener('offline', () => this.onConnectivity())
+    setInterval(() => this.syncView.tick(), 1000)
+
+    byId<HTMLButtonElement>('new-flag').addEventListener('click', () => this.openCreate())
+    this.filter.addEventListener('input', () => this.renderFlags())
+    this.keyButton.prepend(icon('key'))
+    this.keyButton.hidden = this.options.sdkKey === null
+    this.keyButton.addEventListener('click', () => this.askForKey())
+    this.renderFlags()
+    this.renderStream()
+  }
+
+  // ---- edits: all through the outbox, shown at once ------------------------------
+
+  private openCreate(): void {
+    createFlagDialog({
+      exists: (key) => this.flags.getFlag(key) !== undefined,
+      create: async (flag) => {
+        await this.flags.createFlag({ ...flag })
+        this.afterEdit(`Created “${flag.key}”`)
+        this.rows.get(flag.key)?.el.scrollIntoView({ block: 'nearest' })
+      },
+    })
+  }
+
+  private toggle(key: string, enabled: boolean): void {
+    this.flags.updateFlag(key, { is_enabled: enabled }).then(
+      () => this.afterEdit(null),
+      (e: unknown) => this.toast(`Could not change “${key}”: ${message(e)}`, 'error'),
+    )
+  }
+
+  private async save(key: string, changes: Partial<ConsoleFlag>): Promise<void> {
+    await this.flags.updateFlag(key, changes)
+    this.afterEdit(`Saved “${key}”`)
+  }
+
+  private remove(key: string, returnFocus: HTMLElement): void {
+    void confirmDialog({
+      title: `Delete “${key}”?`,
+      message:
+        'Apps evaluating this flag will get their default value. The deletion is sent to the server with your other changes.',
+      confirmLabel: 'Delete flag',
+      returnFocus,
+    }).then(async (confirmed) => {
+      if (!confirmed) return
+      const keys = [...this.rows.keys()]
+      const next = keys[keys.indexOf(key) + 1] ?? keys[keys.indexOf(key) - 1]
+      try {
+        await this.flags.deleteFlag(key)
+      } catch (e) {
+        this.toast(`Could not delete “${key}”: ${message(e)}`, 'error')
+        return
+      }
+      this.afterEdit(`Deleted “${key}”`)
+      const target = next ? this.rows.get(next)?.el.querySelector<HTMLElement>('[role="switch"]') : null
+      ;(target ?? byId('flags-heading')).focus()
+    })
+  }
+
+  private async discard(ids: number[], label: string): Promise<void> {
+    try {
+      await this.sync.discard(ids)
+      this.toast(`Discarded: ${label}`)
+    } catch (e) {
+      this.toast(`Could not discard: ${message(e)}`, 'error')
+    }
+  }
+
+  /** Sends right away when nothing stands in the way, instead of waiting for the next background pass. */
+  private afterEdit(note: string | null): void {
+    const online = navigator.onLine
+    if (note) this.toast(online ? note : `${note} — saved on this device`)
+    if (online && (this.status === null || this.status.state === 'idle')) this.sync.flush().catch(() => {})
+  }
+
+  // ---- rendering ------------------------------------------------------------------
+
+  private onConnectivity(): void {
+    this.renderStream()
+    if (this.status) this.syncView.render(this.status, this.entries, navigator.onLine)
+  }
+
+  /** Reads the outbox after each status change; reads never overlap and the last one wins. */
+  private readOutbox(): void {
+    if (this.outboxReading) {
+      this.outboxDirty = true
+      return
+    }
+    this.outboxReading = true
+    void (async () => {
+      do {
+        this.outboxDirty = false
+        try {
+          this.entries = await this.sync.outbox()
+        } catch {
+          // closed or a transient IndexedDB failure: keep the last entries
+        }
+      } while (this.outboxDirty)
+      this.outboxReading = false
+      this.pending = pendingKeys(this.entries)
+      for (const [key, row] of this.rows) row.setPending(this.pending.has(key))
+      if (this.status) this.syncView.render(this.status, this.entries, navigator.onLine)
+      if (this.status?.lastError?.status === 401) this.keyNeeded()
+    })()
+  }
+
+  private renderFlags(): void {
+    const all = this.flags.allFlags().map(toConsoleFlag)
+    const seen = new Set<string>()
+    let previous: Element | null = null
+    for (const flag of all) {
+      seen.add(flag.key)
+      let row = this.rows.get(flag.key)
+      if (row) row.update(flag, this.pending.has(flag.key))
+      else {
+        row = new FlagRow(flag, {
+          toggle: (key, enabled) => this.toggle(key, enabled),
+          save: (key, changes) => this.save(key, changes),
+          remove: (key, focus) => this.remove(key, focus),
+        })
+        row.setPending(this.pending.has(flag.key))
+        this.rows.set(flag.key, row)
+      }
+      // Keep sorted order, moving an element only when it is out of place (moving loses focus).
+      const expected: Element | null = previous ? previous.nextElementSibling : this.list.firstElementChild
+      if (expected !== row.el) {
+        if (previous) previous.after(row.el)
+        else this.list.prepend(row.el)
+      }
+      previous = row.el
+    }
+    for (const [key, row] of this.rows) {
+      if (!seen.has(key)) {
+        row.el.remove()
+        this.rows.delete(key)
+      }
+    }
+
+    const query = this.filter.value.trim().toLowerCase()
+    let shown = 0
+    for (const flag of all) {
+      const match =
+        query === '' || flag.key.toLowerCase().includes(query) || (flag.description ?? '').toLowerCase().includes(query)
+      const row = this.rows.get(flag.key)
+      if (row) row.el.hidden = !match
+      if (match) shown++
+    }
+
+    const on = all.filter((f) => f.is_enabled).length
+    if (!this.ready) {
+      setText(this.summary, navigator.onLine ? 'Loading flags…' : 'Offline, and no saved copy of the flags yet')
+    } else {
+      const count = all.length === 1 ? '1 flag' : `${all.length} flags`
+      setText(this.summary, all.length === 0 ? 'No flags yet' : `${count} · ${on} on`)
+    }
+    this.renderEmpty(all.length, shown, query)
+  }
+
+  private renderEmpty(total: number, shown: number, query: string): void {
+    const show = this.ready && shown === 0
+    this.empty.hidden = !show
+    this.list.hidden = show || total === 0
+    if (!show) return
+    const state = total === 0 ? 'none' : `filtered:${query}`
+    if (this.empty.dataset.state === state) return
+    this.empty.dataset.state = state
+    if (total === 0) {
+      const create = h('button', { type: 'button', class: 'btn btn-primary' }, icon('plus'), 'Create your first flag')
+      create.addEventListener('click', () => this.openCreate())
+      replaceChildren(
+        this.empty,
+        h('h2', { class: 'empty-title' }, 'No flags yet'),
+        h('p', { class: 'muted' }, 'A flag turns a feature on or off, for everyone or a share of your users.'),
+        create,
+      )
+    } else {
+      replaceChildren(this.empty, h('p', { class: 'muted' }, `No flags match “${query}”.`))
+    }
+  }
+
+  private renderStream(): void {
+    const status = this.flags.status()
+    let state: string
+    let text: string
+    if (!navigator.onLine) [state, text] = ['offline', 'Offline']
+    else if (status.state === 'live') [state, text] = ['live', 'Live']
+    else if (status.lastError?.status === 401) [state, text] = ['error', 'Key needed']
+    else if (status.state === 'connecting') [state, text] = ['connecting', 'Connecting…']
+    else if (status.state === 'polling') [state, text] = ['reconnecting', 'Polling']
+    else [state, text] = ['reconnecting', 'Reconnecting…']
+    this.stream.dataset.state = state
+    this.stream.title =
+      state === 'live' ? 'Receiving changes from the server as they happen' : (status.lastError?.message ?? text)
+    const label = this.stream.querySelector('.stream-text')
+    if (label) setText(label, text)
+    if (status.lastError?.status === 401 && status.state !== 'live') this.keyNeeded()
+    if (!this.ready) this.renderFlags()
+  }
+
+  private keyNeeded(): void {
+    this.keyButton.hidden = false
+    if (this.askedForKey) return
+    this.askedForKey = true
+    this.askForKey()
+  }
+
+  private askForKey(): void {
+    connectDialog({ current: this.options.sdkKey, save: (key) => this.options.saveSdkKey(key) })
+  }
+
+  private toast(text: string, tone: 'info' | 'error' = 'info'): void {
+    clearTimeout(this.toastTimer)
+    this.toastEl.dataset.tone = tone
+    replaceChildren(this.toastEl, h('span', {}, text))
+    this.toastEl.classList.add('is-visible')
+    this.toastTimer = setTimeout(() => {
+      this.toastEl.classList.remove('is-visible')
+      this.toastTimer = setTimeout(() => replaceChildren(this.toastEl), 300)
+    }, 4000)
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

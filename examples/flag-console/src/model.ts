@@ -1,0 +1,199 @@
+/** The console's view of flags, operations and sync status: pure functions, no DOM. */
+import type { ClientFlag } from '@flagsync/flag-client'
+import { compactRecord, type DeliveryError, type OutboxEntry, type SyncStatus } from '@flagsync/sync-client'
+
+export type Operation = OutboxEntry['operation']
+
+export const OPERATORS = ['equals', 'not_equals', 'contains', 'starts_with', 'ends_with'] as const
+export type Operator = (typeof OPERATORS)[number]
+
+export const OPERATOR_LABELS: Record<Operator, string> = {
+  equals: 'is one of',
+  not_equals: 'is not',
+  contains: 'contains',
+  starts_with: 'starts with',
+  ends_with: 'ends with',
+}
+
+export interface Rule {
+  attribute: string
+  operator: Operator
+  values: string[]
+}
+
+/** A flag of the flat API with every optional field filled in. */
+export interface ConsoleFlag {
+  key: string
+  is_enabled: boolean
+  rollout_percentage: number | null
+  description: string | null
+  rules: Rule[]
+}
+
+export const FLAG_KEY_PATTERN = /^[A-Za-z0-9_-]{1,100}$/
+
+export function toConsoleFlag(flag: ClientFlag): ConsoleFlag {
+  const rollout = flag.rollout_percentage
+  const description = flag.description
+  return {
+    key: flag.key,
+    is_enabled: flag.is_enabled === true,
+    rollout_percentage: typeof rollout === 'number' ? rollout : null,
+    description: typeof description === 'string' && description !== '' ? description : null,
+    rules: Array.isArray(flag.rules) ? flag.rules.filter(isRule) : [],
+  }
+}
+
+function isRule(value: unknown): value is Rule {
+  if (typeof value !== 'object' || value === null) return false
+  const rule = value as Record<string, unknown>
+  return (
+    typeof rule.attribute === 'string' &&
+    typeof rule.operator === 'string' &&
+    (OPERATORS as readonly string[]).includes(rule.operator) &&
+    Array.isArray(rule.values) &&
+    rule.values.every((v) => typeof v === 'string')
+  )
+}
+
+/** "beta, internal ,  staff" → ['beta', 'internal', 'staff'] */
+export function parseValues(text: string): string[] {
+  return text
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
+}
+
+/** The fields of `next` that differ from `current`, as a merge patch. */
+export function diffFlag(current: ConsoleFlag, next: ConsoleFlag): Partial<ConsoleFlag> {
+  const changes: Partial<ConsoleFlag> = {}
+  if (next.is_enabled !== current.is_enabled) changes.is_enabled = next.is_enabled
+  if (next.rollout_percentage !== current.rollout_percentage) changes.rollout_percentage = next.rollout_percentage
+  if (next.description !== current.description) changes.description = next.description
+  if (JSON.stringify(next.rules) !== JSON.stringify(current.rules)) changes.rules = next.rules
+  return changes
+}
+
+export function rolloutLabel(flag: ConsoleFlag): string {
+  const pct = flag.rollout_percentage ?? 100
+  return pct === 100 ? 'All users' : `${pct}% of users`
+}
+
+export function ruleSummary(rule: Rule): string {
+  return `${rule.attribute} ${OPERATOR_LABELS[rule.operator]} ${rule.values.join(', ')}`
+}
+
+// ---- operations --------------------------------------------------------------
+
+const FIELD_NAMES: Record<string, string> = {
+  is_enabled: 'state',
+  rollout_percentage: 'rollout',
+  description: 'description',
+  rules: 'rules',
+}
+
+/** A short human description of a queued operation: `Create “beta”`, `Turn on “dark-mode”`. */
+export function describeOperation(op: Operation): string {
+  const name = `“${op.recordId}”`
+  if (op.collection !== 'flags') return `${op.action} ${op.collection}/${op.recordId}`
+  switch (op.action) {
+    case 'insert':
+      return `Create ${name}`
+    case 'delete':
+      return `Delete ${name}`
+    case 'update': {
+      const fields = Object.keys(op.changes)
+      if (fields.length === 1 && fields[0] === 'is_enabled') {
+        return `${op.changes.is_enabled === true ? 'Turn on' : 'Turn off'} ${name}`
+      }
+      const names = fields.map((f) => FIELD_NAMES[f] ?? f)
+      return `Edit ${names.join(', ')} of ${name}`
+    }
+  }
+}
+
+export interface SentOperation {
+  /** The operation as the receiver saw it (after compaction). */
+  operation: Operation
+  /** The outbox ids it stands for: discard these to drop it. */
+  ids: number[]
+}
+
+/**
+ * The operations of the batch the receiver rejected, rebuilt the way the sync
+ * client cut it (records in order of first appearance, each compacted to one
+ * operation, records that cancel out skipped), so the receiver's
+ * `operationIndex` names one of them. Without an index, every operation of the
+ * batch is a suspect.
+ */
+export function rejectedOperations(entries: readonly OutboxEntry[], error: DeliveryError): SentOperation[] {
+  const groups = new Map<string, OutboxEntry[]>()
+  for (const entry of entries) {
+    if (entry.batchId !== error.batchId) continue
+    const key = JSON.stringify([entry.operation.collection, entry.operation.recordId])
+    const group = groups.get(key)
+    if (group) group.push(entry)
+    else groups.set(key, [entry])
+  }
+  const sent: SentOperation[] = []
+  for (const group of groups.values()) {
+    const operation = compactRecord(group.map((e) => e.operation))
+    if (operation) sent.push({ operation, ids: group.map((e) => e.id) })
+  }
+  const named = error.operationIndex === undefined ? undefined : sent[error.operationIndex]
+  return named ? [named] : sent
+}
+
+/** The keys of flags with queued, unacknowledged operations. */
+export function pendingKeys(entries: readonly OutboxEntry[]): Set<string> {
+  return new Set(entries.filter((e) => e.operation.collection === 'flags').map((e) => e.operation.recordId))
+}
+
+// ---- status ------------------------------------------------------------------
+
+export type Tone = 'ok' | 'pending' | 'busy' | 'offline' | 'warn' | 'error'
+
+export interface StatusView {
+  tone: Tone
+  /** The pill's text. */
+  label: string
+}
+
+export function formatWait(ms: number): string {
+  const s = Math.max(1, Math.ceil(ms / 1000))
+  if (s < 60) return `${s} s`
+  const m = Math.floor(s / 60)
+  const rest = s % 60
+  return rest === 0 ? `${m} min` : `${m} min ${rest} s`
+}
+
+export function pendingLabel(pending: number): string {
+  return pending === 1 ? '1 pending' : `${pending} pending`
+}
+
+/** What the header pill says for a sync status at time `now`. */
+export function describeStatus(status: SyncStatus, now: number): StatusView {
+  switch (status.state) {
+    case 'offline':
+      return {
+        tone: 'offline',
+        label: status.pending > 0 ? `Offline — ${pendingLabel(status.pending)}` : 'Offline — all changes saved',
+      }
+    case 'blocked':
+      return { tone: 'error', label: `Blocked: ${status.lastError?.message ?? 'the receiver rejected a change'}` }
+    case 'syncing':
+      return { tone: 'busy', label: 'Syncing…' }
+    case 'backoff':
+      return {
+        tone: 'warn',
+        label:
+          status.nextAttemptAt === null || status.nextAttemptAt <= now
+            ? 'Retrying…'
+            : `Retrying in ${formatWait(status.nextAttemptAt - now)}`,
+      }
+    case 'idle':
+      return status.pending > 0
+        ? { tone: 'pending', label: pendingLabel(status.pending) }
+        : { tone: 'ok', label: 'All changes synced' }
+  }
+}

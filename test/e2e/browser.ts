@@ -1,0 +1,46 @@
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { type Browser, chromium, type Page } from 'playwright-core'
+
+/** Debian's Chromium (apt-get install chromium); a downloaded browser is never used. */
+export const CHROMIUM_PATH = '/usr/bin/chromium'
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  })
+}
+
+/** Screenshots go to test-results/e2e/ (gitignored; CI keeps the workspace). */
+export const SCREENSHOT_DIR = fileURLToPath(new URL('../../test-results/e2e/', import.meta.url))
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true })
+  const path = `${SCREENSHOT_DIR}${name}.png`
+  await page.screenshot({ path, fullPage: true })
+  return path
+}
+
+/**
+ * Collects uncaught exceptions and console errors of a page, so a test can
+ * assert it stayed healthy. The browser's own "Failed to load resource" lines
+ * (requests made while offline, the receiver's 422) are expected and left out.
+ */
+export function watchErrors(page: Page, label: string, into: string[] = []): string[] {
+  page.on('pageerror', (error) => into.push(`${label} pageerror: ${error.message}`))
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) {
+      into.push(`${label} console: ${message.text()}`)
+    }
+  })
+  return into
+}

@@ -1,0 +1,343 @@
+/**
+ * The flag console in Chromium against `npm start` (the real server process on
+ * a random port, serving the built console at /). Page A and page B are in
+ * separate browser contexts, so only A goes offline and each has its own
+ * IndexedDB. The steps build on each other and run in order.
+ */
+import type { BrowserContext, Locator, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
+import { tempDir } from '../support/temp-dir.js'
+import { launchChromium, screenshot, watchErrors } from './browser.js'
+
+interface Flag {
+  key: string
+  is_enabled: boolean
+  rollout_percentage: number | null
+  description: string | null
+  rules: Array<{ attribute: string; operator: string; values: string[] }>
+}
+
+const SEED: Flag[] = [
+  {
+    key: 'dark-mode',
+    is_enabled: false,
+    rollout_percentage: null,
+    description: 'Dark colour scheme for the dashboard',
+    rules: [],
+  },
+  {
+    key: 'legacy-banner',
+    is_enabled: true,
+    rollout_percentage: null,
+    description: 'Old announcement bar, being retired',
+    rules: [],
+  },
+  {
+    key: 'new-checkout',
+    is_enabled: true,
+    rollout_percentage: 25,
+    description: 'The redesigned checkout flow',
+    rules: [{ attribute: 'country', operator: 'equals', values: ['NL', 'BE'] }],
+  },
+  {
+    key: 'search-v2',
+    is_enabled: true,
+    rollout_percentage: null,
+    description: 'Typo-tolerant search',
+    rules: [{ attribute: 'email', operator: 'ends_with', values: ['@acme.com'] }],
+  },
+]
+
+/** How long a condition may take: delivery, a stream reconnect (≤ 6.5 s in the console) and rendering. */
+const WITHIN = { timeout: 20_000, interval: 100 }
+
+const dir = tempDir('flagsync-e2e-console-')
+let server: SpawnedServer
+let browser: Awaited<ReturnType<typeof launchChromium>>
+let contextA: BrowserContext
+let contextB: BrowserContext
+let pageA: Page
+let pageB: Page
+const pageErrors: string[] = []
+
+async function api(method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${server.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+}
+
+async function serverFlags(): Promise<Flag[]> {
+  const res = await api('GET', '/api/flags')
+  expect(res.status).toBe(200)
+  return ((await res.json()) as Flag[]).sort((a, b) => a.key.localeCompare(b.key))
+}
+
+async function serverFlag(key: string): Promise<Flag | null> {
+  const res = await api('GET', `/api/flags/${key}`)
+  if (res.status === 404) return null
+  expect(res.status).toBe(200)
+  return (await res.json()) as Flag
+}
+
+const row = (page: Page, key: string): Locator => page.locator(`li.flag[data-key="${key}"]`)
+const flagSwitch = (page: Page, key: string): Locator => page.getByRole('switch', { name: key, exact: true })
+const pill = (page: Page): Locator => page.locator('#sync-status')
+const keysOn = (page: Page): Promise<string[]> =>
+  page.locator('li.flag').evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.key ?? ''))
+const pillState = (page: Page) =>
+  pill(page).evaluate((el) => ({
+    state: (el as HTMLElement).dataset.state,
+    pending: Number((el as HTMLElement).dataset.pending),
+    text: el.textContent ?? '',
+  }))
+const pendingItems = (page: Page): Promise<string[]> => page.locator('#pending-list .pending-op').allTextContents()
+const streamState = (page: Page) => page.locator('#stream-status').getAttribute('data-state')
+
+async function openConsole(context: BrowserContext, label: string): Promise<Page> {
+  const page = await context.newPage()
+  watchErrors(page, label, pageErrors)
+  await page.goto(server.url)
+  await expect.poll(() => keysOn(page), WITHIN).toEqual(SEED.map((f) => f.key))
+  await expect.poll(() => streamState(page), WITHIN).toBe('live')
+  await expect.poll(() => pillState(page), WITHIN).toMatchObject({ state: 'idle', pending: 0 })
+  // The service worker has cached the shell and controls the page: it may now go offline.
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 20_000 })
+  // Survives only as long as the page is not reloaded.
+  await page.evaluate(() => {
+    ;(window as unknown as { e2eMarker: string }).e2eMarker = 'not reloaded'
+  })
+  return page
+}
+
+const notReloaded = (page: Page) => page.evaluate(() => (window as unknown as { e2eMarker?: string }).e2eMarker)
+
+beforeAll(async () => {
+  server = await spawnServer('packages/flat-api/dist/cli.js', {
+    DATABASE_URL: `sqlite:${dir.file('flags.sqlite')}`,
+    POLL_INTERVAL_MS: '200',
+  })
+  for (const flag of SEED) expect((await api('POST', '/api/flags', flag)).status).toBe(200)
+  browser = await launchChromium()
+  contextA = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  contextB = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+})
+
+afterAll(async () => {
+  await browser?.close()
+  server?.kill()
+  dir.remove()
+})
+
+describe('the flag console in Chromium', () => {
+  it('0. opens on two pages: the flags of the server, live, all synced, the shell cached by the service worker', async () => {
+    pageA = await openConsole(contextA, 'A')
+    pageB = await openConsole(contextB, 'B')
+    expect(await pillState(pageA)).toEqual({ state: 'idle', pending: 0, text: 'All changes synced' })
+    expect(await flagSwitch(pageA, 'new-checkout').getAttribute('aria-checked')).toBe('true')
+    expect(await row(pageA, 'new-checkout').locator('.rollout-text').textContent()).toBe('25% of users')
+    expect(await row(pageA, 'new-checkout').locator('.rule-chip').textContent()).toBe('country is one of NL, BE')
+    await screenshot(pageA, '00-a-loaded')
+  })
+
+  it('1. offline, A creates a flag and toggles another: A shows both at once with a pending count; the server and B do not have them', async () => {
+    await contextA.setOffline(true)
+    await expect.poll(() => pillState(pageA), WITHIN).toMatchObject({ state: 'offline', pending: 0 })
+
+    // Create through the dialog, with the keyboard only.
+    await pageA.getByRole('button', { name: 'New flag' }).click()
+    const dialog = pageA.getByRole('dialog', { name: 'New flag' })
+    await dialog.getByLabel('Key').fill('beta-banner')
+    await dialog.getByLabel('Description').fill('Announce the beta programme on the dashboard')
+    await dialog.getByLabel('Rollout').fill('40')
+    await dialog.getByLabel('Turn on right away').check()
+    await dialog.getByLabel('Key').press('Enter')
+    await dialog.waitFor({ state: 'detached', timeout: 5000 })
+
+    // Toggle with the keyboard: focus the switch, press Space.
+    await flagSwitch(pageA, 'dark-mode').focus()
+    await pageA.keyboard.press('Space')
+
+    await expect.poll(() => keysOn(pageA), WITHIN).toContain('beta-banner')
+    expect(await flagSwitch(pageA, 'beta-banner').getAttribute('aria-checked')).toBe('true')
+    await expect.poll(() => flagSwitch(pageA, 'dark-mode').getAttribute('aria-checked'), WITHIN).toBe('true')
+    expect(await row(pageA, 'beta-banner').locator('.rollout-text').textContent()).toBe('40% of users')
+    await expect
+      .poll(() => pillState(pageA), WITHIN)
+      .toEqual({
+        state: 'offline',
+        pending: 2,
+        text: 'Offline — 2 pending',
+      })
+    expect(await pendingItems(pageA)).toEqual(['Create “beta-banner”', 'Turn on “dark-mode”'])
+    for (const key of ['beta-banner', 'dark-mode']) {
+      expect(await row(pageA, key).locator('.badge-pending').isVisible()).toBe(true)
+    }
+    await screenshot(pageA, '01-a-offline-edits')
+
+    // Neither the server nor B has them.
+    expect(await serverFlag('beta-banner')).toBeNull()
+    expect((await serverFlag('dark-mode'))?.is_enabled).toBe(false)
+    expect(await keysOn(pageB)).toEqual(SEED.map((f) => f.key))
+    expect(await flagSwitch(pageB, 'dark-mode').getAttribute('aria-checked')).toBe('false')
+    expect(await pillState(pageB)).toMatchObject({ state: 'idle', pending: 0 })
+    await screenshot(pageB, '01-b-unchanged')
+  })
+
+  it('2. A reloads while offline: the cached shell loads and the queued edits are still there', async () => {
+    await pageA.reload({ waitUntil: 'load' })
+    expect(await notReloaded(pageA)).toBeUndefined() // it really is a fresh page
+    expect(await pageA.evaluate(() => navigator.onLine)).toBe(false)
+    expect(await pageA.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true)
+
+    await expect.poll(() => keysOn(pageA), WITHIN).toEqual([...SEED.map((f) => f.key), 'beta-banner'].sort())
+    expect(await flagSwitch(pageA, 'beta-banner').getAttribute('aria-checked')).toBe('true')
+    expect(await flagSwitch(pageA, 'dark-mode').getAttribute('aria-checked')).toBe('true')
+    await expect
+      .poll(() => pillState(pageA), WITHIN)
+      .toEqual({
+        state: 'offline',
+        pending: 2,
+        text: 'Offline — 2 pending',
+      })
+    expect(await pendingItems(pageA)).toEqual(['Create “beta-banner”', 'Turn on “dark-mode”'])
+    expect(await streamState(pageA)).toBe('offline')
+    await screenshot(pageA, '02-a-offline-reload')
+    await pageA.evaluate(() => {
+      ;(window as unknown as { e2eMarker: string }).e2eMarker = 'not reloaded'
+    })
+  })
+
+  it('3. A goes online: the server gets exactly those changes, B shows them over the stream, A is back to 0 pending', async () => {
+    await contextA.setOffline(false)
+
+    const expected: Flag[] = [
+      {
+        key: 'beta-banner',
+        is_enabled: true,
+        rollout_percentage: 40,
+        description: 'Announce the beta programme on the dashboard',
+        rules: [],
+      },
+      ...SEED.map((f) => (f.key === 'dark-mode' ? { ...f, is_enabled: true } : f)),
+    ].sort((a, b) => a.key.localeCompare(b.key))
+    await expect.poll(() => serverFlags(), WITHIN).toEqual(expected)
+
+    await expect.poll(() => keysOn(pageB), WITHIN).toEqual(expected.map((f) => f.key))
+    await expect.poll(() => flagSwitch(pageB, 'dark-mode').getAttribute('aria-checked'), WITHIN).toBe('true')
+    expect(await flagSwitch(pageB, 'beta-banner').getAttribute('aria-checked')).toBe('true')
+    expect(await notReloaded(pageB)).toBe('not reloaded')
+
+    await expect
+      .poll(() => pillState(pageA), WITHIN)
+      .toEqual({
+        state: 'idle',
+        pending: 0,
+        text: 'All changes synced',
+      })
+    expect(await pendingItems(pageA)).toEqual([])
+    expect(await row(pageA, 'beta-banner').locator('.badge-pending').isVisible()).toBe(false)
+    await expect.poll(() => streamState(pageA), WITHIN).toBe('live')
+    await screenshot(pageA, '03-a-synced')
+    await screenshot(pageB, '03-b-received')
+  })
+
+  it('4. a change made through the REST API appears on both pages without a reload', async () => {
+    const patch = await api('PATCH', '/api/flags/new-checkout', {
+      rollout_percentage: 60,
+      description: 'The redesigned checkout flow, now for most users',
+    })
+    expect(patch.status).toBe(200)
+    const created = await api('POST', '/api/flags', {
+      key: 'holiday-theme',
+      is_enabled: true,
+      description: 'Seasonal colours from 1 December',
+      rules: [{ attribute: 'plan', operator: 'not_equals', values: ['enterprise'] }],
+    })
+    expect(created.status).toBe(200)
+
+    for (const page of [pageA, pageB]) {
+      await expect
+        .poll(() => row(page, 'new-checkout').locator('.rollout-text').textContent(), WITHIN)
+        .toBe('60% of users')
+      expect(await row(page, 'new-checkout').locator('.flag-desc').textContent()).toBe(
+        'The redesigned checkout flow, now for most users',
+      )
+      await expect.poll(() => keysOn(page), WITHIN).toContain('holiday-theme')
+      expect(await row(page, 'holiday-theme').locator('.rule-chip').textContent()).toBe('plan is not enterprise')
+      expect(await notReloaded(page)).toBe('not reloaded')
+      expect(await pillState(page)).toMatchObject({ state: 'idle', pending: 0 })
+    }
+    await screenshot(pageA, '04-a-api-change')
+    await screenshot(pageB, '04-b-api-change')
+  })
+
+  it('5. a conflict: A edits X offline, B deletes X; A is blocked with the receiver error, keeps its other edits, and discarding the bad one lets them through', async () => {
+    await contextA.setOffline(true)
+    await expect.poll(() => pillState(pageA), WITHIN).toMatchObject({ state: 'offline' })
+
+    // An edit that will be fine, then the edit of X (legacy-banner) that B is about to delete.
+    await flagSwitch(pageA, 'search-v2').click()
+    const x = row(pageA, 'legacy-banner')
+    await x.getByRole('button', { name: 'Edit legacy-banner' }).click()
+    const editor = x.getByRole('form', { name: 'Edit legacy-banner' })
+    await editor.getByLabel('Description').fill('Keep the old bar for one more week')
+    await editor.getByLabel('Rollout', { exact: true }).fill('50')
+    await editor.getByRole('button', { name: 'Save changes' }).click()
+    await editor.waitFor({ state: 'detached', timeout: 5000 })
+    await expect.poll(() => pillState(pageA), WITHIN).toMatchObject({ state: 'offline', pending: 2 })
+    expect(await pendingItems(pageA)).toEqual(['Turn off “search-v2”', 'Edit rollout, description of “legacy-banner”'])
+
+    // B deletes X, through its own page and outbox.
+    await row(pageB, 'legacy-banner').getByRole('button', { name: 'Delete legacy-banner' }).click()
+    const confirm = pageB.getByRole('dialog', { name: 'Delete “legacy-banner”?' })
+    await confirm.getByRole('button', { name: 'Delete flag' }).click()
+    await expect.poll(() => serverFlag('legacy-banner'), WITHIN).toBeNull()
+    await expect.poll(() => keysOn(pageB), WITHIN).not.toContain('legacy-banner')
+    await expect.poll(() => pillState(pageB), WITHIN).toMatchObject({ state: 'idle', pending: 0 })
+
+    await contextA.setOffline(false)
+    await expect.poll(() => pillState(pageA), WITHIN).toMatchObject({ state: 'blocked', pending: 2 })
+    const { text } = await pillState(pageA)
+    expect(text).toMatch(/^Blocked: operation 1 \(update flags\/legacy-banner\): flag "legacy-banner" does not exist/)
+
+    const banner = pageA.getByRole('alert').filter({ hasText: 'Sync is blocked' })
+    await banner.waitFor({ timeout: 5000 })
+    expect(await banner.locator('.receiver-error').textContent()).toMatch(/flag "legacy-banner" does not exist/)
+    expect(await banner.locator('.rejected-op').allTextContents()).toEqual([
+      'Edit rollout, description of “legacy-banner”',
+    ])
+    expect(await banner.locator('.banner-note').textContent()).toContain('1 other change waits behind it')
+    // Nothing of the rejected batch was applied, and A's other edit is still queued.
+    expect((await serverFlag('search-v2'))?.is_enabled).toBe(true)
+    expect(await pendingItems(pageA)).toEqual(['Turn off “search-v2”', 'Edit rollout, description of “legacy-banner”'])
+    expect(await pageA.locator('#pending-list [data-state="rejected"] .pending-op').allTextContents()).toEqual([
+      'Edit rollout, description of “legacy-banner”',
+    ])
+    expect(await flagSwitch(pageA, 'search-v2').getAttribute('aria-checked')).toBe('false')
+    await screenshot(pageA, '05-a-blocked')
+
+    await banner.getByRole('button', { name: /^Discard/ }).click()
+    await expect.poll(() => serverFlag('search-v2').then((f) => f?.is_enabled), WITHIN).toBe(false)
+    await expect
+      .poll(() => pillState(pageA), WITHIN)
+      .toEqual({
+        state: 'idle',
+        pending: 0,
+        text: 'All changes synced',
+      })
+    expect(await pageA.getByRole('alert').filter({ hasText: 'Sync is blocked' }).count()).toBe(0)
+    await expect.poll(() => flagSwitch(pageB, 'search-v2').getAttribute('aria-checked'), WITHIN).toBe('false')
+    expect(await serverFlag('legacy-banner')).toBeNull()
+    for (const page of [pageA, pageB]) {
+      await expect
+        .poll(() => keysOn(page), WITHIN)
+        .toEqual(['beta-banner', 'dark-mode', 'holiday-theme', 'new-checkout', 'search-v2'])
+    }
+    await screenshot(pageA, '06-a-discarded-and-synced')
+    await screenshot(pageB, '06-b-final')
+    expect(pageErrors).toEqual([])
+  })
+})

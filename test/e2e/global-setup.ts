@@ -1,0 +1,24 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { CHROMIUM_PATH } from './browser.js'
+
+/**
+ * The e2e tests run what `npm start` serves: the compiled server, the rollup
+ * bundle of the console and the compiled examples. Build them first (both
+ * steps are quick when nothing changed); FLAGSYNC_SKIP_BUILD=1 skips this
+ * after a fresh `npm run build`.
+ */
+export default function setup(): void {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `${CHROMIUM_PATH} is missing: install Debian's chromium (apt-get install chromium), as .ci/run does`,
+    )
+  }
+  if (process.env.FLAGSYNC_SKIP_BUILD === '1') return
+  const root = fileURLToPath(new URL('../..', import.meta.url))
+  const bin = (path: string) => `${root}node_modules/${path}`
+  const run = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
+  run([bin('typescript/bin/tsc'), '-b', 'tsconfig.json', 'examples/evaluate'])
+  run([bin('rollup/dist/bin/rollup'), '-c', '--silent'])
+}

@@ -38,7 +38,7 @@ export function present(flag: CheckedFlag, decision: Decision): EvaluationResult
   const value = servedValue(flag, decision) as FlagValue | undefined
   const type = flag.flag_type ?? 'boolean'
   if (value !== undefined && !fitsType(type, value)) {
-    return failure('TYPE_MISMATCH', `flag "${flag.key}" is of type ${type} but would serve ${JSON.stringify(value)}`)
+    return failure('TYPE_MISMATCH', `flag "${flag.key}" is of type ${type} but would serve ${kindOf(value)}`)
   }
   switch (decision.kind) {
     case 'disabled':
@@ -66,6 +66,14 @@ function fitsType(type: FlagType, value: unknown): boolean {
     case 'json':
       return true
   }
+}
+
+/** Names what was served instead of quoting it: a value can be large, or not serializable at all. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a non-integer number'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
 }
 
 export function failure(code: EvaluationErrorCode, message: string): EvaluationResult {

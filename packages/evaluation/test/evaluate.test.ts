@@ -175,6 +175,15 @@ describe('typed values', () => {
     expect(evaluate(flag, {})).toMatchObject({ value: undefined, reason: 'ERROR', errorCode: 'TYPE_MISMATCH' })
   })
 
+  it('names the type and what would have been served', () => {
+    expect(evaluate(on({ flag_type: 'integer', default_value: 1.5 }), {}).errorMessage).toBe(
+      'flag "f" is of type integer but would serve a non-integer number',
+    )
+    expect(evaluate(on({ flag_type: 'string', default_value: [1] }), {}).errorMessage).toBe(
+      'flag "f" is of type string but would serve an array',
+    )
+  })
+
   it('checks the value actually served, not the others', () => {
     const flag = on({ flag_type: 'integer', default_value: 3, disabled_value: 'broken' })
     expect(evaluate(flag, {})).toEqual({ value: 3, reason: 'DEFAULT' })

@@ -11,6 +11,11 @@ export interface FlagRuntimeOptions {
   /** Bytes a slow stream subscriber may have queued before it is dropped (default 1 MiB). */
   maxStreamBufferBytes?: number
   storeOptions?: FlagStoreOptions
+  /**
+   * Change-log entries older than this are pruned hourly (default 7 days; the newest
+   * 1 000 are always kept). A follower further behind reloads everything instead.
+   */
+  changeRetentionMs?: number
   logger?: Logger
 }
 
@@ -58,6 +63,12 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
   })
   await feed.start(initial.revision)
 
+  const retention = options.changeRetentionMs ?? 7 * 24 * 60 * 60 * 1000
+  const prune = () =>
+    store.pruneChanges(retention, 1000).catch((err) => options.logger?.warn({ err }, 'could not prune the change log'))
+  const pruneTimer = setInterval(prune, 60 * 60 * 1000)
+  pruneTimer.unref()
+
   let cached: { revision: number; frames: string } | undefined
   return {
     db,
@@ -70,6 +81,7 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
       return cached.frames
     },
     async close() {
+      clearInterval(pruneTimer)
       hub.stop()
       await feed.close()
       await db.close()

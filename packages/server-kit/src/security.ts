@@ -29,7 +29,9 @@ export function corsAllowList(origins: readonly string[]): RequestHandler {
   return cors({
     origin: any ? '*' : (origin, done) => done(null, origin !== undefined && origins.includes(origin)),
     methods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID', 'X-Service-Request'],
+    // No allowedHeaders: the cors package reflects what the preflight asks for, so a sync
+    // client configured with its own headers (X-Api-Key, ...) passes. Origins stay allow-listed.
+    exposedHeaders: ['Retry-After', 'ETag'],
     maxAge: 600,
   })
 }

@@ -47,6 +47,8 @@ export class FlagStore {
     let fnError: { error: unknown } | undefined
     try {
       return await this.db.knex.transaction(async (trx) => {
+        // A writer stuck behind a held lock answers 503 after a bounded wait instead of hanging.
+        if (this.db.config.dialect === 'postgres') await trx.raw(`set local lock_timeout = '5s'`)
         // The lock first: SQLite cannot upgrade a read lock to a write lock
         // while another process writes, so taking it late would fail with BUSY.
         await trx(TABLES.meta)

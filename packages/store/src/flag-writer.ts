@@ -85,7 +85,6 @@ export class FlagWriter {
     const prior = this.staged.get(id)
     // An unloaded key is upserted without a read; `existed` matters only if it ends up deleted.
     const existed = prior ? prior.existed : this.original.has(id) ? this.original.get(id) !== null : undefined
-    if (prior) this.staged.delete(id)
     this.staged.set(id, { scope, key, flag, existed })
   }
 }

@@ -24,7 +24,8 @@ export class StoreError extends Error {
 
 // SQLite result codes and PostgreSQL SQLSTATE classes that mean "try again later".
 const SQLITE_TRANSIENT = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_CANTOPEN'])
-const PG_TRANSIENT_CLASSES = ['08', '53', '57', '40'] // connection, resources, operator intervention, rollback
+// connection, resources, operator intervention, rollback (serialization/deadlock), 55P03 lock_not_available
+const PG_TRANSIENT_CLASSES = ['08', '53', '57', '40', '55P03']
 const NODE_TRANSIENT = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOSPC'])
 
 /** Turns anything a driver throws into a StoreError, keeping the original as `cause`. */

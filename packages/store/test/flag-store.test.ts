@@ -66,6 +66,31 @@ describe('FlagStore', () => {
     expect(changes[0]?.flag).toEqual(flag('kept', false))
   })
 
+  it('orders changes of one transaction by the first time each key was touched', async () => {
+    const store = await open()
+    const { changes } = await store.write(async (w) => {
+      w.put(flag('a'))
+      w.put(flag('b'))
+      w.put(flag('a', false))
+    })
+    expect(changes.map((c) => [c.revision, c.key, c.flag?.is_enabled])).toEqual([
+      [1, 'a', false],
+      [2, 'b', true],
+    ])
+  })
+
+  it('prunes old change-log entries but always keeps the newest ones', async () => {
+    let now = 1_000_000
+    const db = await openDatabase(url)
+    opened.push(db)
+    const store = new FlagStore(db, { clock: () => now })
+    for (let i = 0; i < 5; i++) await store.write(async (w) => w.put(flag(`k${i}`)))
+    now += 10_000
+    expect(await store.pruneChanges(5_000, 2)).toBe(3)
+    expect((await store.changesSince(0)).map((c) => c.revision)).toEqual([4, 5])
+    expect(await store.oldestRevision()).toBe(4)
+  })
+
   it('rolls back everything when the callback throws, passing its error through', async () => {
     const store = await open()
     const boom = new Error('invalid operation')

@@ -36,6 +36,8 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   const auth = bearerAuth(sdkKey)
   app.use('/api/flags', ...cors, auth, createFlagsRouter({ runtime, bodyLimit: options.bodyLimit }))
   app.get('/stream', ...cors, auth, streamRoute(runtime))
+  // A stream client that sends Authorization from another origin (fetch, not EventSource) is preflighted.
+  if (cors.length) app.options('/stream', ...cors)
 
   if (options.receiver !== false) {
     const receiverOptions = options.receiver ?? {}

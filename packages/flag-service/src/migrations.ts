@@ -94,6 +94,7 @@ export const serviceMigrations: ServiceMigration[] = [
         t.string('color', 7).notNullable()
         t.boolean('is_default').notNullable()
         t.boolean('require_approval').notNullable()
+        t.integer('position').notNullable() // creation order within the project (lists use it)
         t.bigInteger('created_at').notNullable()
         t.unique(['project_id', 'slug'])
       })

@@ -83,8 +83,8 @@ export async function createProject(
     project_id: project.id,
     ...env,
     require_approval: false,
-    // One millisecond apart, so listing by creation time keeps the seed order.
-    created_at: now + i,
+    position: i + 1,
+    created_at: now,
   }))
   await trx(T.environments).insert(environments)
   const production = environments[0] as (typeof environments)[number]

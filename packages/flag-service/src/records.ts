@@ -83,6 +83,7 @@ export interface EnvironmentRow {
   color: string
   is_default: Bool
   require_approval: Bool
+  position?: Num
   created_at: Num
 }
 

@@ -43,7 +43,7 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
     const rows = (await knex(T.environments)
       .where('project_id', projectOf(req).id)
       .select(ENV_COLUMNS)
-      .orderBy([{ column: 'created_at' }, { column: 'slug' }])) as EnvironmentRow[]
+      .orderBy('position')) as EnvironmentRow[]
     res.json(rows.map(environmentJson))
   })
 
@@ -69,7 +69,8 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
           `an environment with the slug ${JSON.stringify(input.slug)} exists in this project`,
         )
       }
-      await trx(T.environments).insert(row)
+      const last = await trx(T.environments).where('project_id', projectId).max({ p: 'position' }).first()
+      await trx(T.environments).insert({ ...row, position: Number(last?.p ?? 0) + 1 })
     })
     res.json(environmentJson(row))
   })

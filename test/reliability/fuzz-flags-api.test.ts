@@ -70,14 +70,12 @@ const flagsRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
       body: body === null ? undefined : json(body),
     })),
   // Raw bytes, usually not UTF-8.
-  fc
-    .uint8Array({ maxLength: 200 })
-    .map((bytes) => ({
-      method: 'POST',
-      path: '/api/flags',
-      contentType: 'application/json',
-      body: Buffer.from(bytes),
-    })),
+  fc.uint8Array({ maxLength: 200 }).map((bytes) => ({
+    method: 'POST',
+    path: '/api/flags',
+    contentType: 'application/json',
+    body: Buffer.from(bytes),
+  })),
   // Deletes of existing and missing flags.
   validKey.map((key) => ({ method: 'DELETE', path: `/api/flags/${key}` })),
 )

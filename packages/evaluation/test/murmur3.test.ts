@@ -71,7 +71,7 @@ describe('murmur3', () => {
           expect(murmur3(input, seed)).toBe(referenceMurmur3(input, seed))
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 1000 },
     )
   })
 })

@@ -113,7 +113,7 @@ describe('evaluate never throws', () => {
       fc.property(hostile, hostile, (f, ctx) => {
         expectWellFormed(evaluate(f as EvaluableFlag, ctx as never))
       }),
-      { numRuns: 2000 },
+      { numRuns: 1000 },
     )
   })
 
@@ -138,7 +138,7 @@ describe('evaluate never throws', () => {
           expect(evaluate(f as EvaluableFlag, ctx as never, getFlag)).toEqual(result)
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 1000 },
     )
   })
 })
@@ -197,7 +197,7 @@ describe('bucketing properties', () => {
           expect(evaluate(f, { user_id: userId })).toEqual(expected)
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: 1000 },
     )
   })
 

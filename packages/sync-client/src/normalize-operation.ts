@@ -14,6 +14,8 @@ export function checkCollection(collection: unknown): string {
   if (typeof collection !== 'string' || collection.length === 0 || collection.length > MAX_COLLECTION_LENGTH) {
     throw invalid(`collection must be a string of 1 to ${MAX_COLLECTION_LENGTH} characters`)
   }
+  // The outbox keys records as collection + U+0000 + recordId.
+  if (collection.includes('\u0000')) throw invalid('collection must not contain U+0000')
   return collection
 }
 

@@ -1,99 +1,45 @@
 import type { Operation } from '@flagsync/protocol'
-import { Dexie, type Table } from 'dexie'
-import { compact, compactRecord } from './compact.js'
+import { Dexie } from 'dexie'
+import { compact } from './compact.js'
+import { cutBatch } from './cut-batch.js'
 import { SyncClientError } from './errors.js'
+import {
+  type BatchRow,
+  clearTombstonesOf,
+  type OutboxDeps,
+  type OutboxDexie,
+  recomputeTombstones,
+  recordKey,
+  type StoredOp,
+} from './outbox-schema.js'
 import type { DeadLetter, DeliveryError, OutboxEntry } from './types.js'
 
-/** A queued operation that is not part of a batch yet. */
-export interface StoredOp {
-  id: number
-  op: Operation
-  queuedAt: number
-}
+export type { BatchRow, StoredOp } from './outbox-schema.js'
 
 /**
- * A batch, cut and persisted before its first attempt. Its `batchId` and
- * `operations` never change, so a retry (in this tab, another tab or after a
- * reload) is the same request and the receiver's dedupe recognizes it.
+ * The outbox in IndexedDB (through Dexie):
+ * - `ops`: queued operations not yet in a batch, keyed by a monotonic local id;
+ * - `batches`: the batch being delivered (at most one);
+ * - `tombstones`: records whose last queued operation is a delete;
+ * - `remoteRecords`: records this outbox delivered and has not deleted since
+ *   (an insert … delete of those must still send the delete);
+ * - `lease`: the delivery lease used without Web Locks;
+ * - `deadLetters`: rejected operations moved aside (opt-in).
  */
-export interface BatchRow {
-  seq?: number
-  batchId: string
-  /** The operations exactly as sent (compacted). */
-  operations: Operation[]
-  /** For each sent operation, the local ids of the queued operations it stands for. */
-  sourceIds: number[][]
-  /** Every queued operation the batch consumed, including pairs that cancelled out. */
-  sources: StoredOp[]
-  /** Records whose last consumed operation is a delete (an update or delete of them is refused). */
-  deletedKeys: string[]
-  attempts: number
-  nextAttemptAt: number
-  lastError: DeliveryError | null
-  /** Epoch ms until which an attempt may be on the wire; 0 when none is. */
-  sendingUntil: number
-  createdAt: number
-}
-
-interface LeaseRow {
-  name: string
-  owner: string
-  expiresAt: number
-}
-
-/** A record this outbox has delivered and not deleted since: it exists at the receiver. */
-interface RemoteRecordRow {
-  key: string
-}
-
-interface DeadLetterRow {
-  id?: number
-  batchId: string
-  operation: Operation
-  sources: StoredOp[]
-  error: DeliveryError
-  deadAt: number
-}
-
-type OutboxDexie = Dexie & {
-  ops: Table<StoredOp | Omit<StoredOp, 'id'>, number>
-  batches: Table<BatchRow, number>
-  lease: Table<LeaseRow, string>
-  deadLetters: Table<DeadLetterRow, number>
-  remoteRecords: Table<RemoteRecordRow, string>
-}
-
-const RECORD_INDEX = '[op.collection+op.recordId]'
 const LEASE_NAME = 'delivery'
 
-/** Unambiguous key of one record (a separator character could appear in names). */
-export function recordKey(op: Pick<Operation, 'collection' | 'recordId'>): string {
-  return JSON.stringify([op.collection, op.recordId])
-}
-
-export interface OutboxDeps {
-  indexedDB: IDBFactory
-  IDBKeyRange: typeof IDBKeyRange
-}
-
-/**
- * The outbox in IndexedDB (through Dexie): `ops` holds queued operations not
- * yet in a batch, `batches` the batch being delivered (at most one), `lease`
- * the delivery lease used without Web Locks, `deadLetters` rejected operations,
- * `remoteRecords` the records this outbox delivered and has not deleted since
- * (an insert … delete of those must still send the delete).
- */
 export class OutboxDb {
   readonly db: OutboxDexie
 
   constructor(name: string, deps: OutboxDeps) {
     const db = new Dexie(name, { indexedDB: deps.indexedDB, IDBKeyRange: deps.IDBKeyRange }) as OutboxDexie
     db.version(1).stores({
-      ops: `++id, ${RECORD_INDEX}`,
-      batches: '++seq, &batchId, *deletedKeys',
+      ops: '++id',
+      batches: '++seq, &batchId',
+      tombstones: 'key',
+      remoteRecords: 'key',
       lease: 'name',
       deadLetters: '++id, batchId',
-      remoteRecords: 'key',
     })
     this.db = db
   }
@@ -104,26 +50,23 @@ export class OutboxDb {
 
   /**
    * Appends one operation in a single small transaction. An update or delete
-   * of a record whose last queued operation is a delete is refused inside the
-   * same transaction, so two tabs cannot race past the check.
+   * of a record with a queued delete is refused inside the same transaction
+   * (one point read of `tombstones`), so two tabs cannot race past the check.
    */
   enqueue(op: Operation, now: number): Promise<number> {
     const { db } = this
-    return db.transaction('rw', db.ops, db.batches, async () => {
-      if (op.action !== 'insert') {
-        const last = await db.ops.where(RECORD_INDEX).equals([op.collection, op.recordId]).last()
-        const deleted =
-          last !== undefined
-            ? last.op.action === 'delete'
-            : (await db.batches.where('deletedKeys').equals(recordKey(op)).count()) > 0
-        if (deleted) {
-          throw new SyncClientError(
-            'invalid_operation',
-            `cannot ${op.action} ${op.collection}/${op.recordId}: a delete of this record is already queued (insert it again first)`,
-          )
-        }
+    return db.transaction('rw', db.ops, db.tombstones, async () => {
+      const key = recordKey(op)
+      if (op.action !== 'insert' && (await db.tombstones.get(key)) !== undefined) {
+        throw new SyncClientError(
+          'invalid_operation',
+          `cannot ${op.action} ${op.collection}/${op.recordId}: a delete of this record is already queued (insert it again first)`,
+        )
       }
-      return (await db.ops.add({ op, queuedAt: now })) as number
+      const id = (await db.ops.add({ op, queuedAt: now })) as number
+      if (op.action === 'delete') await db.tombstones.put({ key, opId: id })
+      else if (op.action === 'insert') await db.tombstones.delete(key)
+      return id
     })
   }
 
@@ -133,76 +76,15 @@ export class OutboxDb {
   }
 
   /**
-   * The batch to deliver next: the persisted one when there is one, else a new
-   * one cut from the queue. Cutting compacts in one transaction: records are
-   * taken in order of first appearance, each with all of its queued operations
-   * (full compaction per record), until `batchSize` operations are selected.
-   * Records that cancel out are consumed without being sent.
+   * The batch to deliver next: the persisted one when there is one, else a
+   * new one cut from the queue (see `cutBatch`) in the same transaction.
    */
   nextBatch(batchSize: number, newBatchId: () => string, now: number): Promise<BatchRow | undefined> {
     const { db } = this
-    return db.transaction('rw', db.ops, db.batches, db.remoteRecords, async () => {
+    return db.transaction('rw', db.ops, db.batches, db.tombstones, db.remoteRecords, async () => {
       const existing = await db.batches.toCollection().first()
       if (existing) return existing
-      const seen = new Set<string>()
-      const operations: Operation[] = []
-      const sourceIds: number[][] = []
-      const sources: StoredOp[] = []
-      const deletedKeys: string[] = []
-      const pageSize = Math.max(64, batchSize * 2)
-      let afterId = 0
-      scan: for (;;) {
-        const page = (await db.ops.where(':id').above(afterId).limit(pageSize).toArray()) as StoredOp[]
-        const lastRow = page[page.length - 1]
-        if (lastRow === undefined) break
-        afterId = lastRow.id
-        const firstOfRecord = page.filter((row) => {
-          const key = recordKey(row.op)
-          if (seen.has(key)) return false
-          seen.add(key)
-          return true
-        })
-        const runs = await Promise.all(
-          firstOfRecord.map(async (row) => ({
-            rows: (await db.ops
-              .where(RECORD_INDEX)
-              .equals([row.op.collection, row.op.recordId])
-              .toArray()) as StoredOp[],
-            remote: row.op.action === 'insert' && (await db.remoteRecords.get(recordKey(row.op))) !== undefined,
-          })),
-        )
-        for (const { rows: run, remote } of runs) {
-          for (const row of run) sources.push(row)
-          const last = run[run.length - 1]
-          if (last?.op.action === 'delete') deletedKeys.push(recordKey(last.op))
-          const compacted = compactRecord(
-            run.map((row) => row.op),
-            remote,
-          )
-          if (compacted === null) continue
-          operations.push(compacted)
-          sourceIds.push(run.map((row) => row.id))
-          if (operations.length >= batchSize) break scan
-        }
-      }
-      if (sources.length === 0) return undefined
-      await db.ops.bulkDelete(sources.map((row) => row.id))
-      // Everything cancelled out (insert … delete): nothing to send, and the scan reached the end.
-      if (operations.length === 0) return undefined
-      const batch: BatchRow = {
-        batchId: newBatchId(),
-        operations,
-        sourceIds,
-        sources,
-        deletedKeys,
-        attempts: 0,
-        nextAttemptAt: 0,
-        lastError: null,
-        sendingUntil: 0,
-        createdAt: now,
-      }
-      batch.seq = await db.batches.add(batch)
-      return batch
+      return cutBatch(db, batchSize, newBatchId, now)
     })
   }
 
@@ -217,9 +99,10 @@ export class OutboxDb {
    */
   complete(batchId: string): Promise<number> {
     const { db } = this
-    return db.transaction('rw', db.batches, db.remoteRecords, async () => {
+    return db.transaction('rw', db.batches, db.tombstones, db.remoteRecords, async () => {
       const batch = await db.batches.where('batchId').equals(batchId).first()
       if (!batch) return 0
+      await clearTombstonesOf(db, batch.sources)
       const created = new Set<string>()
       const deleted = new Set<string>()
       for (const op of batch.operations) {
@@ -278,7 +161,7 @@ export class OutboxDb {
    */
   deadLetter(batchId: string, error: DeliveryError, now: number): Promise<number> {
     const { db } = this
-    return db.transaction('rw', db.ops, db.batches, db.deadLetters, async () => {
+    return db.transaction('rw', db.ops, db.batches, db.tombstones, db.deadLetters, async () => {
       const row = await db.batches.where('batchId').equals(batchId).first()
       if (!row) return 0
       const index = error.operationIndex
@@ -297,6 +180,10 @@ export class OutboxDb {
       )
       await db.batches.delete(row.seq as number)
       if (named !== undefined) await db.ops.bulkPut(row.sources.filter((s) => !movedIds.has(s.id)))
+      await recomputeTombstones(
+        db,
+        row.sources.filter((s) => movedIds.has(s.id)),
+      )
       return moved.length
     })
   }
@@ -311,8 +198,8 @@ export class OutboxDb {
   discard(ids: readonly number[], now: number): Promise<number | 'busy'> {
     const { db } = this
     const wanted = new Set(ids)
-    return db.transaction('rw', db.ops, db.batches, async () => {
-      let removed = 0
+    return db.transaction('rw', db.ops, db.batches, db.tombstones, async () => {
+      const removed: StoredOp[] = []
       const batch = await db.batches.toCollection().first()
       if (batch?.sources.some((s) => wanted.has(s.id))) {
         if (batch.sendingUntil > now) return 'busy'
@@ -322,14 +209,14 @@ export class OutboxDb {
             `cannot discard: batch ${batch.batchId} was sent and may have been applied; only operations of a rejected (blocked) or unsent batch can be discarded`,
           )
         }
-        const keep = batch.sources.filter((s) => !wanted.has(s.id))
-        removed += batch.sources.length - keep.length
+        for (const s of batch.sources) if (wanted.has(s.id)) removed.push(s)
         await db.batches.delete(batch.seq as number)
-        await db.ops.bulkPut(keep)
+        await db.ops.bulkPut(batch.sources.filter((s) => !wanted.has(s.id)))
       }
-      const queued = (await db.ops.bulkGet([...wanted])).filter((row) => row !== undefined)
-      await db.ops.bulkDelete(queued.map((row) => (row as StoredOp).id))
-      return removed + queued.length
+      for (const row of await db.ops.bulkGet([...wanted])) if (row) removed.push(row as StoredOp)
+      await db.ops.bulkDelete([...wanted])
+      await recomputeTombstones(db, removed)
+      return removed.length
     })
   }
 
@@ -355,6 +242,7 @@ export class OutboxDb {
     return db.transaction('r', db.ops, db.batches, db.remoteRecords, async () => {
       const head = await db.batches.toCollection().first()
       const queued = ((await db.ops.toArray()) as StoredOp[]).map((row) => row.op)
+      // Batches are never re-compacted: count what they send, plus the compacted rest.
       const inBatches = (await db.batches.toArray()).reduce((sum, b) => sum + b.operations.length, 0)
       // Only records whose run starts with an insert need the remote check.
       const firstInserts = new Set<string>()

@@ -161,6 +161,49 @@ describe('invalid calls throw invalid_operation and queue nothing', () => {
     expect((await client.outbox()).length).toBe(5)
   })
 
+  it('a delete in a batch on the wire still blocks updates until it is acknowledged', async () => {
+    let answer: ((r: Response) => void) | undefined
+    const client = h.client({
+      fetch: () =>
+        new Promise<Response>((resolve) => {
+          answer = resolve
+        }),
+    })
+    await client.delete('c', '1')
+    const flushing = client.flush()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect((await client.outbox())[0]?.batchId).toBeTruthy()
+    await expectCode(client.update('c', '1', { v: 1 }), 'invalid_operation')
+    answer?.(new Response('{}', { status: 200 }))
+    await flushing
+    await client.update('c', '1', { v: 1 }) // the record is gone remotely; the receiver decides
+    expect(await client.pending()).toBe(1)
+  })
+
+  it('another instance on the same database sees the queued delete', async () => {
+    const a = h.client()
+    const b = h.client()
+    await a.delete('c', '1')
+    await expectCode(b.update('c', '1', { v: 1 }), 'invalid_operation')
+  })
+
+  it('discarding operations recomputes whether a delete is queued', async () => {
+    const client = h.client()
+    await client.delete('c', '1')
+    await client.insert('c', { v: 1 }, { recordId: '1' })
+    const [del, ins] = await client.outbox()
+    await client.discard([ins?.id ?? -1]) // the delete is the last queued operation again
+    await expectCode(client.update('c', '1', { v: 2 }), 'invalid_operation')
+    await client.discard([del?.id ?? -1])
+    await client.update('c', '1', { v: 2 })
+    expect((await client.outbox()).map((e) => e.operation.action)).toEqual(['update'])
+  })
+
+  it('rejects a collection name containing U+0000', async () => {
+    const client = h.client()
+    await expectCode(client.delete('a\u0000b', '1'), 'invalid_operation')
+  })
+
   it('calls after close throw closed', async () => {
     const client = h.client()
     await client.close()

@@ -1,8 +1,8 @@
 import type { Operation } from '@flagsync/protocol'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { HttpResponse, http } from 'msw'
-import { type SetupServerApi, setupServer } from 'msw/node'
-import { afterAll, afterEach, beforeAll } from 'vitest'
+import { type SetupServer, setupServer } from 'msw/node'
+import { afterAll, afterEach, beforeAll, type vi } from 'vitest'
 import { createSyncClient, type SyncClient, type SyncClientOptions } from '../src/index.js'
 
 export const WEBHOOK = 'https://receiver.test/sync'
@@ -84,13 +84,17 @@ export class ModelReceiver {
 }
 
 export const status =
-  (code: number, body: unknown = { error: `status ${code}` }, headers: Record<string, string> = {}): Reply =>
+  (
+    code: number,
+    body: Record<string, unknown> = { error: `status ${code}` },
+    headers: Record<string, string> = {},
+  ): Reply =>
   () =>
     HttpResponse.json(body, { status: code, headers })
 export const networkError: Reply = () => HttpResponse.error()
 
 /** One msw server per test file; each test installs its receiver's handler. */
-export function useMockServer(): SetupServerApi {
+export function useMockServer(): SetupServer {
   const server = setupServer()
   beforeAll(() => server.listen({ onUnhandledRequest: 'error' }))
   afterEach(() => server.resetHandlers())
@@ -132,7 +136,9 @@ export function harness(defaults: Partial<SyncClientOptions> = {}): Harness {
 }
 
 /** Fakes only the timers the client uses: fake-indexeddb keeps running on setImmediate. */
-export const FAKE_TIMERS = { toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] } as const
+export const FAKE_TIMERS: Parameters<typeof vi.useFakeTimers>[0] = {
+  toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'],
+}
 
 /** Lets IndexedDB (setImmediate, never faked here) and promises run, without moving fake time. */
 export async function settle(rounds = 30): Promise<void> {

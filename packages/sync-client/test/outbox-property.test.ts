@@ -19,6 +19,8 @@ const flush = fc.record({
   fail: fc.constantFrom(false, false, 503, 422, 'network'),
 })
 
+type WriteStep = { rec: number; action: 'insert' | 'update' | 'delete'; data: Record<string, number> }
+
 /** Applies operations the way ModelReceiver does (update of a missing record creates it). */
 function model(ops: readonly Operation[]): Map<string, Record<string, unknown>> {
   const state = new Map<string, Record<string, unknown>>()
@@ -31,7 +33,7 @@ function model(ops: readonly Operation[]): Map<string, Record<string, unknown>> 
   return state
 }
 
-async function apply(client: ReturnType<ReturnType<typeof harness>['client']>, step: fc.Infer<typeof write>) {
+async function apply(client: ReturnType<ReturnType<typeof harness>['client']>, step: WriteStep) {
   const recordId = RECORDS[step.rec] as string
   if (step.action === 'insert') await client.insert('c', step.data, { recordId })
   else if (step.action === 'update') await client.update('c', recordId, step.data)

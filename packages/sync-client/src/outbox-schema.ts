@@ -1,0 +1,115 @@
+import type { Operation } from '@flagsync/protocol'
+import type { Dexie, Table } from 'dexie'
+import type { DeliveryError } from './types.js'
+
+/** A queued operation that is not part of a batch yet. */
+export interface StoredOp {
+  id: number
+  op: Operation
+  queuedAt: number
+}
+
+/**
+ * A batch, cut and persisted before its first attempt. Its `batchId` and
+ * `operations` never change, so a retry (in this tab, another tab or after a
+ * reload) is the same request and the receiver's dedupe recognizes it.
+ */
+export interface BatchRow {
+  seq?: number
+  batchId: string
+  /** The operations exactly as sent (compacted). */
+  operations: Operation[]
+  /** For each sent operation, the local ids of the queued operations it stands for. */
+  sourceIds: number[][]
+  /** Every queued operation the batch consumed, including pairs that cancelled out. */
+  sources: StoredOp[]
+  attempts: number
+  nextAttemptAt: number
+  lastError: DeliveryError | null
+  /** Epoch ms until which an attempt may be on the wire; 0 when none is. */
+  sendingUntil: number
+  createdAt: number
+}
+
+interface LeaseRow {
+  name: string
+  owner: string
+  expiresAt: number
+}
+
+/** A record whose last queued (unacknowledged) operation is a delete: updating or deleting it again is refused. */
+export interface TombstoneRow {
+  key: string
+  /** The local id of that delete. */
+  opId: number
+}
+
+/** A record this outbox has delivered and not deleted since: it exists at the receiver. */
+interface RemoteRecordRow {
+  key: string
+}
+
+interface DeadLetterRow {
+  id?: number
+  batchId: string
+  operation: Operation
+  sources: StoredOp[]
+  error: DeliveryError
+  deadAt: number
+}
+
+export type OutboxDexie = Dexie & {
+  ops: Table<StoredOp | Omit<StoredOp, 'id'>, number>
+  batches: Table<BatchRow, number>
+  tombstones: Table<TombstoneRow, string>
+  remoteRecords: Table<RemoteRecordRow, string>
+  lease: Table<LeaseRow, string>
+  deadLetters: Table<DeadLetterRow, number>
+}
+
+/** Key of one record. Collection names cannot contain U+0000, so the separator is unambiguous. */
+export function recordKey(op: Pick<Operation, 'collection' | 'recordId'>): string {
+  return `${op.collection}\u0000${op.recordId}`
+}
+
+export interface OutboxDeps {
+  indexedDB: IDBFactory
+  IDBKeyRange: typeof IDBKeyRange
+}
+
+/** After the deletes among `sources` are acknowledged or dropped: their records no longer have a queued delete. */
+export async function clearTombstonesOf(db: OutboxDexie, sources: readonly StoredOp[]): Promise<void> {
+  const deletes = sources.filter((s) => s.op.action === 'delete')
+  if (deletes.length === 0) return
+  const keys = deletes.map((s) => recordKey(s.op))
+  const found = await db.tombstones.bulkGet(keys)
+  const ids = new Set(deletes.map((s) => s.id))
+  const stale = found.filter((t): t is TombstoneRow => t !== undefined && ids.has(t.opId)).map((t) => t.key)
+  if (stale.length > 0) await db.tombstones.bulkDelete(stale)
+}
+
+/**
+ * After operations were removed from the middle of the queue (discard, dead
+ * letter): sets each touched record's tombstone from its last remaining
+ * queued operation. Reads the whole queue; these are rare, app-driven calls.
+ */
+export async function recomputeTombstones(db: OutboxDexie, removed: readonly StoredOp[]): Promise<void> {
+  if (removed.length === 0) return
+  const touched = new Set(removed.map((s) => recordKey(s.op)))
+  const last = new Map<string, StoredOp>()
+  const remaining: StoredOp[] = []
+  for (const batch of await db.batches.toArray()) remaining.push(...batch.sources)
+  remaining.push(...((await db.ops.toArray()) as StoredOp[]))
+  for (const row of remaining) {
+    const key = recordKey(row.op)
+    if (touched.has(key)) {
+      const previous = last.get(key)
+      if (!previous || previous.id < row.id) last.set(key, row)
+    }
+  }
+  for (const key of touched) {
+    const row = last.get(key)
+    if (row?.op.action === 'delete') await db.tombstones.put({ key, opId: row.id })
+    else await db.tombstones.delete(key)
+  }
+}

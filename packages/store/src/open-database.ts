@@ -56,15 +56,23 @@ async function migrate(knex: Knex, config: DatabaseConfig): Promise<void> {
     }
     return
   }
+  // On a loaded machine the winner can hold knex's migration lock (or the file lock) for seconds: while
+  // the failure is that lock, losers keep trying for a bounded time; anything else gets a few attempts.
+  const deadline = Date.now() + 15_000
   for (let attempt = 1; ; attempt++) {
     try {
       await run()
       return
     } catch (error) {
-      if (attempt >= 5) throw error
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
+      if (isLockContention(error) ? Date.now() >= deadline : attempt >= 5) throw error
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50 * attempt, 500)))
     }
   }
+}
+
+function isLockContention(error: unknown): boolean {
+  const e = error as { name?: unknown; code?: unknown }
+  return e?.name === 'MigrationLocked' || e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED'
 }
 
 function openSqlite(filename: string, options: OpenDatabaseOptions): Knex {

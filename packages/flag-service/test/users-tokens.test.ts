@@ -3,8 +3,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
 import { ADMIN_EMAIL, bearer, DAY, type Harness, MINUTE, startHarness, T0 } from './harness.js'
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
 describe.each(DIALECTS)('users and personal access tokens on %s', (dialect) => {
   let h: Harness
   beforeEach(async () => {

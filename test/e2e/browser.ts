@@ -23,10 +23,14 @@ export function launchChromium(): Promise<Browser> {
 /** Screenshots go to test-results/e2e/ (gitignored; CI keeps the workspace). */
 export const SCREENSHOT_DIR = fileURLToPath(new URL('../../test-results/e2e/', import.meta.url))
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** The whole page, or only the viewport (`fullPage: false`) while a modal dialog is open. */
+export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true })
   const path = `${SCREENSHOT_DIR}${name}.png`
-  await page.screenshot({ path, fullPage: true })
+  await page.mouse.move(0, 0) // no accidental hover state in the picture
+  // A full-page capture of a scrolled page draws the sticky header out of place.
+  if (fullPage) await page.evaluate(() => window.scrollTo(0, 0))
+  await page.screenshot({ path, fullPage })
   return path
 }
 

@@ -153,6 +153,7 @@ describe('the flag console in Chromium', () => {
     await dialog.getByLabel('Description').fill('Announce the beta programme on the dashboard')
     await dialog.getByLabel('Rollout').fill('40')
     await dialog.getByLabel('Turn on right away').check()
+    await screenshot(pageA, '01-a-create-dialog', { fullPage: false })
     await dialog.getByLabel('Key').press('Enter')
     await dialog.waitFor({ state: 'detached', timeout: 5000 })
 
@@ -285,6 +286,7 @@ describe('the flag console in Chromium', () => {
     const editor = x.getByRole('form', { name: 'Edit legacy-banner' })
     await editor.getByLabel('Description').fill('Keep the old bar for one more week')
     await editor.getByLabel('Rollout', { exact: true }).fill('50')
+    await screenshot(pageA, '05-a-editing-offline')
     await editor.getByRole('button', { name: 'Save changes' }).click()
     await editor.waitFor({ state: 'detached', timeout: 5000 })
     await expect.poll(() => pillState(pageA), WITHIN).toMatchObject({ state: 'offline', pending: 2 })
@@ -293,6 +295,7 @@ describe('the flag console in Chromium', () => {
     // B deletes X, through its own page and outbox.
     await row(pageB, 'legacy-banner').getByRole('button', { name: 'Delete legacy-banner' }).click()
     const confirm = pageB.getByRole('dialog', { name: 'Delete “legacy-banner”?' })
+    await screenshot(pageB, '05-b-confirm-delete', { fullPage: false })
     await confirm.getByRole('button', { name: 'Delete flag' }).click()
     await expect.poll(() => serverFlag('legacy-banner'), WITHIN).toBeNull()
     await expect.poll(() => keysOn(pageB), WITHIN).not.toContain('legacy-banner')

@@ -197,6 +197,7 @@ export class ConsoleApp {
           remove: (key, focus) => this.remove(key, focus),
         })
         row.setPending(this.pending.has(flag.key))
+        if (this.ready && this.rows.size > 0) row.highlight()
         this.rows.set(flag.key, row)
       }
       // Keep sorted order, moving an element only when it is out of place (moving loses focus).
@@ -226,7 +227,15 @@ export class ConsoleApp {
 
     const on = all.filter((f) => f.is_enabled).length
     if (!this.ready) {
-      setText(this.summary, navigator.onLine ? 'Loading flags…' : 'Offline, and no saved copy of the flags yet')
+      const refused = this.flags.status().lastError?.status === 401
+      setText(
+        this.summary,
+        !navigator.onLine
+          ? 'Offline, and no saved copy of the flags yet'
+          : refused
+            ? 'The server needs its SDK key to show flags'
+            : 'Loading flags…',
+      )
     } else {
       const count = all.length === 1 ? '1 flag' : `${all.length} flags`
       setText(this.summary, all.length === 0 ? 'No flags yet' : `${count} · ${on} on`)

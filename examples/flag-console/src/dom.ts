@@ -49,7 +49,7 @@ const ICONS = {
   alert: ['M12 9v4', 'M12 17h.01', 'M10.3 3.9L2.4 18a2 2 0 0 0 1.7 3h15.8a2 2 0 0 0 1.7-3L13.7 3.9a2 2 0 0 0-3.4 0z'],
   search: ['M11 18a7 7 0 1 0 0-14 7 7 0 0 0 0 14z', 'M20 20l-4-4'],
   x: ['M6 6l12 12', 'M18 6L6 18'],
-  key: ['M14 10a4 4 0 1 0-3.9 4.9L12 17h2v2h2v2h3v-3l-5-5', 'M7.5 9.5h.01'],
+  key: ['M8 20a4.5 4.5 0 1 0 0-9 4.5 4.5 0 0 0 0 9z', 'M11.2 12.3L20 3.5', 'M16.5 7l3 3', 'M14.5 9l2 2'],
 } as const
 
 export function setAttr(el: Element, name: string, value: string | number | boolean | null | undefined): void {

@@ -110,9 +110,18 @@ export class FlagRow {
   }
 
   update(flag: ConsoleFlag, pending: boolean): void {
+    const changed = JSON.stringify(flag) !== JSON.stringify(this.flag)
     this.flag = flag
     this.render(pending)
     this.editor?.flagChanged(flag)
+    if (changed) this.highlight()
+  }
+
+  /** A short highlight, so a change arriving from elsewhere catches the eye. */
+  highlight(): void {
+    this.el.classList.remove('is-updated')
+    void this.el.offsetWidth // restart the animation
+    this.el.classList.add('is-updated')
   }
 
   setPending(pending: boolean): void {

@@ -1,0 +1,75 @@
+/**
+ * The console against a server started with SDK_KEY: the stream refuses the
+ * page until it has the key; the page asks for it once, keeps it in this
+ * browser, and then streams and syncs with it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
+import { tempDir } from '../support/temp-dir.js'
+import { launchChromium, screenshot, watchErrors } from './browser.js'
+
+const KEY = 'console-e2e-key'
+const WITHIN = { timeout: 20_000, interval: 100 }
+const dir = tempDir('flagsync-e2e-auth-')
+let server: SpawnedServer
+let browser: Awaited<ReturnType<typeof launchChromium>>
+
+async function getFlag(key: string): Promise<{ is_enabled: boolean }> {
+  const res = await fetch(`${server.url}/api/flags/${key}`, { headers: { Authorization: `Bearer ${KEY}` } })
+  expect(res.status).toBe(200)
+  return (await res.json()) as { is_enabled: boolean }
+}
+
+beforeAll(async () => {
+  server = await spawnServer('packages/flat-api/dist/cli.js', {
+    DATABASE_URL: `sqlite:${dir.file('flags.sqlite')}`,
+    POLL_INTERVAL_MS: '200',
+    SDK_KEY: KEY,
+  })
+  const res = await fetch(`${server.url}/api/flags`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${KEY}` },
+    body: JSON.stringify({ key: 'pricing-page', is_enabled: false, description: 'The new pricing page' }),
+  })
+  expect(res.status).toBe(200)
+  browser = await launchChromium()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  server?.kill()
+  dir.remove()
+})
+
+describe('the flag console on a server with SDK_KEY', () => {
+  it('asks for the key, keeps it, then shows live flags and delivers edits with it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const errors = watchErrors(page, 'page')
+    await page.goto(server.url)
+
+    const dialog = page.getByRole('dialog', { name: 'Connect to the server' })
+    await dialog.waitFor({ timeout: 20_000 })
+    expect(await page.locator('#stream-status').getAttribute('data-state')).toBe('error')
+    await dialog.getByLabel('SDK key').fill(KEY)
+    await screenshot(page, '10-auth-connect-dialog', { fullPage: false })
+    await Promise.all([page.waitForEvent('load'), dialog.getByRole('button', { name: 'Connect' }).click()])
+
+    await expect
+      .poll(
+        () => page.locator('li.flag').evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.key)),
+        WITHIN,
+      )
+      .toEqual(['pricing-page'])
+    await expect.poll(() => page.locator('#stream-status').getAttribute('data-state'), WITHIN).toBe('live')
+    expect(await page.evaluate(() => localStorage.getItem('flagsync.console.sdkKey'))).toBe(KEY)
+    expect(await page.getByRole('button', { name: 'Server key' }).isVisible()).toBe(true)
+
+    await page.getByRole('switch', { name: 'pricing-page', exact: true }).click()
+    await expect.poll(async () => (await getFlag('pricing-page')).is_enabled, WITHIN).toBe(true)
+    await expect.poll(() => page.locator('#sync-status').getAttribute('data-pending'), WITHIN).toBe('0')
+    await screenshot(page, '11-auth-connected')
+    expect(errors).toEqual([])
+    await context.close()
+  })
+})

@@ -199,6 +199,13 @@ describe('keys are never logged', () => {
       expect(failed).toMatch(/unavailable|ECONNREFUSED/)
       expect(failed).not.toContain(KEY)
       expect(failed).not.toContain(password)
+
+      // A DATABASE_URL of the wrong kind is named by its scheme only.
+      const wrongKind = await spawnServer('packages/flat-api/dist/cli.js', {
+        DATABASE_URL: `mysql://someone:${password}@db.internal/flags`,
+      }).catch((error: Error) => error.message)
+      expect(wrongKind).toMatch(/DATABASE_URL must start with sqlite: or postgres:\/\/ \(got a \\?"mysql:\\?" URL\)/)
+      expect(wrongKind).not.toContain(password)
     })
   })
 })

@@ -13,10 +13,16 @@ export function parseDatabaseUrl(url: string, cwd: string = process.cwd()): Data
   const match = /^sqlite:(?:\/\/)?(.+)$/i.exec(url)
   if (!match?.[1]) {
     throw new Error(
-      `DATABASE_URL must start with sqlite: or postgres:// (got ${JSON.stringify(url.slice(0, 40))}); e.g. ${DEFAULT_DATABASE_URL}`,
+      `DATABASE_URL must start with sqlite: or postgres:// (got ${describeScheme(url)}); e.g. ${DEFAULT_DATABASE_URL}`,
     )
   }
   const path = match[1]
   if (path === ':memory:') return { dialect: 'sqlite', filename: path }
   return { dialect: 'sqlite', filename: isAbsolute(path) ? path : resolve(cwd, path) }
+}
+
+/** Error messages end up in logs, and URLs carry passwords: name only the scheme of a rejected URL. */
+function describeScheme(url: string): string {
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(url)?.[0]
+  return scheme ? `a ${JSON.stringify(scheme)} URL` : 'a value without a scheme'
 }

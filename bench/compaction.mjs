@@ -1,0 +1,117 @@
+// compaction.ops_per_s: `compact()` of the sync client over random queued operations.
+// Baseline: the least any compaction must do, one Map lookup per operation keeping the last one per record.
+import { compact } from '@flagsync/sync-client'
+import { atLeast, benchMain, log, row } from './lib/cli.mjs'
+import { prng } from './lib/random.mjs'
+import { median, now } from './lib/stats.mjs'
+
+const COLLECTIONS = ['flags', 'notes', 'tasks']
+const RECORDS_PER_COLLECTION = 50_000
+const FIELDS = ['is_enabled', 'title', 'done', 'rank', 'color', 'owner', 'tag', 'due']
+
+/**
+ * `n` operations over 50 000 records in each of 3 collections: 20 % inserts,
+ * 65 % updates of one or two fields, 15 % deletes.
+ * @param {number} n
+ */
+export function randomOperations(n, seed = 42) {
+  const random = prng(seed)
+  /** @type {import('@flagsync/protocol').Operation[]} */
+  const ops = new Array(n)
+  for (let i = 0; i < n; i++) {
+    const collection = COLLECTIONS[Math.floor(random() * COLLECTIONS.length)]
+    const recordId = `r${Math.floor(random() * RECORDS_PER_COLLECTION)}`
+    const kind = random()
+    if (kind < 0.2) {
+      ops[i] = { action: 'insert', collection, recordId, record: { title: `t${i}`, done: false, rank: i } }
+    } else if (kind < 0.85) {
+      /** @type {Record<string, unknown>} */
+      const changes = { [FIELDS[i % FIELDS.length]]: i }
+      if (random() < 0.3) changes[FIELDS[(i + 3) % FIELDS.length]] = random() < 0.5
+      ops[i] = { action: 'update', collection, recordId, changes }
+    } else {
+      ops[i] = { action: 'delete', collection, recordId }
+    }
+  }
+  return ops
+}
+
+/** @param {readonly import('@flagsync/protocol').Operation[]} ops */
+function lastPerRecord(ops) {
+  /** @type {Map<string, Map<string, import('@flagsync/protocol').Operation>>} */
+  const byCollection = new Map()
+  for (const op of ops) {
+    let records = byCollection.get(op.collection)
+    if (records === undefined) {
+      records = new Map()
+      byCollection.set(op.collection, records)
+    }
+    records.set(op.recordId, op)
+  }
+  const out = []
+  for (const records of byCollection.values()) for (const op of records.values()) out.push(op)
+  return out
+}
+
+/**
+ * Median ops/s of `fn(ops)` over `runs` runs (after one warm-up run).
+ * @param {(ops: any[]) => unknown[]} fn
+ * @param {any[]} ops
+ */
+function opsPerSecond(fn, ops, runs) {
+  let sink = fn(ops).length
+  const rates = []
+  for (let i = 0; i < runs; i++) {
+    globalThis.gc?.()
+    const t0 = now()
+    sink += fn(ops).length
+    rates.push(ops.length / ((now() - t0) / 1000))
+  }
+  if (sink < 0) log(sink)
+  return median(rates)
+}
+
+/** @param {{ quick: boolean }} options */
+export async function run({ quick }) {
+  const sizes = quick ? [100_000, 200_000, 400_000] : [250_000, 500_000, 1_000_000]
+  const runs = quick ? 3 : 5
+  /** @type {Record<number, {ours: number, baseline: number, out: number}>} */
+  const bySize = {}
+  for (const n of sizes) {
+    const ops = randomOperations(n)
+    const out = compact(ops).length
+    // Alternate so drift in machine load hits both alike.
+    const ours = opsPerSecond(compact, ops, runs)
+    const baseline = opsPerSecond(lastPerRecord, ops, runs)
+    bySize[n] = { ours, baseline, out }
+    log(`compaction n=${n}: ${Math.round(ours)} ops/s (baseline ${Math.round(baseline)}), ${out} operations out`)
+  }
+  const largest = sizes[sizes.length - 1]
+  const smallest = sizes[0]
+  const top = bySize[largest]
+  const linearity = top.ours / bySize[smallest].ours
+  const perSize = Object.fromEntries(sizes.map((n) => [n, Math.round(bySize[n].ours)]))
+  return [
+    row({
+      id: 'compaction.ops_per_s',
+      value: top.ours,
+      unit: 'ops/s',
+      baseline: top.baseline,
+      ratio: top.ours / top.baseline,
+      goal: atLeast(2_000_000),
+      note: `${largest.toLocaleString('en')} ops over ${COLLECTIONS.length}×${RECORDS_PER_COLLECTION.toLocaleString('en')} records → ${top.out.toLocaleString('en')}; baseline = keep the last op per record (one Map lookup per op)`,
+      extra: { opsPerSecondBySize: perSize, outputBySize: Object.fromEntries(sizes.map((n) => [n, bySize[n].out])) },
+    }),
+    row({
+      id: 'compaction.linearity',
+      value: linearity,
+      unit: `ops/s(${largest / 1000}k) ÷ ops/s(${smallest / 1000}k)`,
+      baseline: top.baseline / bySize[smallest].baseline,
+      ratio: null,
+      goal: atLeast(0.8),
+      note: `ops/s by size: ${sizes.map((n) => `${n / 1000}k ${perSize[n].toLocaleString('en')}`).join(', ')}; 1.0 is perfectly linear`,
+    }),
+  ]
+}
+
+benchMain(import.meta.url, run)

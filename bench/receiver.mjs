@@ -1,0 +1,113 @@
+// receiver.apply500.ratio: batches of 500 flag upserts through POST /sync of the real receiver (its CLI, SQLite)
+// vs knex upserting the same rows directly into the same schema (one multi-row statement per batch, one transaction).
+import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import { FlagStore, openDatabase, TABLES } from '@flagsync/store'
+import { atLeast, benchMain, log, row } from './lib/cli.mjs'
+import { makeFlag } from './lib/flags.mjs'
+import { RECEIVER_CLI, startCli, tempDir } from './lib/proc.mjs'
+import { median, now } from './lib/stats.mjs'
+
+const BATCH = 500
+
+/** Batches of 500 flags cycling over `keySpace` keys, so the later ones update existing rows. */
+function makeBatches(count, keySpace, round) {
+  return Array.from({ length: count }, (_, b) =>
+    Array.from({ length: BATCH }, (_, j) => {
+      const flag = makeFlag((b * BATCH + j) % keySpace, 250)
+      flag.is_enabled = (b + j + round) % 2 === 0
+      return flag
+    }),
+  )
+}
+
+/** @param {ReturnType<typeof makeFlag>[]} flags */
+function syncBody(flags) {
+  return JSON.stringify({
+    batchId: randomUUID(),
+    operations: flags.map(({ key, ...record }) => ({ action: 'insert', collection: 'flags', recordId: key, record })),
+  })
+}
+
+/** @param {string} url @param {string[]} bodies */
+async function postAll(url, bodies) {
+  const t0 = now()
+  for (const body of bodies) {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const ack = await res.json()
+    if (!res.ok || ack.applied !== BATCH) throw new Error(`POST /sync: ${res.status} ${JSON.stringify(ack)}`)
+  }
+  return now() - t0
+}
+
+/** @param {import('knex').Knex} knex @param {ReturnType<typeof makeFlag>[][]} batches */
+async function upsertAll(knex, batches) {
+  const t0 = now()
+  for (const flags of batches) {
+    const at = Date.now()
+    await knex.transaction(async (trx) => {
+      const rows = flags.map((flag, i) => ({
+        scope: '',
+        key: flag.key,
+        data: JSON.stringify(flag),
+        revision: i,
+        updated_at: at,
+      }))
+      await trx(TABLES.flags).insert(rows).onConflict(['scope', 'key']).merge(['data', 'revision', 'updated_at'])
+    })
+  }
+  return now() - t0
+}
+
+/** @param {{ quick: boolean }} options */
+export async function run({ quick }) {
+  const batchesPerRound = quick ? 8 : 30
+  const rounds = 3
+  const keySpace = (batchesPerRound * BATCH) / 2
+  const server = await startCli(RECEIVER_CLI)
+  const tmp = tempDir('receiver-baseline')
+  const db = await openDatabase(`sqlite:${join(tmp.dir, 'baseline.sqlite')}`)
+  try {
+    new FlagStore(db) // same schema and pragmas as the receiver's database
+    const url = `${server.url}/sync`
+    // Warm up both paths (JIT, SQLite page cache).
+    const warm = makeBatches(2, keySpace, 99)
+    await postAll(url, warm.map(syncBody))
+    await upsertAll(db.knex, warm)
+
+    const ours = []
+    const base = []
+    for (let round = 0; round < rounds; round++) {
+      const batches = makeBatches(batchesPerRound, keySpace, round)
+      const bodies = batches.map(syncBody)
+      const rows = batchesPerRound * BATCH
+      const a = await postAll(url, bodies)
+      const b = await upsertAll(db.knex, batches)
+      ours.push(rows / (a / 1000))
+      base.push(rows / (b / 1000))
+      log(
+        `receiver round ${round + 1}: POST /sync ${Math.round(ours.at(-1) ?? 0)} rows/s, knex ${Math.round(base.at(-1) ?? 0)} rows/s`,
+      )
+    }
+    const value = median(ours)
+    const baseline = median(base)
+    return [
+      row({
+        id: 'receiver.apply500.ratio',
+        value,
+        unit: 'rows/s',
+        baseline,
+        ratio: value / baseline,
+        goal: atLeast(0.5, 'ratio'),
+        note: `${batchesPerRound} sequential batches of ${BATCH} flag inserts/upserts per round (half update existing rows), median of ${rounds}; baseline = knex multi-row upsert per batch in one transaction, same schema and pragmas, in-process`,
+        extra: { runs: { ours, baseline: base } },
+      }),
+    ]
+  } finally {
+    await db.close()
+    tmp.remove()
+    await server.stop()
+  }
+}
+
+benchMain(import.meta.url, run)

@@ -1,0 +1,100 @@
+// rest.list350.ratio: GET /api/flags (350 flags, ~100 KB) of the real server vs a bare node:http server sending the same cached bytes.
+// rest.get.ratio: GET /api/flags/:key vs a minimal Express route answering res.json(flag) for the same flag.
+// Every server is its own process; autocannon (50 connections, bounded runs) loads them from this one.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { atLeast, benchMain, log, row } from './lib/cli.mjs'
+import { makeFlag, seedFlags } from './lib/flags.mjs'
+import { loadTest } from './lib/load.mjs'
+import { benchDir, FLAT_API_CLI, spawnNode, startCli, tempDir } from './lib/proc.mjs'
+import { median } from './lib/stats.mjs'
+
+/** @param {string} mode @param {string} file */
+async function startBaseline(mode, file) {
+  const proc = spawnNode(join(benchDir, 'servers/baseline-server.mjs'), [mode, file])
+  const match = await proc.waitFor(/listening on (http:\/\/[\d.:]+)/)
+  return { ...proc, url: /** @type {string} */ (match[1]) }
+}
+
+/** @param {{ quick: boolean }} options */
+export async function run({ quick }) {
+  const duration = quick ? 1 : 3
+  const rounds = quick ? 1 : 3
+  const tmp = tempDir('rest')
+  const ours = await startCli(FLAT_API_CLI)
+  /** @type {Array<{ stop(): Promise<void> }>} */
+  const started = [ours]
+  try {
+    const flags = Array.from({ length: 350 }, (_, i) => makeFlag(i))
+    await seedFlags(ours.url, flags)
+    const listRes = await fetch(`${ours.url}/api/flags`)
+    const listBody = Buffer.from(await listRes.arrayBuffer())
+    const served = JSON.parse(listBody.toString())
+    if (served.length !== 350) throw new Error(`expected 350 flags, got ${served.length}`)
+    const listFile = join(tmp.dir, 'list.json')
+    writeFileSync(listFile, listBody)
+    const key = 'flag-00123'
+    const one = await (await fetch(`${ours.url}/api/flags/${key}`)).text()
+
+    const bare = await startBaseline('buffer', listFile)
+    started.push(bare)
+    const minimal = await startBaseline('express-get', listFile)
+    started.push(minimal)
+    const check = await (await fetch(`${minimal.url}/api/flags/${key}`)).text()
+    if (check !== one) throw new Error(`the Express baseline answers differently:\n${check}\n${one}`)
+
+    const targets = {
+      oursList: `${ours.url}/api/flags`,
+      bareList: `${bare.url}/api/flags`,
+      oursGet: `${ours.url}/api/flags/${key}`,
+      expressGet: `${minimal.url}/api/flags/${key}`,
+    }
+    /** @type {Record<string, number[]>} */
+    const rps = { oursList: [], bareList: [], oursGet: [], expressGet: [] }
+    /** @type {Record<string, number[]>} */
+    const p99 = { oursList: [], bareList: [], oursGet: [], expressGet: [] }
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, url] of Object.entries(targets)) {
+        const r = await loadTest({ url, duration, connections: 50, warmup: round === 0 ? 1 : 0 })
+        rps[name].push(r.requestsPerSecond)
+        p99[name].push(r.latencyP99)
+        log(`rest ${name} round ${round + 1}: ${Math.round(r.requestsPerSecond)} req/s, p99 ${r.latencyP99} ms`)
+      }
+    }
+    const m = Object.fromEntries(Object.entries(rps).map(([k, v]) => [k, median(v)]))
+    const mp99 = Object.fromEntries(Object.entries(p99).map(([k, v]) => [k, median(v)]))
+    return [
+      row({
+        id: 'rest.list350.ratio',
+        value: m.oursList,
+        unit: 'req/s',
+        baseline: m.bareList,
+        ratio: m.oursList / m.bareList,
+        goal: atLeast(0.5, 'ratio'),
+        note: `${listBody.length} bytes per response; 50 connections, ${duration} s × ${rounds}; baseline = bare node:http sending the same cached buffer`,
+        extra: {
+          p99Ms: { ours: mp99.oursList, baseline: mp99.bareList },
+          runs: { ours: rps.oursList, baseline: rps.bareList },
+        },
+      }),
+      row({
+        id: 'rest.get.ratio',
+        value: m.oursGet,
+        unit: 'req/s',
+        baseline: m.expressGet,
+        ratio: m.oursGet / m.expressGet,
+        goal: atLeast(0.8, 'ratio'),
+        note: `${one.length}-byte flag; baseline = minimal Express route, res.json(flag) from a Map`,
+        extra: {
+          p99Ms: { ours: mp99.oursGet, baseline: mp99.expressGet },
+          runs: { ours: rps.oursGet, baseline: rps.expressGet },
+        },
+      }),
+    ]
+  } finally {
+    for (const s of started) await s.stop()
+    tmp.remove()
+  }
+}
+
+benchMain(import.meta.url, run)

@@ -1,0 +1,203 @@
+// npm run bench [-- --quick] [-- --only=rest,receiver] [-- --profile]
+// Runs every benchmark in its own process (each measures its baseline in the same run), prints the table, writes
+// bench/results.json (bench/results.quick.json for --quick) and, for a full run of everything, re-renders the table
+// and the fan-out chart in bench/README.md.
+import { spawn } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { log, RESULT_PREFIX } from './lib/cli.mjs'
+import { machineInfo } from './lib/machine.mjs'
+import { benchDir, repoRoot } from './lib/proc.mjs'
+import { lineChart } from './lib/svg.mjs'
+
+/** Every benchmark module with the rows it reports (listed as "not run" if it fails). */
+const MODULES = [
+  { name: 'compaction', ids: ['compaction.ops_per_s', 'compaction.linearity'], nodeArgs: ['--expose-gc'] },
+  { name: 'eval', ids: ['eval.targeted.ops_per_s'] },
+  { name: 'client', ids: ['client.enqueue.ratio', 'client.drain500.ratio', 'client.drain50.ops_per_s'] },
+  { name: 'receiver', ids: ['receiver.apply500.ratio'] },
+  { name: 'rest', ids: ['rest.list350.ratio', 'rest.get.ratio'] },
+  { name: 'bootstrap', ids: ['stream.bootstrap10k.ms', 'stream.bootstrap10k.after_change.ms'] },
+  {
+    name: 'sse-fanout',
+    ids: ['sse.fanout10k.ratio', 'sse.rss_per_conn_bytes', 'sse.fanout1k.p99_ms', 'sse.fanout5k.p99_ms'],
+  },
+]
+const MODULE_TIMEOUT_MS = 240_000
+
+const args = process.argv.slice(2)
+const quick = args.includes('--quick')
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',')
+const profileDir = args.includes('--profile')
+  ? join(benchDir, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'))
+  : null
+
+/**
+ * @param {typeof MODULES[number]} mod
+ * @returns {Promise<import('./lib/cli.mjs').Row[]>}
+ */
+function runModule(mod) {
+  const nodeArgs = [...(mod.nodeArgs ?? [])]
+  const env = { ...process.env }
+  if (profileDir) {
+    mkdirSync(profileDir, { recursive: true })
+    nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=bench-${mod.name}.cpuprofile`)
+    env.BENCH_PROFILE = profileDir
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [...nodeArgs, join(benchDir, `${mod.name}.mjs`), ...(quick ? ['--quick'] : [])],
+      {
+        cwd: repoRoot,
+        env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+    })
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`timed out after ${MODULE_TIMEOUT_MS / 1000} s`))
+    }, MODULE_TIMEOUT_MS)
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer)
+      const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX))
+      if (code === 0 && line) resolve(JSON.parse(line.slice(RESULT_PREFIX.length)))
+      else reject(new Error(`exited with ${code ?? signal}${line ? '' : ' without results'}`))
+    })
+  })
+}
+
+/** @param {number | null} v */
+function fmt(v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '—'
+  if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en')
+  return String(+v.toPrecision(3))
+}
+
+/** @param {import('./lib/cli.mjs').Row} r */
+function goalText(r) {
+  if (!r.goal) return ''
+  return `${r.goal.on === 'ratio' ? 'ratio' : 'value'} ${r.goal.op === '>=' ? '≥' : '≤'} ${fmt(r.goal.target)}`
+}
+
+/** @param {import('./lib/cli.mjs').Row} r */
+function metText(r) {
+  if (r.value === null) return 'not run'
+  if (r.met === null || r.met === undefined) return ''
+  return r.met ? 'met' : 'MISSED'
+}
+
+/** @param {import('./lib/cli.mjs').Row[]} rows */
+function markdownTable(rows) {
+  const lines = ['| id | ours | unit | baseline | ratio | goal | |', '|---|---:|---|---:|---:|---|---|']
+  for (const r of rows) {
+    lines.push(
+      `| \`${r.id}\` | ${fmt(r.value)} | ${r.unit} | ${fmt(r.baseline)} | ${fmt(r.ratio)} | ${goalText(r)} | ${metText(r)} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+/** @param {import('./lib/cli.mjs').Row[]} rows */
+function consoleTable(rows) {
+  const cells = rows.map((r) => [r.id, fmt(r.value), r.unit, fmt(r.baseline), fmt(r.ratio), goalText(r), metText(r)])
+  const head = ['id', 'ours', 'unit', 'baseline', 'ratio', 'goal', '']
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)))
+  const line = (/** @type {string[]} */ c) =>
+    c.map((x, i) => (i === 1 || i === 3 || i === 4 ? x.padStart(widths[i]) : x.padEnd(widths[i]))).join('  ')
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n')
+}
+
+/** @param {string} text @param {string} name @param {string} content */
+function replaceBetween(text, name, content) {
+  const start = `<!-- bench:${name}:start -->`
+  const end = `<!-- bench:${name}:end -->`
+  const i = text.indexOf(start)
+  const j = text.indexOf(end)
+  if (i < 0 || j < i) return `${text.trimEnd()}\n\n${start}\n${content}\n${end}\n`
+  return `${text.slice(0, i + start.length)}\n${content}\n${text.slice(j)}`
+}
+
+async function main() {
+  const machine = machineInfo()
+  log(
+    `flagsync benchmarks${quick ? ' (quick)' : ''} on ${machine.cpuModel} × ${machine.cores}, node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`,
+  )
+  const started = Date.now()
+  /** @type {import('./lib/cli.mjs').Row[]} */
+  const results = []
+  const selected = MODULES.filter((m) => !only || only.includes(m.name))
+  for (const mod of selected) {
+    const t0 = Date.now()
+    log(`\n== ${mod.name}`)
+    try {
+      results.push(...(await runModule(mod)))
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      log(`${mod.name} failed: ${reason}`)
+      for (const id of mod.ids) {
+        results.push({
+          id,
+          value: null,
+          unit: '',
+          baseline: null,
+          ratio: null,
+          met: null,
+          note: `not run: ${mod.name} ${reason}`,
+        })
+      }
+    }
+    log(`== ${mod.name} took ${((Date.now() - t0) / 1000).toFixed(0)} s`)
+  }
+  const seconds = Math.round((Date.now() - started) / 1000)
+  machine.loadAverageAtEnd = /** @type {any} */ (machineInfo().loadAverageAtStart)
+  const output = { machine: { ...machine, quick, durationSeconds: seconds }, results }
+  // Only a full run of everything replaces results.json; partial and quick runs go beside it (git-ignored).
+  const file = join(benchDir, only ? 'results.only.json' : quick ? 'results.quick.json' : 'results.json')
+  writeFileSync(file, `${JSON.stringify(output, null, 2)}\n`)
+  process.stdout.write(
+    `\n${consoleTable(results)}\n\n${seconds} s in all${profileDir ? `; profiles in ${profileDir}` : ''}\n`,
+  )
+
+  if (!quick && !only) {
+    const fanout = results.find((r) => r.id === 'sse.fanout10k.ratio')
+    const series = /** @type {any} */ (fanout?.extra)?.series
+    if (series) {
+      const svg = lineChart({
+        title: 'One flag change to N open streams: p99 delivery latency',
+        xLabel: 'subscribers of /stream',
+        yLabel: 'p99 latency, ms (lower is better)',
+        sizes: series.sizes,
+        series: [
+          { name: 'flagsync flat API (PATCH → SQLite → stream)', color: '#d9480f', values: series.ours },
+          { name: 'bare node:http SSE baseline', color: '#1c7ed6', values: series.baseline },
+        ],
+        note: `${machine.cpuModel} × ${machine.cores}, node ${machine.node}, ${machine.startedAt.slice(0, 10)}`,
+      })
+      writeFileSync(join(benchDir, 'fanout-p99.svg'), svg)
+    }
+    const readmePath = join(benchDir, 'README.md')
+    let readme = readFileSync(readmePath, 'utf8')
+    const m = machine
+    readme = replaceBetween(
+      readme,
+      'machine',
+      `Measured ${m.startedAt.slice(0, 16).replace('T', ' ')} UTC on ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}; load average at start ${m.loadAverageAtStart.join(' / ')}, at the end ${machine.loadAverageAtEnd.join(' / ')}; commit ${m.gitCommit ?? '?'}; ${seconds} s in all.`,
+    )
+    readme = replaceBetween(readme, 'results', markdownTable(results))
+    writeFileSync(readmePath, readme)
+    log('bench/README.md, bench/results.json and bench/fanout-p99.svg updated')
+  }
+}
+
+main().catch((error) => {
+  log(error instanceof Error ? error.stack : String(error))
+  process.exit(1)
+})

@@ -1,0 +1,72 @@
+// Bare baseline servers, one per mode, each in its own process like the real server:
+//   buffer <file>       node:http answering every GET with the file's bytes, cached (the ceiling for GET /api/flags)
+//   express-get <file>  a minimal Express route: GET /api/flags/:key → res.json(flag) from a Map of the file's flags
+//   sse                 node:http holding /stream connections; POST /broadcast writes one event to all of them
+// Prints "listening on http://127.0.0.1:<port>".
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import express from 'express'
+
+const [mode, file] = process.argv.slice(2)
+
+/** @param {import('node:http').RequestListener} handler */
+function listen(handler) {
+  const server = createServer(handler)
+  server.keepAliveTimeout = 65_000
+  server.listen(0, '127.0.0.1', () => {
+    const address = /** @type {import('node:net').AddressInfo} */ (server.address())
+    process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`)
+  })
+  return server
+}
+
+if (mode === 'buffer') {
+  const body = readFileSync(/** @type {string} */ (file))
+  listen((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length })
+    res.end(body)
+  })
+} else if (mode === 'express-get') {
+  /** @type {Array<{key: string}>} */
+  const flags = JSON.parse(readFileSync(/** @type {string} */ (file), 'utf8'))
+  const byKey = new Map(flags.map((f) => [f.key, f]))
+  const app = express()
+  app.get('/api/flags/:key', (req, res) => {
+    const flag = byKey.get(req.params.key)
+    if (!flag) res.status(404).json({ error: 'not_found' })
+    else res.json(flag)
+  })
+  listen(app)
+} else if (mode === 'sse') {
+  /** @type {Set<import('node:http').ServerResponse>} */
+  const streams = new Set()
+  listen((req, res) => {
+    if (req.url === '/stream') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' })
+      res.write('event: connected\ndata: true\n\n')
+      streams.add(res)
+      res.on('close', () => streams.delete(res))
+      return
+    }
+    if (req.method === 'POST' && req.url === '/broadcast') {
+      let body = ''
+      req.setEncoding('utf8')
+      req.on('data', (chunk) => {
+        body += chunk
+      })
+      req.on('end', () => {
+        // The same frame shape as the real stream's update event, built once and written to every stream.
+        const frame = Buffer.from(`event: update\nid: 1\ndata: {"type":"UPSERT","flag":${body}}\n\n`)
+        for (const stream of streams) stream.write(frame)
+        res.writeHead(200, { 'Content-Type': 'text/plain' })
+        res.end(String(streams.size))
+      })
+      return
+    }
+    res.writeHead(404)
+    res.end()
+  })
+} else {
+  process.stderr.write(`unknown mode ${mode}\n`)
+  process.exit(2)
+}

@@ -59,7 +59,7 @@ export const serviceMigrations: ServiceMigration[] = [
       await knex.schema.createTable(T.loginFailures, (t) => {
         t.increments('id').primary()
         t.string('email', 254).notNullable() // as typed, lowercased: unknown addresses are tracked too
-        t.bigInteger('failed_at').notNullable()
+        t.bigInteger('failed_at').notNullable().index() // pruned by age, whatever the email
         t.index(['email', 'failed_at'])
       })
       await knex.schema.createTable(T.tokens, (t) => {

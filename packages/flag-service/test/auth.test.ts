@@ -181,6 +181,16 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
       for (let i = 0; i < 4; i++) expect((await attempt(h, 'x', 'ghost@example.com')).status).toBe(401)
       expect((await attempt(h, 'x', 'ghost@example.com')).status).toBe(429)
     })
+
+    it('forgets failures once they can no longer matter (25 minutes), for every email', async () => {
+      const h = await start()
+      for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) await attempt(h, 'x', email)
+      const failures = () => h.server.runtime.knex(SERVICE_TABLES.loginFailures).pluck('email')
+      expect(await failures()).toHaveLength(3)
+      h.clock.advance(25 * MINUTE)
+      await attempt(h, 'x', 'd@example.com')
+      expect(await failures()).toEqual(['d@example.com'])
+    })
   })
 
   describe('GET /api/auth/me and POST /api/auth/logout', () => {

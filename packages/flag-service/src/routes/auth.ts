@@ -77,9 +77,9 @@ export function createAuthRouter(runtime: ServiceRuntime, options: AuthRouterOpt
     const valid = await verifyPassword(input.password, user?.password_hash ?? (await dummyPasswordHash()))
     if (!user || !valid) {
       await knex(T.loginFailures).insert({ email, failed_at: now })
+      // Failures past the horizon no longer matter for any account (sprayed unknown emails must not pile up).
       await knex(T.loginFailures)
-        .where('email', email)
-        .andWhere('failed_at', '<=', now - lockoutHorizonMs())
+        .where('failed_at', '<=', now - lockoutHorizonMs())
         .delete()
       const after = lockoutState([...failures, now], now)
       if (after.locked) throw rateLimited(after.retryAfterSeconds)

@@ -119,7 +119,7 @@ describe.each(DIALECTS)('extension seams on %s', (dialect) => {
   })
 
   it('an SDK key reaches every environment of its project and carries its own environment id', async () => {
-    const [production, staging] = environments as [{ id: string }, { id: string }]
+    const [production, staging] = environments as [{ id: string; slug: string }, { id: string; slug: string }]
     const res = await probe(staging.id, bearer(sdkKey))
     expect(res.status).toBe(200)
     expect((await res.json()).auth).toEqual({

@@ -123,8 +123,14 @@ export interface SentOperation {
  * The operations of the batch the receiver rejected, rebuilt the way the sync
  * client cut it (records in order of first appearance, each compacted to one
  * operation, records that cancel out skipped), so the receiver's
- * `operationIndex` names one of them. Without an index, every operation of the
- * batch is a suspect.
+ * `operationIndex` names one of them.
+ *
+ * One case cannot be rebuilt from the outbox alone: insert … delete of a
+ * record the server may already have is sent as a delete, or cancels out when
+ * the record is new, and only the sync client knows which. When such a record
+ * precedes the index, the operation named in the receiver's message
+ * (`operation 1 (update flags/x): …`) is used instead; failing that, every
+ * operation of the batch is a suspect.
  */
 export function rejectedOperations(entries: readonly OutboxEntry[], error: DeliveryError): SentOperation[] {
   const groups = new Map<string, OutboxEntry[]>()
@@ -136,12 +142,28 @@ export function rejectedOperations(entries: readonly OutboxEntry[], error: Deliv
     else groups.set(key, [entry])
   }
   const sent: SentOperation[] = []
+  let uncertainBefore = Number.POSITIVE_INFINITY
   for (const group of groups.values()) {
-    const operation = compactRecord(group.map((e) => e.operation))
-    if (operation) sent.push({ operation, ids: group.map((e) => e.id) })
+    const ops = group.map((e) => e.operation)
+    const ids = group.map((e) => e.id)
+    const operation = compactRecord(ops)
+    const ifKnownRemotely = compactRecord(ops, true)
+    if (operation === null && ifKnownRemotely !== null) {
+      uncertainBefore = Math.min(uncertainBefore, sent.length)
+      sent.push({ operation: ifKnownRemotely, ids })
+    } else if (operation) {
+      sent.push({ operation, ids })
+    }
   }
-  const named = error.operationIndex === undefined ? undefined : sent[error.operationIndex]
-  return named ? [named] : sent
+  const index = error.operationIndex
+  if (index !== undefined && index < uncertainBefore) {
+    const named = sent[index]
+    if (named) return [named]
+  }
+  const mentioned = sent.filter(({ operation: op }) =>
+    error.message.includes(`(${op.action} ${op.collection}/${op.recordId})`),
+  )
+  return mentioned.length === 1 ? mentioned : sent
 }
 
 /** The keys of flags with queued, unacknowledged operations. */

@@ -1,0 +1,147 @@
+import type { DeliveryError, OutboxEntry, SyncStatus } from '@flagsync/sync-client'
+import { describe, expect, it } from 'vitest'
+import {
+  type ConsoleFlag,
+  describeOperation,
+  describeStatus,
+  diffFlag,
+  type Operation,
+  parseValues,
+  rejectedOperations,
+} from '../src/model.js'
+
+const update = (recordId: string, changes: Record<string, unknown>): Operation => ({
+  action: 'update',
+  collection: 'flags',
+  recordId,
+  changes,
+})
+const insert = (recordId: string): Operation => ({
+  action: 'insert',
+  collection: 'flags',
+  recordId,
+  record: { key: recordId, is_enabled: false },
+})
+const remove = (recordId: string): Operation => ({ action: 'delete', collection: 'flags', recordId })
+
+const entry = (id: number, operation: Operation, batchId: string | null = 'b1'): OutboxEntry => ({
+  id,
+  operation,
+  batchId,
+  queuedAt: 0,
+})
+
+const rejection = (fields: Partial<DeliveryError>): DeliveryError => ({
+  kind: 'rejected',
+  status: 422,
+  code: 'validation_failed',
+  message: 'rejected',
+  batchId: 'b1',
+  at: 0,
+  ...fields,
+})
+
+describe('rejectedOperations', () => {
+  // The batch as outbox() lists it: grouped by record in order of first appearance.
+  const entries = [
+    entry(1, update('a', { is_enabled: true })),
+    entry(2, update('b', { description: 'x' })),
+    entry(3, update('b', { rollout_percentage: 10 })),
+    entry(4, insert('c')),
+    entry(5, remove('c')), // cancels out, or is sent as a delete when c was delivered before
+    entry(6, update('d', { is_enabled: false })),
+    entry(7, update('e', { is_enabled: true }), null), // queued behind the batch
+  ]
+
+  it('maps the receiver’s operationIndex onto the compacted batch: one operation per record', () => {
+    expect(rejectedOperations(entries, rejection({ operationIndex: 0 }))).toEqual([
+      { operation: update('a', { is_enabled: true }), ids: [1] },
+    ])
+    expect(rejectedOperations(entries, rejection({ operationIndex: 1 }))).toEqual([
+      { operation: update('b', { description: 'x', rollout_percentage: 10 }), ids: [2, 3] },
+    ])
+  })
+
+  it('without an index, every operation of the batch is a suspect; entries outside the batch never are', () => {
+    const all = rejectedOperations(entries, rejection({}))
+    expect(all.map((r) => r.ids)).toEqual([[1], [2, 3], [4, 5], [6]])
+    expect(all[2]?.operation).toEqual(remove('c'))
+    expect(rejectedOperations(entries, rejection({ batchId: 'other', operationIndex: 0 }))).toEqual([])
+  })
+
+  it('when an insert…delete record before the index may have been sent as a delete, trusts the operation the message names', () => {
+    const error = rejection({
+      operationIndex: 3,
+      message: 'operation 3 (update flags/d): flag "d" does not exist',
+    })
+    expect(rejectedOperations(entries, error).map((r) => r.ids)).toEqual([[6]])
+    // Index 2 is d if c cancelled out, or c's delete if the server knew c: not guessed.
+    const vague = rejectedOperations(entries, rejection({ operationIndex: 2 }))
+    expect(vague.map((r) => r.ids)).toEqual([[1], [2, 3], [4, 5], [6]])
+  })
+})
+
+describe('describeOperation', () => {
+  it('says what a queued flag operation does', () => {
+    expect(describeOperation(insert('beta'))).toBe('Create “beta”')
+    expect(describeOperation(remove('beta'))).toBe('Delete “beta”')
+    expect(describeOperation(update('beta', { is_enabled: true }))).toBe('Turn on “beta”')
+    expect(describeOperation(update('beta', { is_enabled: false }))).toBe('Turn off “beta”')
+    expect(describeOperation(update('beta', { rollout_percentage: 5, rules: [] }))).toBe(
+      'Edit rollout, rules of “beta”',
+    )
+  })
+})
+
+describe('describeStatus', () => {
+  const status = (fields: Partial<SyncStatus>): SyncStatus => ({
+    state: 'idle',
+    pending: 0,
+    lastError: null,
+    nextAttemptAt: null,
+    ...fields,
+  })
+
+  it('words every state the way the header pill shows it', () => {
+    expect(describeStatus(status({}), 0)).toEqual({ tone: 'ok', label: 'All changes synced' })
+    expect(describeStatus(status({ pending: 3 }), 0)).toEqual({ tone: 'pending', label: '3 pending' })
+    expect(describeStatus(status({ state: 'offline', pending: 1 }), 0).label).toBe('Offline — 1 pending')
+    expect(describeStatus(status({ state: 'syncing', pending: 2 }), 0).label).toBe('Syncing…')
+    expect(describeStatus(status({ state: 'backoff', pending: 2, nextAttemptAt: 12_000 }), 400).label).toBe(
+      'Retrying in 12 s',
+    )
+    expect(describeStatus(status({ state: 'backoff', pending: 2, nextAttemptAt: 95_000 }), 0).label).toBe(
+      'Retrying in 1 min 35 s',
+    )
+    const blocked = status({
+      state: 'blocked',
+      pending: 2,
+      lastError: rejection({ message: 'flag "x" does not exist' }),
+    })
+    expect(describeStatus(blocked, 0)).toEqual({ tone: 'error', label: 'Blocked: flag "x" does not exist' })
+  })
+})
+
+describe('diffFlag and parseValues', () => {
+  const flag: ConsoleFlag = {
+    key: 'k',
+    is_enabled: true,
+    rollout_percentage: null,
+    description: null,
+    rules: [{ attribute: 'country', operator: 'equals', values: ['NL'] }],
+  }
+
+  it('sends only the fields that changed', () => {
+    expect(diffFlag(flag, { ...flag })).toEqual({})
+    expect(diffFlag(flag, { ...flag, rollout_percentage: 20, description: 'd' })).toEqual({
+      rollout_percentage: 20,
+      description: 'd',
+    })
+    expect(diffFlag(flag, { ...flag, rules: [] })).toEqual({ rules: [] })
+  })
+
+  it('splits comma-separated rule values, dropping blanks', () => {
+    expect(parseValues(' NL, BE ,, DE ')).toEqual(['NL', 'BE', 'DE'])
+    expect(parseValues(' , ')).toEqual([])
+  })
+})

@@ -31,21 +31,33 @@ const MAX_BODY_CHARS = 16_384
 export async function deliver(request: DeliverRequest): Promise<DeliveryOutcome> {
   const controller = new AbortController()
   let timedOut = false
+  // Settles when the request is aborted, even if a fetch implementation ignores its signal.
+  let stop: (reason: Error) => void = () => {}
+  const stopped = new Promise<never>((_, reject) => {
+    stop = reject
+  })
+  const abort = (reason: string): void => {
+    controller.abort()
+    stop(new Error(reason))
+  }
   const timer = request.clock.setTimeout(() => {
     timedOut = true
-    controller.abort()
+    abort(`no response within ${request.timeoutMs} ms`)
   }, request.timeoutMs)
-  const onAbort = (): void => controller.abort()
+  const onAbort = (): void => abort('aborted')
   request.signal?.addEventListener('abort', onAbort)
   try {
     if (request.signal?.aborted) throw new Error('aborted before sending')
-    const response = await request.fetch(request.url, {
-      method: 'POST',
-      headers: requestHeaders(request.headers),
-      body: JSON.stringify({ batchId: request.batchId, operations: request.operations }),
-      signal: controller.signal,
-    })
-    const body = await readBody(response)
+    const exchange = async (): Promise<{ response: Response; body: unknown }> => {
+      const response = await request.fetch(request.url, {
+        method: 'POST',
+        headers: requestHeaders(request.headers),
+        body: JSON.stringify({ batchId: request.batchId, operations: request.operations }),
+        signal: controller.signal,
+      })
+      return { response, body: await readBody(response) }
+    }
+    const { response, body } = await Promise.race([exchange(), stopped])
     const status = response.status
     if (status >= 200 && status < 300) return { kind: 'ok', status, body }
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), request.clock.now())

@@ -1,7 +1,7 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createSyncClient, SyncClientError } from '../src/index.js'
-import { harness, WEBHOOK } from './helpers.js'
+import { harness, until, WEBHOOK } from './helpers.js'
 
 let h = harness()
 afterEach(async () => {
@@ -171,7 +171,7 @@ describe('invalid calls throw invalid_operation and queue nothing', () => {
     })
     await client.delete('c', '1')
     const flushing = client.flush()
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await until(() => answer !== undefined, 'the request')
     expect((await client.outbox())[0]?.batchId).toBeTruthy()
     await expectCode(client.update('c', '1', { v: 1 }), 'invalid_operation')
     answer?.(new Response('{}', { status: 200 }))

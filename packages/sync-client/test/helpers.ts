@@ -145,13 +145,13 @@ export async function settle(rounds = 30): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve))
 }
 
-/** Waits, in real macrotasks, until `condition` holds; fake time does not move. */
-export async function until(condition: () => boolean, what = 'condition', rounds = 5000): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    if (condition()) return
+/** Waits, in real macrotasks, until `condition` holds (fake time does not move); gives up after `timeoutMs` of real time. */
+export async function until(condition: () => boolean, what = 'condition', timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setImmediate(resolve))
   }
-  throw new Error(`timed out waiting for ${what}`)
 }
 
 /**

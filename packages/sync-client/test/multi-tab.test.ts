@@ -83,7 +83,7 @@ describe.each([
     a.start()
     b.start()
     const ids = await writeFromBothTabs(a, b, 60)
-    await until(() => r.appliedOperations.length === ids.length, 'all operations delivered', 200_000)
+    await until(() => r.appliedOperations.length === ids.length, 'all operations delivered', 15_000)
     await Promise.all([a.flush(), b.flush()])
 
     expect(stats.maxInFlight).toBe(1)
@@ -104,7 +104,7 @@ describe.each([
     a.start()
     b.start()
     const ids = await writeFromBothTabs(a, b, 40)
-    await until(() => r.appliedOperations.length === ids.length, 'all operations applied', 200_000)
+    await until(() => r.appliedOperations.length === ids.length, 'all operations applied', 15_000)
 
     expect(stats.maxInFlight).toBe(1)
     expect(r.requests.length).toBeGreaterThan(r.appliedBatches.length) // some were retried

@@ -68,6 +68,21 @@ describe('close()', () => {
     expect(r.requests[1]?.batchId).toBe(r.requests[0]?.batchId)
   })
 
+  it('does not hang on a fetch that ignores its abort signal', async () => {
+    let calls = 0
+    const client = h.client({
+      fetch: () => {
+        calls++
+        return new Promise<Response>(() => {})
+      },
+    })
+    await client.delete('c', '1')
+    const flushing = client.flush().catch((e: unknown) => e)
+    await until(() => calls === 1, 'the request')
+    await client.close()
+    expect(await flushing).toMatchObject({ code: 'closed' })
+  })
+
   it('stops the loop: no requests after close', async () => {
     const r = new ModelReceiver()
     server.use(r.handler)

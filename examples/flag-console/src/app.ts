@@ -184,10 +184,15 @@ export class ConsoleApp {
 
   private renderFlags(): void {
     const all = this.flags.allFlags().map(toConsoleFlag)
-    const seen = new Set<string>()
+    const keys = new Set(all.map((f) => f.key))
+    for (const [key, row] of this.rows) {
+      if (!keys.has(key)) {
+        row.el.remove()
+        this.rows.delete(key)
+      }
+    }
     let previous: Element | null = null
     for (const flag of all) {
-      seen.add(flag.key)
       let row = this.rows.get(flag.key)
       if (row) row.update(flag, this.pending.has(flag.key))
       else {
@@ -207,12 +212,6 @@ export class ConsoleApp {
         else this.list.prepend(row.el)
       }
       previous = row.el
-    }
-    for (const [key, row] of this.rows) {
-      if (!seen.has(key)) {
-        row.el.remove()
-        this.rows.delete(key)
-      }
     }
 
     const query = this.filter.value.trim().toLowerCase()

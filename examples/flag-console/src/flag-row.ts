@@ -103,6 +103,7 @@ export class FlagRow {
       ),
     )
     this.render(false)
+    this.el.addEventListener('animationend', () => this.el.classList.remove('is-updated'))
   }
 
   get key(): string {

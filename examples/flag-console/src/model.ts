@@ -40,7 +40,10 @@ export function toConsoleFlag(flag: ClientFlag): ConsoleFlag {
     is_enabled: flag.is_enabled === true,
     rollout_percentage: typeof rollout === 'number' ? rollout : null,
     description: typeof description === 'string' && description !== '' ? description : null,
-    rules: Array.isArray(flag.rules) ? flag.rules.filter(isRule) : [],
+    // Rebuilt with a fixed field order, so comparisons do not depend on how the server serialized them.
+    rules: Array.isArray(flag.rules)
+      ? flag.rules.filter(isRule).map((r) => ({ attribute: r.attribute, operator: r.operator, values: [...r.values] }))
+      : [],
   }
 }
 

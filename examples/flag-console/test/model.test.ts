@@ -8,6 +8,7 @@ import {
   type Operation,
   parseValues,
   rejectedOperations,
+  toConsoleFlag,
 } from '../src/model.js'
 
 const update = (recordId: string, changes: Record<string, unknown>): Operation => ({
@@ -138,6 +139,15 @@ describe('diffFlag and parseValues', () => {
       description: 'd',
     })
     expect(diffFlag(flag, { ...flag, rules: [] })).toEqual({ rules: [] })
+  })
+
+  it('reads a flag with its rules in a fixed field order, so equal flags compare equal', () => {
+    const fromServer = {
+      key: 'k',
+      is_enabled: true,
+      rules: [{ values: ['NL'], operator: 'equals', attribute: 'country' }],
+    }
+    expect(JSON.stringify(toConsoleFlag(fromServer))).toBe(JSON.stringify(flag))
   })
 
   it('splits comma-separated rule values, dropping blanks', () => {

@@ -1,5 +1,4 @@
-import type { Operation } from '@flagsync/protocol'
-import { parseRetryAfter } from './backoff.js'
+import { type Operation, parseRetryAfter } from '@flagsync/protocol'
 import type { Clock, DeliveryError } from './types.js'
 
 /** What one HTTP attempt came to. */

@@ -1,4 +1,11 @@
-export { computeBackoff, DEFAULT_RETRY_POLICY, parseRetryAfter, retryDelay } from './backoff.js'
+// The backoff is shared with every retrying flagsync client; re-exported for convenience.
+export {
+  computeBackoff,
+  DEFAULT_RETRY_POLICY,
+  parseRetryAfter,
+  type RetryPolicy,
+  retryDelay,
+} from '@flagsync/protocol'
 export { type CompactOptions, compact, compactRecord } from './compact.js'
 export { isQuotaError, SyncClientError, type SyncClientErrorCode, toSyncClientError } from './errors.js'
 export { browserOnlineSource, type ManualOnlineSource, manualOnlineSource } from './online.js'
@@ -16,7 +23,6 @@ export type {
   LockManagerLike,
   OnlineSource,
   OutboxEntry,
-  RetryPolicy,
   StatusListener,
   SyncClientOptions,
   SyncState,

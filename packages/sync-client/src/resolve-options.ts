@@ -1,17 +1,10 @@
-import { resolveRetryPolicy } from './backoff.js'
+import { type RetryPolicy, resolveRetryPolicy } from '@flagsync/protocol'
 import { systemClock } from './clock.js'
 import { defaultBroadcastChannel } from './cross-tab.js'
 import { SyncClientError } from './errors.js'
 import { browserOnlineSource } from './online.js'
 import { randomId } from './random-id.js'
-import type {
-  BroadcastChannelFactory,
-  Clock,
-  LockManagerLike,
-  OnlineSource,
-  RetryPolicy,
-  SyncClientOptions,
-} from './types.js'
+import type { BroadcastChannelFactory, Clock, LockManagerLike, OnlineSource, SyncClientOptions } from './types.js'
 
 export const DEFAULTS = Object.freeze({
   batchSize: 50,

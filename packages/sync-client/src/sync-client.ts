@@ -1,5 +1,4 @@
-import type { Operation } from '@flagsync/protocol'
-import { retryDelay } from './backoff.js'
+import { type Operation, retryDelay } from '@flagsync/protocol'
 import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
 import { type DeliveryOutcome, deliver, toDeliveryError } from './deliver.js'
 import { type DeliveryLock, leaseDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'

@@ -1,4 +1,4 @@
-import type { Operation } from '@flagsync/protocol'
+import type { Operation, RetryPolicy } from '@flagsync/protocol'
 
 /** What the client is doing; see the README for the exact transitions. */
 export type SyncState = 'idle' | 'syncing' | 'backoff' | 'offline' | 'blocked'
@@ -62,20 +62,6 @@ export interface FlushResult {
   delivered: number
   /** Operations still to send, after compaction. */
   pending: number
-}
-
-/** Exponential backoff: `min(maxMs, baseMs * factor^n) * (1 + jitter * random())` for the n-th retry (n from 0). */
-export interface RetryPolicy {
-  /** First retry delay. Default 1000 ms. */
-  baseMs: number
-  /** Growth per failed attempt. Default 2. */
-  factor: number
-  /** Ceiling of the delay before jitter. Default 60 000 ms. */
-  maxMs: number
-  /** Extra random share added on top, 0..1. Default 0.3 (so the longest wait is 78 s). */
-  jitter: number
-  /** A `Retry-After` longer than the backoff wins, but never beyond this. Default 300 000 ms. */
-  maxRetryAfterMs: number
 }
 
 /** Time source and timers; tests inject fakes. Defaults call the globals at call time. */

@@ -128,7 +128,8 @@ const MIGRATION_LOCK_KEY = 7_263_517_009
 /**
  * Brings the service's tables up to date (after `openDatabase` ran the flag
  * store's). Instances starting together serialize on a PostgreSQL advisory
- * lock; on SQLite the loser of a race retries.
+ * lock; on SQLite the loser of a race retries. This mirrors the store's private
+ * runner; once the store exports one, use it instead.
  */
 export async function migrateService(db: Database): Promise<void> {
   const { knex } = db
@@ -147,13 +148,21 @@ export async function migrateService(db: Database): Promise<void> {
     }
     return
   }
+  // As in the store: while the failure is lock contention, losers keep trying for a bounded time (a loaded
+  // machine can hold the lock for seconds); anything else gets a few attempts.
+  const deadline = Date.now() + 15_000
   for (let attempt = 1; ; attempt++) {
     try {
       await run()
       return
     } catch (error) {
-      if (attempt >= 5) throw error
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
+      if (isLockContention(error) ? Date.now() >= deadline : attempt >= 5) throw error
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50 * attempt, 500)))
     }
   }
+}
+
+function isLockContention(error: unknown): boolean {
+  const e = error as { name?: unknown; code?: unknown }
+  return e?.name === 'MigrationLocked' || e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED'
 }

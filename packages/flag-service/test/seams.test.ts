@@ -152,6 +152,21 @@ describe.each(DIALECTS)('extension seams on %s', (dialect) => {
     off()
   })
 
+  it('instances starting together on one empty database all migrate, and exactly one sets the workspace up', async () => {
+    const shared = await createTestDatabase(dialect)
+    const runtimes = await Promise.all([1, 2, 3].map(() => openServiceRuntime({ databaseUrl: shared.url })))
+    try {
+      const results = await Promise.all(runtimes.map((rt) => ensureWorkspace(rt, SETUP)))
+      expect(results.map((r) => r.status).sort()).toEqual(['created', 'exists', 'exists'])
+      const knex = (runtimes[0] as ServiceRuntime).knex
+      expect((await knex('flagsync_users').pluck('email')).length).toBe(1)
+      expect((await knex('flagsync_projects').pluck('name')).length).toBe(1)
+    } finally {
+      for (const rt of runtimes) await rt.close()
+      await shared.drop()
+    }
+  })
+
   it('close hooks run before the database closes, newest first', async () => {
     const other = await createTestDatabase(dialect)
     const rt = await openServiceRuntime({ databaseUrl: other.url })

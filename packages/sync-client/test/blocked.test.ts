@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { SyncClientError, type SyncStatus } from '../src/index.js'
-import { harness, ManualClock, ModelReceiver, networkError, settle, status, useMockServer } from './helpers.js'
+import { harness, ManualClock, ModelReceiver, networkError, settle, status, until, useMockServer } from './helpers.js'
 
 const server = useMockServer()
 let h = harness()
@@ -128,6 +128,35 @@ describe('a rejected batch (non-transient 4xx) blocks the queue', () => {
     expect(error).toBeInstanceOf(SyncClientError)
     expect((error as SyncClientError).code).toBe('invalid_operation')
     expect(await client.outbox()).toHaveLength(2)
+  })
+
+  it('waits while another tab has the batch on the wire, then discards from the rejected batch', async () => {
+    const r = new ModelReceiver()
+    server.use(r.handler)
+    let reject: (() => void) | undefined
+    r.reply(
+      () =>
+        new Promise<Response>((resolve) => {
+          reject = () => resolve(Response.json(poisonBody(0), { status: 422 }))
+        }),
+    )
+    const a = h.client()
+    const b = h.client()
+    await a.update('flags', 'b', { is_enabled: true })
+    const aFlush = a.flush()
+    await until(() => reject !== undefined, 'a sends')
+    const [entry] = await b.outbox()
+    let discarded: number | undefined
+    const bDiscard = b.discard([entry?.id ?? -1]).then((n) => {
+      discarded = n
+    })
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    expect(discarded).toBeUndefined() // the answer decides: a success would have applied the operation
+    reject?.()
+    await aFlush
+    await bDiscard
+    expect(discarded).toBe(1)
+    expect(await b.outbox()).toEqual([])
   })
 
   it('discards unbatched operations and ignores unknown ids', async () => {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { evaluate } from '@flagsync/evaluation'
-import { createFlagClient, type FlagClient, FlagsyncProvider } from '@flagsync/flag-client'
+import { createFlagClient, type FlagClient, FlagsyncProvider, manualOnlineSource } from '@flagsync/flag-client'
 import { OpenFeature } from '@openfeature/web-sdk'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -74,6 +74,22 @@ describe('flag client against the real server', () => {
     await restarted.request('/api/flags/old', { method: 'DELETE' })
     await put(restarted, { key: 'new', is_enabled: true })
     await expect.poll(() => flags.allFlags().map((f) => f.key), { timeout: 5000 }).toEqual(['new'])
+    expect(flags.status().state).toBe('live')
+  })
+
+  it('pauses while offline and reconnects at once when back online, whatever the backoff', async () => {
+    const server = await start()
+    await put(server, { key: 'a', is_enabled: true })
+    const online = manualOnlineSource(true)
+    const flags = client({ streamUrl: `${server.url}/stream`, online, reconnect: { baseMs: 60_000, maxMs: 60_000 } })
+    await flags.ready()
+    online.setOnline(false)
+    await expect.poll(() => flags.status().state).toBe('offline')
+    await put(server, { key: 'b', is_enabled: true })
+    const started = Date.now()
+    online.setOnline(true)
+    await expect.poll(() => flags.getFlag('b'), { timeout: 5000 }).toBeDefined()
+    expect(Date.now() - started).toBeLessThan(5000) // not the 60 s backoff
     expect(flags.status().state).toBe('live')
   })
 

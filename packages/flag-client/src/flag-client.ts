@@ -3,6 +3,7 @@ import type { EvaluableFlag, Operation } from '@flagsync/protocol'
 import { applyPending } from './apply-pending.js'
 import { FlagCache } from './flag-cache.js'
 import { DEFAULT_RECONNECT, FlagStream } from './flag-stream.js'
+import { browserOnlineSource } from './online.js'
 import { SnapshotPoller } from './snapshot-poller.js'
 import type {
   ClientFlag,
@@ -138,6 +139,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       random: options.random ?? Math.random,
       reconnect: { ...DEFAULT_RECONNECT, ...options.reconnect },
       bootstrapIdleMs: options.bootstrapIdleMs ?? 100,
+      online: options.online ?? browserOnlineSource(),
     },
     {
       replaceAll(flags, environmentId, connectedAt) {
@@ -164,9 +166,10 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       },
       state(state, failures, error) {
         const lastError = error ? { message: error.message, ...statusOf(error) } : null
-        const polling = poller?.active && state !== 'live'
+        const polling = poller?.active && state === 'reconnecting'
         setStatus({ state: polling ? 'polling' : state, failures, lastError: lastError ?? status.lastError })
-        if (state !== 'live' && failures >= snapshotAfter) poller?.start()
+        if (state === 'reconnecting' && failures >= snapshotAfter) poller?.start()
+        if (state === 'offline') poller?.stop()
       },
     },
   )

@@ -7,7 +7,7 @@ import {
 } from '@flagsync/protocol'
 import type { EventSourceMessage } from 'eventsource-parser'
 import { readEventStream, StreamHttpError } from './read-event-stream.js'
-import type { ClientFlag, Clock } from './types.js'
+import type { ClientFlag, Clock, OnlineSource } from './types.js'
 
 /** What the stream session reports to the flag store. */
 export interface FlagStreamSink {
@@ -16,7 +16,7 @@ export interface FlagStreamSink {
   upsert(flag: ClientFlag): void
   remove(key: string): void
   /** Connection state changed; `failures` counts consecutive failed connections. */
-  state(state: 'connecting' | 'live' | 'reconnecting', failures: number, error: Error | null): void
+  state(state: 'connecting' | 'live' | 'reconnecting' | 'offline', failures: number, error: Error | null): void
 }
 
 export interface FlagStreamOptions {
@@ -27,6 +27,7 @@ export interface FlagStreamOptions {
   random: () => number
   reconnect: RetryPolicy
   bootstrapIdleMs: number
+  online: OnlineSource
 }
 
 /** Our server ends its document 2 bootstrap with this comment; other servers fall back to the idle timer. */
@@ -48,6 +49,7 @@ export class FlagStream {
   private wake: (() => void) | undefined
   private failures = 0
   private closed = false
+  private unsubscribeOnline: (() => void) | undefined
 
   constructor(options: FlagStreamOptions, sink: FlagStreamSink) {
     this.options = options
@@ -55,18 +57,32 @@ export class FlagStream {
   }
 
   start(): void {
+    // Back online: reconnect now instead of waiting out the backoff; offline: drop the dead connection.
+    this.unsubscribeOnline = this.options.online.subscribe((online) => {
+      if (online) {
+        this.failures = 0
+        this.wakeUp()
+      } else {
+        this.controller?.abort()
+      }
+    })
     void this.loop()
   }
 
   close(): void {
     this.closed = true
+    this.unsubscribeOnline?.()
     this.controller?.abort()
-    if (this.sleepTimer !== undefined) this.options.clock.clearTimeout(this.sleepTimer)
-    this.wake?.()
+    this.wakeUp()
   }
 
   private async loop(): Promise<void> {
     while (!this.closed) {
+      if (!this.options.online.isOnline()) {
+        this.sink.state('offline', this.failures, null)
+        await this.sleep(Number.POSITIVE_INFINITY)
+        continue
+      }
       let error: Error | null = null
       try {
         await this.connectOnce()
@@ -74,6 +90,8 @@ export class FlagStream {
         error = e instanceof Error ? e : new Error(String(e))
       }
       if (this.closed) return
+      // Losing the network is not the server's failure: wait for it to come back instead.
+      if (!this.options.online.isOnline()) continue
       this.failures++
       this.sink.state('reconnecting', this.failures, error ?? new Error('the stream ended'))
       await this.sleep(computeBackoff(this.failures - 1, this.options.reconnect, this.options.random))
@@ -106,11 +124,20 @@ export class FlagStream {
     }
   }
 
+  /** Waits `ms` (forever for Infinity) or until woken by `online` or `close`. */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       this.wake = resolve
-      this.sleepTimer = this.options.clock.setTimeout(resolve, ms)
+      this.sleepTimer = Number.isFinite(ms) ? this.options.clock.setTimeout(resolve, ms) : undefined
     })
+  }
+
+  private wakeUp(): void {
+    if (this.sleepTimer !== undefined) this.options.clock.clearTimeout(this.sleepTimer)
+    this.sleepTimer = undefined
+    const wake = this.wake
+    this.wake = undefined
+    wake?.()
   }
 }
 

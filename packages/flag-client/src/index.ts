@@ -1,6 +1,8 @@
 export { applyPending } from './apply-pending.js'
 export { createFlagClient } from './flag-client.js'
 export { BOOTSTRAP_COMPLETE_COMMENT, DEFAULT_RECONNECT } from './flag-stream.js'
+export type { ManualOnlineSource } from './online.js'
+export { browserOnlineSource, manualOnlineSource } from './online.js'
 export { FlagsyncProvider } from './openfeature-provider.js'
 export { StreamHttpError } from './read-event-stream.js'
 export type {
@@ -14,4 +16,5 @@ export type {
   FlagEvaluation,
   FlagOutbox,
   FlagSource,
+  OnlineSource,
 } from './types.js'

@@ -12,8 +12,8 @@ export type ClientFlag = {
 export type FlagSource = 'none' | 'cache' | 'snapshot' | 'stream'
 
 export interface FlagClientStatus {
-  /** `connecting` until the first stream bootstrap, `live` while streaming, `polling` on the snapshot fallback. */
-  state: 'connecting' | 'live' | 'reconnecting' | 'polling' | 'closed'
+  /** `connecting` until the first stream bootstrap, `live` while streaming, `polling` on the snapshot fallback, `offline` while the device is. */
+  state: 'connecting' | 'live' | 'reconnecting' | 'polling' | 'offline' | 'closed'
   source: FlagSource
   /** Document 1's environment of the SDK key; null for document 2 servers and dashboard connections. */
   environmentId: string | null
@@ -38,6 +38,13 @@ export interface FlagOutbox {
   outbox(): Promise<ReadonlyArray<{ operation: Operation }>>
   subscribe(listener: (status: unknown) => void): () => void
   onDelivered(listener: (batchId: string, operations: Operation[]) => void): () => void
+}
+
+/** Where a client learns about connectivity. */
+export interface OnlineSource {
+  isOnline(): boolean
+  /** Called with the new state on every change; returns an unsubscribe function. */
+  subscribe(listener: (online: boolean) => void): () => void
 }
 
 export interface Clock {
@@ -72,6 +79,8 @@ export interface FlagClientOptions {
   fetch?: typeof fetch
   clock?: Clock
   random?: () => number
+  /** Default: `navigator.onLine` and window `online`/`offline` events. Offline pauses reconnects; back online reconnects at once. */
+  online?: OnlineSource
   /** A sync client: flag edits go through its outbox and its queued flag operations show at once. */
   syncClient?: FlagOutbox
   /** Collection name of flags in the outbox. Default 'flags'. */

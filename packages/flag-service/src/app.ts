@@ -1,6 +1,8 @@
 import { corsAllowList, errorHandler, notFound, securityHeaders } from '@flagsync/server-kit'
 import express, { type Express } from 'express'
 import { authenticate } from './auth/authenticate.js'
+import { mountFlagFeature } from './flags/index.js'
+import { mountImpressionFeature } from './impressions/index.js'
 import { createAuthRouter } from './routes/auth.js'
 import { createProjectsRouter } from './routes/projects.js'
 import { createTokensRouter } from './routes/tokens.js'
@@ -39,6 +41,8 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   app.use('/api/users', auth, createUsersRouter(runtime, routerOptions))
   app.use('/api/tokens', auth, createTokensRouter(runtime, routerOptions))
   app.use('/api/projects', auth, createProjectsRouter(runtime, routerOptions))
+  mountFlagFeature(app, runtime, { auth, routerOptions })
+  mountImpressionFeature(app, runtime, { auth, routerOptions })
 
   app.use(notFound)
   app.use(errorHandler(runtime.logger))

@@ -1,5 +1,7 @@
-import type { Database } from '@flagsync/store'
+import { type Database, runMigrations } from '@flagsync/store'
 import type { Knex } from 'knex'
+import { flagMigrations } from './flags/index.js'
+import { impressionMigrations } from './impressions/index.js'
 
 /** The service's own tables, next to the flag store's (`flagsync_flags` holds flags with scope = environment id). */
 export const SERVICE_TABLES = {
@@ -117,7 +119,9 @@ export const serviceMigrations: ServiceMigration[] = [
 ]
 
 const migrationSource: Knex.MigrationSource<ServiceMigration> = {
-  getMigrations: async () => [...serviceMigrations].sort((a, b) => a.name.localeCompare(b.name)),
+  // Each feature keeps its migrations beside its code; names (0002_…, 0003_…) fix the order.
+  getMigrations: async () =>
+    [...serviceMigrations, ...flagMigrations, ...impressionMigrations].sort((a, b) => a.name.localeCompare(b.name)),
   getMigrationName: (m) => m.name,
   getMigration: async (m) => ({ up: m.up, down: async () => {} }),
 }
@@ -125,44 +129,11 @@ const migrationSource: Knex.MigrationSource<ServiceMigration> = {
 // Not the flag store's key: the two lists migrate one after the other, each under its own lock.
 const MIGRATION_LOCK_KEY = 7_263_517_009
 
-/**
- * Brings the service's tables up to date (after `openDatabase` ran the flag
- * store's). Instances starting together serialize on a PostgreSQL advisory
- * lock; on SQLite the loser of a race retries. This mirrors the store's private
- * runner; once the store exports one, use it instead.
- */
+/** Brings the service's tables up to date, after `openDatabase` ran the flag store's. */
 export async function migrateService(db: Database): Promise<void> {
-  const { knex } = db
-  const run = () => knex.migrate.latest({ migrationSource, tableName: SERVICE_MIGRATIONS_TABLE })
-  if (db.config.dialect === 'postgres') {
-    const conn = (await knex.client.acquireConnection()) as unknown
-    try {
-      await knex.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(conn)
-      await run()
-    } finally {
-      await knex
-        .raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY])
-        .connection(conn)
-        .catch(() => {})
-      await knex.client.releaseConnection(conn)
-    }
-    return
-  }
-  // As in the store: while the failure is lock contention, losers keep trying for a bounded time (a loaded
-  // machine can hold the lock for seconds); anything else gets a few attempts.
-  const deadline = Date.now() + 15_000
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await run()
-      return
-    } catch (error) {
-      if (isLockContention(error) ? Date.now() >= deadline : attempt >= 5) throw error
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50 * attempt, 500)))
-    }
-  }
-}
-
-function isLockContention(error: unknown): boolean {
-  const e = error as { name?: unknown; code?: unknown }
-  return e?.name === 'MigrationLocked' || e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED'
+  await runMigrations(db.knex, db.config, {
+    migrationSource,
+    tableName: SERVICE_MIGRATIONS_TABLE,
+    lockKey: MIGRATION_LOCK_KEY,
+  })
 }

@@ -1,7 +1,18 @@
 import { z } from 'zod'
 
-export const collectionNameSchema = z.string().min(1).max(128)
-export const recordIdSchema = z.string().min(1).max(256)
+// Ids are compared byte for byte by every database: control characters and lone
+// surrogates (which some drivers silently turn into U+FFFD, making two ids equal) are refused.
+const CONTROL_OR_LONE_SURROGATE =
+  /[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+const idString = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => !CONTROL_OR_LONE_SURROGATE.test(s), 'must not contain control characters or unpaired surrogates')
+
+export const collectionNameSchema = idString(128)
+export const recordIdSchema = idString(256)
 const dataSchema = z.record(z.string(), z.unknown())
 
 export const insertOperationSchema = z.strictObject({
@@ -34,7 +45,7 @@ export type DeleteOperation = z.infer<typeof deleteOperationSchema>
 export type Operation = z.infer<typeof operationSchema>
 export type OperationAction = Operation['action']
 
-export const batchIdSchema = z.string().min(1).max(128)
+export const batchIdSchema = idString(128)
 
 export const syncBatchSchema = z.strictObject({
   batchId: batchIdSchema,

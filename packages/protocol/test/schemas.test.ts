@@ -1,5 +1,6 @@
 import {
   applyFlagPatch,
+  batchIdSchema,
   flagPatchSchema,
   flagSchema,
   formatZodError,
@@ -63,6 +64,21 @@ describe('operationSchema', () => {
     ]) {
       expect(operationSchema.safeParse(op).success).toBe(true)
     }
+  })
+
+  it.each([
+    ['a NUL', 'a\u0000b'],
+    ['a newline', 'a\nb'],
+    ['a lone high surrogate', 'a\uD800b'],
+    ['a lone low surrogate', '\uDC00'],
+  ])('rejects ids with %s, which databases would store ambiguously', (_name, id) => {
+    expect(operationSchema.safeParse({ action: 'delete', collection: 'c', recordId: id }).success).toBe(false)
+    expect(operationSchema.safeParse({ action: 'delete', collection: id, recordId: 'a' }).success).toBe(false)
+    expect(batchIdSchema.safeParse(id).success).toBe(false)
+  })
+
+  it('accepts ids with paired surrogates (emoji) and other unicode', () => {
+    expect(batchIdSchema.safeParse('batch-😀-ü').success).toBe(true)
   })
 
   it('rejects an unknown action and a delete carrying data', () => {

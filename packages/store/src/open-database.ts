@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import knexFactory, { type Knex } from 'knex'
 import { type DatabaseConfig, parseDatabaseUrl } from './database-url.js'
 import { migrationSource } from './migrations.js'
+import { runMigrations } from './run-migrations.js'
 import { toStoreError } from './store-error.js'
 
 export interface Database {
@@ -23,56 +24,12 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   const config = parseDatabaseUrl(url)
   const knex = config.dialect === 'sqlite' ? openSqlite(config.filename, options) : openPostgres(config, options)
   try {
-    await migrate(knex, config)
+    await runMigrations(knex, config, { migrationSource, tableName: 'flagsync_migrations', lockKey: 7_263_517_001 })
   } catch (error) {
     await knex.destroy()
     throw toStoreError(error)
   }
   return { knex, config, close: () => knex.destroy() }
-}
-
-// Any constant works; it only has to be the same in every instance.
-const MIGRATION_LOCK_KEY = 7_263_517_001
-
-/**
- * Several instances starting at once must not race to create the schema:
- * knex's own migration lock lives in a table that is itself created racily.
- * PostgreSQL: a session advisory lock serializes them. SQLite: the file lock
- * serializes statements, and a loser of the race simply tries again.
- */
-async function migrate(knex: Knex, config: DatabaseConfig): Promise<void> {
-  const run = () => knex.migrate.latest({ migrationSource, tableName: 'flagsync_migrations' })
-  if (config.dialect === 'postgres') {
-    const conn = (await knex.client.acquireConnection()) as unknown
-    try {
-      await knex.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(conn)
-      await run()
-    } finally {
-      await knex
-        .raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY])
-        .connection(conn)
-        .catch(() => {})
-      await knex.client.releaseConnection(conn)
-    }
-    return
-  }
-  // On a loaded machine the winner can hold knex's migration lock (or the file lock) for seconds: while
-  // the failure is that lock, losers keep trying for a bounded time; anything else gets a few attempts.
-  const deadline = Date.now() + 15_000
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await run()
-      return
-    } catch (error) {
-      if (isLockContention(error) ? Date.now() >= deadline : attempt >= 5) throw error
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50 * attempt, 500)))
-    }
-  }
-}
-
-function isLockContention(error: unknown): boolean {
-  const e = error as { name?: unknown; code?: unknown }
-  return e?.name === 'MigrationLocked' || e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED'
 }
 
 function openSqlite(filename: string, options: OpenDatabaseOptions): Knex {

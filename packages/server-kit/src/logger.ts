@@ -16,7 +16,20 @@ export function createLogger(options: LoggerOptions = {}, destination?: Destinat
     name: options.name ?? 'flagsync',
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'sdkKey', 'token', '*.sdkKey'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'headers.authorization',
+        'headers.cookie',
+        'authorization',
+        'cookie',
+        'sdkKey',
+        'token',
+        'password',
+        '*.sdkKey',
+        '*.token',
+        '*.password',
+      ],
       censor: '[redacted]',
     },
   }

@@ -14,7 +14,11 @@ import { lineChart } from './lib/svg.mjs'
 const MODULES = [
   { name: 'compaction', ids: ['compaction.ops_per_s', 'compaction.linearity'], nodeArgs: ['--expose-gc'] },
   { name: 'eval', ids: ['eval.targeted.ops_per_s'] },
-  { name: 'client', ids: ['client.enqueue.ratio', 'client.drain500.ratio', 'client.drain50.ops_per_s'] },
+  {
+    name: 'client',
+    ids: ['client.enqueue.ratio', 'client.drain500.ratio', 'client.drain50.ops_per_s'],
+    timeoutMs: 300_000,
+  },
   { name: 'receiver', ids: ['receiver.apply500.ratio'] },
   { name: 'rest', ids: ['rest.list350.ratio', 'rest.get.ratio'] },
   { name: 'bootstrap', ids: ['stream.bootstrap10k.ms', 'stream.bootstrap10k.after_change.ms'] },
@@ -61,10 +65,11 @@ function runModule(mod) {
     child.stdout.on('data', (d) => {
       out += d
     })
+    const timeoutMs = mod.timeoutMs ?? MODULE_TIMEOUT_MS
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`timed out after ${MODULE_TIMEOUT_MS / 1000} s`))
-    }, MODULE_TIMEOUT_MS)
+      reject(new Error(`timed out after ${timeoutMs / 1000} s`))
+    }, timeoutMs)
     child.on('exit', (code, signal) => {
       clearTimeout(timer)
       const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX))
@@ -84,7 +89,9 @@ function fmt(v) {
 /** @param {import('./lib/cli.mjs').Row} r */
 function goalText(r) {
   if (!r.goal) return ''
-  return `${r.goal.on === 'ratio' ? 'ratio' : 'value'} ${r.goal.op === '>=' ? '≥' : '≤'} ${fmt(r.goal.target)}`
+  const on = r.goal.on === 'ratio' ? 'ratio' : 'value'
+  if (r.goal.op === 'between') return `${fmt(r.goal.target)} ≤ ${on} ≤ ${fmt(r.goal.upper ?? null)}`
+  return `${on} ${r.goal.op === '>=' ? '≥' : '≤'} ${fmt(r.goal.target)}`
 }
 
 /** @param {import('./lib/cli.mjs').Row} r */
@@ -126,6 +133,11 @@ function replaceBetween(text, name, content) {
 }
 
 async function main() {
+  if (args.includes('--render')) {
+    // Only re-render README.md and the chart from bench/results.json.
+    render(JSON.parse(readFileSync(join(benchDir, 'results.json'), 'utf8')))
+    return
+  }
   const machine = machineInfo()
   log(
     `flagsync benchmarks${quick ? ' (quick)' : ''} on ${machine.cpuModel} × ${machine.cores}, node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`,
@@ -166,35 +178,42 @@ async function main() {
     `\n${consoleTable(results)}\n\n${seconds} s in all${profileDir ? `; profiles in ${profileDir}` : ''}\n`,
   )
 
-  if (!quick && !only) {
-    const fanout = results.find((r) => r.id === 'sse.fanout10k.ratio')
-    const series = /** @type {any} */ (fanout?.extra)?.series
-    if (series) {
-      const svg = lineChart({
-        title: 'One flag change to N open streams: p99 delivery latency',
-        xLabel: 'subscribers of /stream',
-        yLabel: 'p99 latency, ms (lower is better)',
-        sizes: series.sizes,
-        series: [
-          { name: 'flagsync flat API (PATCH → SQLite → stream)', color: '#d9480f', values: series.ours },
-          { name: 'bare node:http SSE baseline', color: '#1c7ed6', values: series.baseline },
-        ],
-        note: `${machine.cpuModel} × ${machine.cores}, node ${machine.node}, ${machine.startedAt.slice(0, 10)}`,
-      })
-      writeFileSync(join(benchDir, 'fanout-p99.svg'), svg)
-    }
-    const readmePath = join(benchDir, 'README.md')
-    let readme = readFileSync(readmePath, 'utf8')
-    const m = machine
-    readme = replaceBetween(
-      readme,
-      'machine',
-      `Measured ${m.startedAt.slice(0, 16).replace('T', ' ')} UTC on ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}; load average at start ${m.loadAverageAtStart.join(' / ')}, at the end ${machine.loadAverageAtEnd.join(' / ')}; commit ${m.gitCommit ?? '?'}; ${seconds} s in all.`,
-    )
-    readme = replaceBetween(readme, 'results', markdownTable(results))
-    writeFileSync(readmePath, readme)
-    log('bench/README.md, bench/results.json and bench/fanout-p99.svg updated')
+  if (!quick && !only) render(output)
+}
+
+/**
+ * Re-renders the chart and the README's machine line and table from a results object.
+ * @param {{ machine: any, results: import('./lib/cli.mjs').Row[] }} output
+ */
+function render({ machine, results }) {
+  const seconds = machine.durationSeconds
+  const fanout = results.find((r) => r.id === 'sse.fanout10k.ratio')
+  const series = /** @type {any} */ (fanout?.extra)?.series
+  if (series) {
+    const svg = lineChart({
+      title: 'One flag change to N open streams: p99 delivery latency',
+      xLabel: 'subscribers of /stream',
+      yLabel: 'p99 latency, ms (lower is better)',
+      sizes: series.sizes,
+      series: [
+        { name: 'flagsync flat API (PATCH → SQLite → stream)', color: '#d9480f', values: series.ours },
+        { name: 'bare node:http SSE baseline', color: '#1c7ed6', values: series.baseline },
+      ],
+      note: `${machine.cpuModel} × ${machine.cores}, node ${machine.node}, ${machine.startedAt.slice(0, 10)}`,
+    })
+    writeFileSync(join(benchDir, 'fanout-p99.svg'), svg)
   }
+  const readmePath = join(benchDir, 'README.md')
+  let readme = readFileSync(readmePath, 'utf8')
+  const m = machine
+  readme = replaceBetween(
+    readme,
+    'machine',
+    `Measured ${m.startedAt.slice(0, 16).replace('T', ' ')} UTC on ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}; load average at start ${m.loadAverageAtStart.join(' / ')}, at the end ${machine.loadAverageAtEnd.join(' / ')}; commit ${m.gitCommit ?? '?'}; ${seconds} s in all.`,
+  )
+  readme = replaceBetween(readme, 'results', markdownTable(results))
+  writeFileSync(readmePath, readme)
+  log('bench/README.md, bench/results.json and bench/fanout-p99.svg updated')
 }
 
 main().catch((error) => {

@@ -4,8 +4,9 @@ import { round } from './stats.mjs'
 /**
  * @typedef {object} Goal
  * @property {'value' | 'ratio'} on which figure the goal applies to
- * @property {'>=' | '<='} op
- * @property {number} target
+ * @property {'>=' | '<=' | 'between'} op
+ * @property {number} target for 'between', the lower bound
+ * @property {number} [upper] for 'between', the upper bound
  */
 
 /**
@@ -32,7 +33,9 @@ export function row(row) {
     row.goal && figure !== null && Number.isFinite(figure)
       ? row.goal.op === '>='
         ? figure >= row.goal.target
-        : figure <= row.goal.target
+        : row.goal.op === '<='
+          ? figure <= row.goal.target
+          : figure >= row.goal.target && figure <= (row.goal.upper ?? Number.POSITIVE_INFINITY)
       : null
   return {
     ...row,
@@ -48,6 +51,13 @@ export const atLeast = (target, on = /** @type {'value' | 'ratio'} */ ('value'))
   on,
   op: /** @type {const} */ ('>='),
   target,
+})
+/** A figure expected near 1: far above is as suspect as far below (noise, not speed). */
+export const between = (/** @type {number} */ lower, /** @type {number} */ upper) => ({
+  on: /** @type {const} */ ('value'),
+  op: /** @type {const} */ ('between'),
+  target: lower,
+  upper,
 })
 /** @param {number} target */
 export const atMost = (target, on = /** @type {'value' | 'ratio'} */ ('value')) => ({

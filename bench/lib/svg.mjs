@@ -29,7 +29,10 @@ export function lineChart({ sizes, series, title, yLabel, xLabel, note }) {
   const y = (/** @type {number} */ v) => m.top + h - (v / yMax) * h
   const out = []
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12" role="img" aria-labelledby="chart-title">`,
+  )
+  out.push(
+    `<title id="chart-title">${esc(title)}: ${series.map((s) => `${s.name} ${s.values.map((v) => v.toFixed(1)).join(' / ')} ms`).join('; ')} at ${sizes.join(' / ')}</title>`,
   )
   out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`)
   out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="600">${esc(title)}</text>`)
@@ -50,7 +53,9 @@ export function lineChart({ sizes, series, title, yLabel, xLabel, note }) {
   out.push(`<text x="${m.left + w / 2}" y="${height - 22}" text-anchor="middle">${esc(xLabel)}</text>`)
   out.push(`<text transform="translate(18 ${m.top + h / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`)
   // Lines with point markers and value labels.
-  for (const s of series) {
+  series.forEach((s, index) => {
+    // The first series labels its points above them, the second below, so close values stay readable.
+    const dy = index === 0 ? -8 : 16
     const points = sizes
       .map((size, i) => [x(size), y(s.values[i] ?? Number.NaN)])
       .filter(([, py]) => Number.isFinite(py))
@@ -62,10 +67,10 @@ export function lineChart({ sizes, series, title, yLabel, xLabel, note }) {
       if (!Number.isFinite(v)) return
       out.push(`<circle cx="${x(size).toFixed(1)}" cy="${y(v).toFixed(1)}" r="4" fill="${s.color}"/>`)
       out.push(
-        `<text x="${(x(size) - 6).toFixed(1)}" y="${(y(v) - 8).toFixed(1)}" text-anchor="end" fill="${s.color}" font-size="11">${v.toFixed(1)}</text>`,
+        `<text x="${(x(size) - 6).toFixed(1)}" y="${(y(v) + dy).toFixed(1)}" text-anchor="end" fill="${s.color}" font-size="11">${v.toFixed(1)}</text>`,
       )
     })
-  }
+  })
   // Legend.
   series.forEach((s, i) => {
     const ly = m.top + 8 + i * 18

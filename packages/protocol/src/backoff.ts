@@ -44,6 +44,8 @@ export function parseRetryAfter(header: string | null | undefined, now: number):
   if (header === null || header === undefined || header.trim() === '') return null
   const seconds = DELTA_SECONDS.exec(header)
   if (seconds) return Number(seconds[1]) * 1000
+  // A signed or fractional number is neither delta-seconds nor a date (Date.parse('-5') is year -5).
+  if (/^\s*[+-]?[\d.]+\s*$/.test(header)) return null
   const date = Date.parse(header)
   if (Number.isNaN(date)) return null
   return Math.max(0, date - now)

@@ -1,8 +1,8 @@
+import { browserOnlineSource } from '@flagsync/flag-client'
 import { type RetryPolicy, resolveRetryPolicy } from '@flagsync/protocol'
 import { systemClock } from './clock.js'
 import { defaultBroadcastChannel } from './cross-tab.js'
 import { SyncClientError } from './errors.js'
-import { browserOnlineSource } from './online.js'
 import { randomId } from './random-id.js'
 import type { BroadcastChannelFactory, Clock, LockManagerLike, OnlineSource, SyncClientOptions } from './types.js'
 
@@ -12,6 +12,7 @@ export const DEFAULTS = Object.freeze({
   dbName: 'flagsync',
   requestTimeoutMs: 30_000,
   leaseMs: 5000,
+  pushDelayMs: 25,
 })
 
 /** Every option filled in and checked. */
@@ -25,6 +26,8 @@ export interface ResolvedOptions {
   requestTimeoutMs: number
   deadLetter: boolean
   leaseMs: number
+  /** null: writes wait for the interval or flush(). */
+  pushDelayMs: number | null
   indexedDB: IDBFactory
   IDBKeyRange: typeof IDBKeyRange
   fetch: typeof fetch
@@ -120,6 +123,8 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
     requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs, DEFAULTS.requestTimeoutMs, false),
     deadLetter: options.deadLetter === true,
     leaseMs: positive('leaseMs', options.leaseMs, DEFAULTS.leaseMs, false),
+    pushDelayMs:
+      options.pushDelayMs === null ? null : nonNegative('pushDelayMs', options.pushDelayMs, DEFAULTS.pushDelayMs),
     indexedDB,
     IDBKeyRange: keyRange,
     fetch: fetchImpl,
@@ -130,4 +135,12 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
     broadcastChannel: options.broadcastChannel === undefined ? defaultBroadcastChannel() : options.broadcastChannel,
     generateId: options.generateId ?? randomId,
   }
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw configError(`${name} must be a finite number >= 0 (or null)`)
+  }
+  return value
 }

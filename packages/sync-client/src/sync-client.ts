@@ -106,6 +106,8 @@ class OutboxSyncClient implements SyncClient {
   private closing: Promise<void> | null = null
   private running = false
   private timer: unknown = null
+  /** When the scheduled background pass is due (epoch ms), or null. */
+  private timerDueAt: number | null = null
   private unsubscribeOnline: (() => void) | null = null
   private chain: Promise<unknown> = Promise.resolve()
   private attempting = false
@@ -182,7 +184,16 @@ class OutboxSyncClient implements SyncClient {
       throw toSyncClientError(error, 'could not queue the operation')
     }
     this.changed()
+    this.pushSoon()
     return id
+  }
+
+  /** A write while started: deliver shortly instead of at the next interval (backoff still applies). */
+  private pushSoon(): void {
+    const delay = this.o.pushDelayMs
+    if (delay === null || !this.running || this.closed) return
+    if (this.timerDueAt !== null && this.timerDueAt <= this.o.clock.now() + delay) return
+    this.schedule(delay)
   }
 
   // ---- reads ----------------------------------------------------------------
@@ -246,6 +257,7 @@ class OutboxSyncClient implements SyncClient {
     this.running = false
     if (this.timer !== null) this.o.clock.clearTimeout(this.timer)
     this.timer = null
+    this.timerDueAt = null
     if (this.statusListeners.size === 0) this.unwatchOnline()
   }
 
@@ -258,9 +270,11 @@ class OutboxSyncClient implements SyncClient {
   private schedule(delayMs: number): void {
     if (!this.running || this.closed) return
     if (this.timer !== null) this.o.clock.clearTimeout(this.timer)
+    this.timerDueAt = this.o.clock.now() + Math.max(0, delayMs)
     this.timer = this.o.clock.setTimeout(
       () => {
         this.timer = null
+        this.timerDueAt = null
         this.runDrain(false).catch(() => undefined)
       },
       Math.max(0, delayMs),
@@ -352,6 +366,9 @@ class OutboxSyncClient implements SyncClient {
       return { failedUntil: null }
     }
     const error = toDeliveryError(outcome, batch.batchId, clock.now(), this.o.requestTimeoutMs)
+    // The app discards by outbox id: name the queued operations behind the one the receiver rejected.
+    const culprits = error.operationIndex === undefined ? undefined : batch.sourceIds[error.operationIndex]
+    if (culprits) error.outboxIds = [...culprits]
     if (outcome.kind === 'rejected' && this.o.deadLetter) {
       await this.store.deadLetter(batch.batchId, error, clock.now())
       this.detachedError = error

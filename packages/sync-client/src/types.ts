@@ -16,6 +16,11 @@ export interface DeliveryError {
   body?: unknown
   /** Index of the offending operation in the batch as sent, when the receiver names it. */
   operationIndex?: number
+  /**
+   * The outbox ids (see `outbox()`) of the queued operations the rejected operation was
+   * compacted from: pass them to `discard()` to drop exactly the poison operation.
+   */
+  outboxIds?: number[]
   /** The batch the error belongs to. */
   batchId: string
   /** Epoch ms of the failure. */
@@ -64,19 +69,10 @@ export interface FlushResult {
   pending: number
 }
 
-/** Time source and timers; tests inject fakes. Defaults call the globals at call time. */
-export interface Clock {
-  now(): number
-  setTimeout(callback: () => void, ms: number): unknown
-  clearTimeout(handle: unknown): void
-}
+// Time source and connectivity are the same seams as the flag client's: one app injects one of each.
+import type { Clock, OnlineSource } from '@flagsync/flag-client'
 
-/** Where the client learns about connectivity. */
-export interface OnlineSource {
-  isOnline(): boolean
-  /** Called with the new state on every change; returns an unsubscribe function. */
-  subscribe(listener: (online: boolean) => void): () => void
-}
+export type { Clock, OnlineSource }
 
 /** The part of the Web Locks API (`navigator.locks`) the client uses. */
 export interface LockManagerLike {
@@ -114,6 +110,12 @@ export interface SyncClientOptions {
   requestTimeoutMs?: number
   /** Move the operations of a rejected batch (non-transient 4xx) to a dead-letter store instead of blocking. Default false. */
   deadLetter?: boolean
+  /**
+   * While started and online, a write triggers a delivery after this short pause, which
+   * gathers the writes of one user action into one batch. null: writes wait for the
+   * background interval or `flush()`. Default 25 ms.
+   */
+  pushDelayMs?: number | null
   /** IndexedDB lease duration used when Web Locks are missing. Default 5000 ms. */
   leaseMs?: number
   indexedDB?: IDBFactory

@@ -134,7 +134,7 @@ describe('batches', () => {
   it('then runs every syncIntervalMs', async () => {
     vi.useFakeTimers(FAKE_TIMERS)
     const r = useReceiver()
-    const client = h.client({ syncIntervalMs: 5000 })
+    const client = h.client({ syncIntervalMs: 5000, pushDelayMs: null }) // only the interval, no push on write
     client.start()
     await vi.advanceTimersByTimeAsync(0)
     await settle()

@@ -1,5 +1,5 @@
+import { browserOnlineSource, manualOnlineSource } from '@flagsync/flag-client'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { browserOnlineSource, manualOnlineSource } from '../src/index.js'
 
 afterEach(() => {
   vi.unstubAllGlobals()

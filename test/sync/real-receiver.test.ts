@@ -1,0 +1,105 @@
+import { createSyncClient, manualOnlineSource, type SyncClient } from '@flagsync/sync-client'
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
+import { afterEach, describe, expect, it } from 'vitest'
+import { DIALECTS } from '../support/databases.js'
+import { startTestServer, type TestServer } from '../support/test-server.js'
+
+const servers: TestServer[] = []
+const clients: SyncClient[] = []
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close()
+  for (const s of servers.splice(0)) await s.dispose()
+})
+
+interface Faults {
+  /** Requests answered 503 by a "proxy" before reaching the receiver. */
+  unavailable: number
+  /** Requests the receiver applied whose response was then lost. */
+  dropped: number
+  sent: string[]
+}
+
+/**
+ * A fetch that injects faults in front of the real receiver: every third
+ * delivery gets a 503 without reaching it, and every fourth reaches it (and is
+ * applied) but its response is lost, as when a connection dies on the way back.
+ */
+function faultyFetch(faults: Faults): typeof fetch {
+  let n = 0
+  return async (input, init) => {
+    n++
+    const body = JSON.parse(String(init?.body)) as { batchId: string }
+    faults.sent.push(body.batchId)
+    if (n % 3 === 0) {
+      faults.unavailable++
+      return new Response(JSON.stringify({ error: 'try later', code: 'unavailable' }), {
+        status: 503,
+        headers: { 'Content-Type': 'application/json', 'Retry-After': '0' },
+      })
+    }
+    const res = await fetch(input, init)
+    if (n % 4 === 0) {
+      await res.arrayBuffer()
+      faults.dropped++
+      throw new TypeError('fetch failed: connection reset after the request was applied')
+    }
+    return res
+  }
+}
+
+type FlagState = Record<string, Record<string, unknown>>
+
+describe.each(DIALECTS)('sync client against the real receiver on %s', (dialect) => {
+  it('ends with exactly the intended flags despite 503s and lost responses', async () => {
+    const server = await startTestServer({ dialect })
+    servers.push(server)
+    const faults: Faults = { unavailable: 0, dropped: 0, sent: [] }
+    const client = createSyncClient({
+      webhookUrl: `${server.url}/sync`,
+      indexedDB: new IDBFactory(),
+      IDBKeyRange,
+      fetch: faultyFetch(faults),
+      online: manualOnlineSource(true),
+      locks: null,
+      broadcastChannel: null,
+      batchSize: 7,
+      retry: { baseMs: 5, maxMs: 20, jitter: 0 },
+    })
+    clients.push(client)
+
+    // An order-sensitive history over 40 flags; the model applies it the way the receiver must.
+    const model: FlagState = {}
+    for (let i = 0; i < 200; i++) {
+      const key = `flag-${i % 40}`
+      const step = Math.floor(i / 40)
+      if (step === 0 || (step === 3 && i % 5 === 0)) {
+        const record = { key, is_enabled: i % 2 === 0, description: `created at ${i}` }
+        await client.insert('flags', record, { recordId: key })
+        model[key] = {
+          key,
+          is_enabled: i % 2 === 0,
+          rollout_percentage: null,
+          description: `created at ${i}`,
+          rules: [],
+        }
+      } else if (step === 4 && i % 7 === 0) {
+        await client.delete('flags', key)
+        delete model[key]
+      } else if (model[key]) {
+        const changes = { rollout_percentage: i % 101, description: `step ${step} at ${i}` }
+        await client.update('flags', key, changes)
+        model[key] = { ...model[key], ...changes }
+      }
+    }
+
+    client.start()
+    await expect.poll(async () => (await client.status()).pending, { timeout: 15_000, interval: 50 }).toBe(0)
+    const res = await server.request('/api/flags')
+    const served = Object.fromEntries(((await res.json()) as Array<{ key: string }>).map((f) => [f.key, f]))
+    expect(served).toEqual(model)
+    expect(faults.unavailable).toBeGreaterThan(0)
+    expect(faults.dropped).toBeGreaterThan(0)
+    // Every lost response was retried with the same batchId (and deduped by the receiver).
+    expect(new Set(faults.sent).size).toBeLessThan(faults.sent.length)
+  })
+})

@@ -1,10 +1,43 @@
 import type { Express } from 'express'
+import { loadEnvironment } from '../auth/guards.js'
 import type { FeatureMountContext } from '../flags/index.js'
-import type { ServiceMigration } from '../migrations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { retentionFromEnv, startImpressionRetention } from './retention.js'
+import { createImpressionsRouter } from './routes.js'
 
+export type { ImpressionRetention } from './retention.js'
+export {
+  DEFAULT_RETENTION_DAYS,
+  pruneExpiredImpressions,
+  retentionFromEnv,
+  startImpressionRetention,
+} from './retention.js'
+export { createImpressionsRouter } from './routes.js'
+export type { ImpressionInput, ListQuery } from './schemas.js'
+export { impressionBatchSchema, impressionInputSchema, listQuerySchema } from './schemas.js'
+export type { Dialect, ImpressionJson, ImpressionRow, ImpressionStatsJson, PruneOptions } from './store.js'
+export { impressionStats, indexFor, ingestImpressions, listImpressions, pruneImpressions } from './store.js'
 /** Impressions (issue 11). Migrations are named 0200_… so they sort after the flag feature's. */
-export const impressionMigrations: ServiceMigration[] = []
+export { IMPRESSION_INDEXES, IMPRESSION_LIMITS, IMPRESSION_TABLES, impressionMigrations } from './tables.js'
 
-/** Mounts the impression routes on the service app; called by `createServiceApp` before the 404 handler. */
-export function mountImpressionFeature(_app: Express, _runtime: ServiceRuntime, _ctx: FeatureMountContext): void {}
+/** Runtimes whose retention job runs already (an app built twice on one runtime starts it once). */
+const retained = new WeakSet<ServiceRuntime>()
+
+/**
+ * Mounts the impression routes on the service app; called by `createServiceApp` before the 404 handler.
+ * Also starts the retention job for the runtime (settings from the process environment until
+ * `ServiceConfig` carries them).
+ */
+export function mountImpressionFeature(app: Express, runtime: ServiceRuntime, ctx: FeatureMountContext): void {
+  const retention = retentionFromEnv(process.env)
+  app.use(
+    '/api/environments/:env_id/impressions',
+    ctx.auth,
+    loadEnvironment(runtime),
+    createImpressionsRouter(runtime, ctx.routerOptions),
+  )
+  if (!retained.has(runtime)) {
+    retained.add(runtime)
+    startImpressionRetention(runtime, retention)
+  }
+}

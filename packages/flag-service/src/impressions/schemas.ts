@@ -1,0 +1,88 @@
+import { z } from 'zod'
+import { IMPRESSION_LIMITS as L } from './tables.js'
+
+// The wire forms of issue 11. Objects are strict like every other body of the
+// service: an unknown field is a 422 naming it.
+
+const FLAG_KEY = /^[A-Za-z0-9_-]+$/
+
+const flagKey = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(L.flagKeyLength, `must be at most ${L.flagKeyLength} characters`)
+  .regex(FLAG_KEY, 'may contain only letters, digits, underscores and hyphens')
+
+const userId = z
+  .string()
+  .min(1, 'must not be empty (send null for an anonymous user)')
+  .max(L.userIdLength, `must be at most ${L.userIdLength} characters`)
+
+const value = z.string().max(L.valueLength, `must be at most ${L.valueLength} characters`)
+
+/** An ISO 8601 timestamp with a time zone, as epoch ms. */
+const timestamp = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-01-01T12:00:00Z' })
+  .transform((text, ctx) => {
+    const ms = Date.parse(text)
+    if (!Number.isFinite(ms) || ms < 0) {
+      ctx.addIssue({ code: 'custom', message: 'must be a timestamp from 1970 on' })
+      return z.NEVER
+    }
+    return ms
+  })
+
+/** The context, serialized once here (it is stored as JSON text). */
+const context = z
+  .record(z.string(), z.unknown(), { error: 'must be an object or null' })
+  .nullable()
+  .transform((ctx, issue) => {
+    if (ctx === null) return null
+    const json = JSON.stringify(ctx)
+    if (json.length > L.contextLength) {
+      issue.addIssue({
+        code: 'custom',
+        message: `must be at most ${L.contextLength} characters as JSON (is ${json.length})`,
+      })
+      return z.NEVER
+    }
+    return json
+  })
+
+export const impressionInputSchema = z.strictObject({
+  flag_key: flagKey,
+  user_id: userId.nullable().optional(),
+  value,
+  context: context.optional(),
+  /** Omitted or null: the time the server received the batch. */
+  evaluated_at: timestamp.nullable().optional(),
+})
+
+export type ImpressionInput = z.output<typeof impressionInputSchema>
+
+/** The POST body once its length is known to be at most 500 (that check comes first: 413). */
+export const impressionBatchSchema = z.array(impressionInputSchema, { error: 'must be an array of impressions' })
+
+/** A non-negative integer in a query string. */
+const queryInt = (min: number, max: number) =>
+  z
+    .string({ error: 'must be given once, as a whole number' })
+    .regex(/^\d{1,16}$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, `must be a whole number from ${min} to ${max}`)
+        .max(max, `must be a whole number from ${min} to ${max}`),
+    )
+
+/** Query parameters of GET …/impressions (document 1 §4). Unknown parameters are a 422, so a typo never widens a filter. */
+export const listQuerySchema = z.strictObject({
+  flag_key: flagKey.optional(),
+  user_id: userId.optional(),
+  value: value.optional(),
+  since_id: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: queryInt(1, L.listMax).default(L.listDefault),
+  offset: queryInt(0, Number.MAX_SAFE_INTEGER).default(0),
+})
+
+export type ListQuery = z.output<typeof listQuerySchema>

@@ -1,0 +1,96 @@
+import type { Dialect } from '../../../../test/support/databases.js'
+import { bearer, type Caller, type Harness, type Json, startHarness } from '../harness.js'
+
+/** A harness plus the callers the impression routes care about. */
+export interface ImpressionFixture {
+  h: Harness
+  /** Production of the Default project, and its SDK key (the one setup created). */
+  envId: string
+  key: Caller
+  /** Staging of the same project and a key bound to it. */
+  stagingId: string
+  stagingKey: Caller
+  /** A second project: its Production environment and key. */
+  otherProjectEnvId: string
+  otherProjectKey: Caller
+  /** A workspace editor who is a project viewer of Default, and one who is in no project. */
+  viewer: Caller
+  outsider: Caller
+  post(items: unknown, as?: Caller, envId?: string): Promise<{ status: number; body: Json }>
+  list(query?: string, as?: Caller, envId?: string): Promise<{ status: number; body: Json }>
+  stats(as?: Caller, envId?: string): Promise<{ status: number; body: Json }>
+  dispose(): Promise<void>
+}
+
+export async function startImpressionFixture(
+  dialect: Dialect,
+  options: Parameters<typeof startHarness>[1] = {},
+): Promise<ImpressionFixture> {
+  const h = await startHarness(dialect, options)
+  try {
+    const must = async (path: string, init: Parameters<Harness['call']>[1]) => {
+      const res = await h.call(path, init)
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`)
+      return res.body
+    }
+    const envs = (await must(`/api/projects/${h.defaultProjectId}/environments`, { as: h.admin })) as Array<{
+      id: string
+      slug: string
+    }>
+    const envId = envs.find((e) => e.slug === 'production')?.id ?? ''
+    const stagingId = envs.find((e) => e.slug === 'staging')?.id ?? ''
+    const staging = await must(`/api/projects/${h.defaultProjectId}/keys`, {
+      method: 'POST',
+      as: h.admin,
+      body: { name: 'staging', environment_id: stagingId },
+    })
+    const other = await must('/api/projects', { method: 'POST', as: h.admin, body: { name: 'Other' } })
+
+    const viewerId = await h.createUser({ email: 'viewer@example.com', role: 'editor' })
+    await must(`/api/projects/${h.defaultProjectId}/members`, {
+      method: 'POST',
+      as: h.admin,
+      body: { user_id: viewerId, role: 'viewer' },
+    })
+    await h.createUser({ email: 'outsider@example.com', role: 'editor' })
+    const viewer = await h.login('viewer@example.com', 'password-123')
+    const outsider = await h.login('outsider@example.com', 'password-123')
+    const key = bearer(h.defaultSdkKey)
+    const path = (env: string, rest = '') => `/api/environments/${env}/impressions${rest}`
+    const call = async (...args: Parameters<Harness['call']>) => {
+      const { status, body } = await h.call(...args)
+      return { status, body }
+    }
+    return {
+      h,
+      envId,
+      key,
+      stagingId,
+      stagingKey: bearer(staging.key),
+      otherProjectEnvId: other.sdk_key.environment_id,
+      otherProjectKey: bearer(other.sdk_key.key),
+      viewer,
+      outsider,
+      post: (items, as = key, env = envId) => call(path(env), { method: 'POST', as, body: items }),
+      list: (query = '', as = h.admin, env = envId) => call(path(env, query ? `?${query}` : ''), { as }),
+      stats: (as = h.admin, env = envId) => call(path(env, '/stats'), { as }),
+      dispose: () => h.dispose(),
+    }
+  } catch (error) {
+    await h.dispose()
+    throw error
+  }
+}
+
+/** `n` impressions of one shape, numbered in `user_id` (u0, u1, …) unless given. */
+export function impressions(
+  n: number,
+  fields: { flag_key?: string; value?: string; user_id?: string | null; context?: unknown; evaluated_at?: string } = {},
+) {
+  return Array.from({ length: n }, (_, i) => ({
+    flag_key: 'checkout',
+    value: 'true',
+    user_id: `u${i}`,
+    ...fields,
+  }))
+}

@@ -213,5 +213,6 @@ export function profileArgs() {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []
 }
 
-export const FLAT_API_CLI = 'packages/flat-api/dist/cli.js'
-export const RECEIVER_CLI = 'packages/receiver/dist/cli.js'
+/** The servers under test; BENCH_FLAT_API_CLI / BENCH_RECEIVER_CLI swap in a variant (path from the repository root) to A/B a change. */
+export const FLAT_API_CLI = process.env.BENCH_FLAT_API_CLI || 'packages/flat-api/dist/cli.js'
+export const RECEIVER_CLI = process.env.BENCH_RECEIVER_CLI || 'packages/receiver/dist/cli.js'

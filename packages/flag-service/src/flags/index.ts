@@ -1,18 +1,75 @@
 import type { Express, RequestHandler } from 'express'
+import { loadEnvironment, loadProject } from '../auth/guards.js'
 import type { ServiceMigration } from '../migrations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { changeRequestMigration, createChangeRequestsRouter } from './change-requests.js'
+import { type FlagStreamOptions, FlagStreams } from './engine.js'
+import { createEnvironmentFlagsRouter } from './flags-router.js'
+import { createSegmentsRouter } from './segments-router.js'
+import { createStreamRouter } from './stream-router.js'
+
+export { CHANGE_REQUESTS_TABLE } from './change-requests.js'
+export type { FlagStreamOptions } from './engine.js'
+export { FlagStreams } from './engine.js'
+export { expandFlag, SEGMENT_SCOPE_PREFIX, segmentScope } from './expand.js'
+export type { Segment, SegmentRule, ServiceFlag } from './model.js'
 
 /**
  * Environment flags, segments, change requests, /stream and /flags/snapshot
  * (issue 10). Migrations are named 0100_… so they sort after the core ones.
  */
-export const flagMigrations: ServiceMigration[] = []
+export const flagMigrations: ServiceMigration[] = [changeRequestMigration]
 
 export interface FeatureMountContext {
   /** `authenticate(runtime)`: sets `req.auth`, enforces CSRF and read_only. */
   auth: RequestHandler
   routerOptions: { bodyLimit?: number | string }
+  /** Stream settings (keep-alive, poll interval, buffer limit); defaults when absent. */
+  flags?: FlagStreamOptions
+}
+
+const streamsByRuntime = new WeakMap<ServiceRuntime, FlagStreams>()
+
+/**
+ * The process's stream engine for a runtime, created on first use: it follows
+ * the runtime's committed changes (`onFlagChanges`, before `write` resolves)
+ * and the change log (other instances), and stops on `runtime.close()`.
+ */
+export function flagStreamsOf(runtime: ServiceRuntime, options: FlagStreamOptions = {}): FlagStreams {
+  let streams = streamsByRuntime.get(runtime)
+  if (!streams) {
+    const created = new FlagStreams(runtime, options)
+    streams = created
+    streamsByRuntime.set(runtime, created)
+    runtime.onFlagChanges((changes) => created.ingest(changes))
+    runtime.onClose(() => created.close())
+    created.ready().catch((err) => runtime.logger.warn({ err }, 'flag streams: initial load failed; retrying on use'))
+  }
+  return streams
 }
 
 /** Mounts the flag routes on the service app; called by `createServiceApp` before the 404 handler. */
-export function mountFlagFeature(_app: Express, _runtime: ServiceRuntime, _ctx: FeatureMountContext): void {}
+export function mountFlagFeature(app: Express, runtime: ServiceRuntime, ctx: FeatureMountContext): void {
+  const streams = flagStreamsOf(runtime, ctx.flags)
+  // /api/projects/… requests were authenticated by the projects mount already; do not look the caller up twice.
+  const auth: RequestHandler = (req, res, next) => (req.auth ? next() : ctx.auth(req, res, next))
+  app.use(
+    '/api/environments/:env_id/flags',
+    auth,
+    loadEnvironment(runtime),
+    createEnvironmentFlagsRouter(runtime, ctx.routerOptions),
+  )
+  app.use(
+    '/api/environments/:env_id/change-requests',
+    auth,
+    loadEnvironment(runtime),
+    createChangeRequestsRouter(runtime, ctx.routerOptions),
+  )
+  app.use(
+    '/api/projects/:project_id/segments',
+    auth,
+    loadProject(runtime),
+    createSegmentsRouter(runtime, ctx.routerOptions),
+  )
+  app.use(createStreamRouter(runtime, streams, auth))
+}

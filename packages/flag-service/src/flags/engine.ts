@@ -1,0 +1,309 @@
+import { createHash } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { formatSseEvent, type SseConnection, SseHub } from '@flagsync/server-kit'
+import { ChangeFeed, type FlagChange, LiveFlagSet, type StoredFlag } from '@flagsync/store'
+import { UUID_PATTERN } from '../schemas.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import {
+  expandFlag,
+  isSegmentScope,
+  projectOfSegmentScope,
+  referencesSegments,
+  type SegmentLookup,
+  segmentKeysOf,
+  segmentScope,
+} from './expand.js'
+import type { SegmentRule } from './model.js'
+
+export interface FlagStreamOptions {
+  /** Keep-alive comment interval on /stream, ms (default 15 000, document 1 §8). */
+  keepAliveMs?: number
+  /** Change-log poll interval, ms (default 1 000): the backstop for other instances' writes. */
+  pollIntervalMs?: number
+  /** Bytes a slow stream subscriber may have queued before it is dropped (default 1 MiB). */
+  maxStreamBufferBytes?: number
+  /** Change-log entries older than this are pruned hourly (default 7 days; the newest 1 000 are always kept). */
+  changeRetentionMs?: number
+}
+
+/** One environment's flags as SDKs see them (segment-expanded), built once per change and shared by every reader. */
+interface EnvironmentView {
+  projectId: string
+  /** connected + one UPSERT per flag + ready, for an SDK-key connection. */
+  bootstrap: Buffer
+  /** The UPSERT frames alone (dashboard connections concatenate several environments). */
+  updates: string
+  count: number
+  /** `/flags/snapshot`: the same flags as a JSON array, and its strong ETag. */
+  snapshot: Buffer
+  etag: string
+}
+
+// Frames. Flags are serialized once (by the store, or once per expansion); events are built around that JSON.
+const connectedFrame = (environmentId: string | null) =>
+  formatSseEvent({ event: 'connected', data: JSON.stringify({ environment_id: environmentId }) })
+const readyFrame = (count: number) => formatSseEvent({ event: 'ready', data: JSON.stringify(String(count)) })
+const upsertFrame = (environmentId: string, json: string, revision?: number) =>
+  formatSseEvent({
+    event: 'update',
+    data: `{"type":"UPSERT","env_id":${JSON.stringify(environmentId)},"flag":${json}}`,
+    id: revision,
+  })
+const deleteFrame = (environmentId: string, key: string, revision: number) =>
+  formatSseEvent({
+    event: 'update',
+    data: `{"type":"DELETE","env_id":${JSON.stringify(environmentId)},"key":${JSON.stringify(key)}}`,
+    id: revision,
+  })
+
+/** The hub scope of dashboard (session or token) connections; SDK-key connections use their environment id. */
+const DASHBOARD_SCOPE = 'dashboard'
+const HOUR = 60 * 60 * 1000
+
+/**
+ * The flag service's streaming side, one per process: the change feed
+ * (in-process fast path, PostgreSQL LISTEN and a poll backstop), the live set
+ * of every environment's flags and every project's segments, and the SSE hub.
+ *
+ * Every change is applied to the live set and broadcast in the same
+ * synchronous step, and a new connection's bootstrap is built from the live
+ * set and subscribed in one synchronous step too, so no change can fall
+ * between a bootstrap and the first live update.
+ */
+export class FlagStreams {
+  readonly live = new LiveFlagSet()
+  readonly hub: SseHub
+  readonly feed: ChangeFeed
+  private readonly runtime: ServiceRuntime
+  private readonly options: FlagStreamOptions
+  /** Project of each environment a connection or snapshot has asked for (environments never change project). */
+  private readonly projectOf = new Map<string, string>()
+  private readonly views = new Map<string, EnvironmentView>()
+  /** Dashboard connections by environment they follow. */
+  private readonly dashboards = new Map<string, Set<SseConnection>>()
+  private starting: Promise<void> | undefined
+  private pruneTimer: ReturnType<typeof setInterval> | undefined
+  private closed = false
+
+  constructor(runtime: ServiceRuntime, options: FlagStreamOptions = {}) {
+    this.runtime = runtime
+    this.options = options
+    this.hub = new SseHub({
+      keepAliveMs: options.keepAliveMs ?? 15_000,
+      maxBufferedBytes: options.maxStreamBufferBytes,
+    })
+    this.feed = new ChangeFeed(runtime.store, {
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      onError: (err) => runtime.logger.warn({ err }, 'change feed: could not read the change log; retrying'),
+    })
+    this.feed.onChanges((changes) => this.apply(changes))
+    this.feed.onReset(() => {
+      // Fell behind a pruned log: reload, then make every subscriber reconnect and rebuild.
+      void this.runtime.store
+        .loadAll()
+        .then(({ rows, revision }) => {
+          this.live.replaceAll(rows.filter(relevant), revision)
+          this.views.clear()
+          this.hub.closeAll()
+        })
+        .catch((err) => this.runtime.logger.warn({ err }, 'could not reload the flags after a change-log gap'))
+    })
+  }
+
+  /** Loads the live set and starts following the change log (once; retried after a failure). */
+  ready(): Promise<void> {
+    if (!this.starting) {
+      this.starting = this.start().catch((error) => {
+        this.starting = undefined
+        throw error
+      })
+    }
+    return this.starting
+  }
+
+  /** Committed changes of this process (`runtime.onFlagChanges`): applied and broadcast before the write resolves. */
+  async ingest(changes: FlagChange[]): Promise<void> {
+    if (!this.starting || this.closed) return // not started: the changes are in the initial load
+    try {
+      await this.starting
+    } catch {
+      return
+    }
+    await this.feed.ingest(changes)
+  }
+
+  /** Opens an SDK-key stream on the key's environment: connected, bootstrap, ready, then live updates. */
+  openEnvironmentStream(req: IncomingMessage, res: ServerResponse, environmentId: string, projectId: string): void {
+    const view = this.view(environmentId, projectId)
+    const conn = this.hub.open(req, res, environmentId)
+    conn.write(view.bootstrap)
+  }
+
+  /**
+   * Opens a dashboard stream (session or token): `connected` with a null
+   * environment, the flags of every listed environment (each update names its
+   * `env_id`), `ready` with the total, then their live updates.
+   */
+  openDashboardStream(
+    req: IncomingMessage,
+    res: ServerResponse,
+    environments: ReadonlyArray<{ id: string; projectId: string }>,
+  ): void {
+    let chunk = connectedFrame(null)
+    let count = 0
+    for (const env of environments) {
+      const view = this.view(env.id, env.projectId)
+      chunk += view.updates
+      count += view.count
+    }
+    const conn = this.hub.open(req, res, DASHBOARD_SCOPE)
+    for (const env of environments) {
+      let set = this.dashboards.get(env.id)
+      if (!set) {
+        set = new Set()
+        this.dashboards.set(env.id, set)
+      }
+      set.add(conn)
+    }
+    res.on('close', () => {
+      for (const env of environments) {
+        const set = this.dashboards.get(env.id)
+        set?.delete(conn)
+        if (set?.size === 0) this.dashboards.delete(env.id)
+      }
+    })
+    conn.write(chunk + readyFrame(count))
+  }
+
+  /** The segment-expanded flags of an environment as a JSON array, with a strong ETag. */
+  snapshot(environmentId: string, projectId: string): { body: Buffer; etag: string } {
+    const view = this.view(environmentId, projectId)
+    return { body: view.snapshot, etag: view.etag }
+  }
+
+  /** The flag as SDKs would receive it (tests and the dashboard's "preview" use it). */
+  expanded(flag: StoredFlag, projectId: string): StoredFlag {
+    return expandFlag(flag, this.segments(projectId))
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    if (this.pruneTimer) clearInterval(this.pruneTimer)
+    this.hub.stop()
+    await this.feed.close()
+  }
+
+  private async start(): Promise<void> {
+    const initial = await this.runtime.store.loadAll()
+    if (this.closed) return
+    this.live.replaceAll(initial.rows.filter(relevant), initial.revision)
+    await this.feed.start(initial.revision)
+    if (this.closed) {
+      await this.feed.close()
+      return
+    }
+    const retention = this.options.changeRetentionMs ?? 7 * 24 * HOUR
+    this.pruneTimer = setInterval(() => {
+      this.runtime.store
+        .pruneChanges(retention, 1000)
+        .catch((err) => this.runtime.logger.warn({ err }, 'could not prune the change log'))
+    }, HOUR)
+    this.pruneTimer.unref()
+  }
+
+  private segments(projectId: string): SegmentLookup {
+    const scope = segmentScope(projectId)
+    return (key) => this.live.get(key, scope)?.flag.rules as SegmentRule[] | undefined
+  }
+
+  private view(environmentId: string, projectId: string): EnvironmentView {
+    this.projectOf.set(environmentId, projectId)
+    const cached = this.views.get(environmentId)
+    if (cached) return cached
+    const lookup = this.segments(projectId)
+    let updates = ''
+    const jsons: string[] = []
+    for (const entry of this.live.list(environmentId)) {
+      const json = referencesSegments(entry.flag) ? JSON.stringify(expandFlag(entry.flag, lookup)) : entry.json
+      jsons.push(json)
+      updates += upsertFrame(environmentId, json)
+    }
+    const snapshot = Buffer.from(`[${jsons.join(',')}]`)
+    const view: EnvironmentView = {
+      projectId,
+      bootstrap: Buffer.from(connectedFrame(environmentId) + updates + readyFrame(jsons.length)),
+      updates,
+      count: jsons.length,
+      snapshot,
+      etag: `"${createHash('sha1').update(snapshot).digest('base64url')}"`,
+    }
+    this.views.set(environmentId, view)
+    return view
+  }
+
+  private hasSubscribers(environmentId: string): boolean {
+    return this.hub.size(environmentId) > 0 || (this.dashboards.get(environmentId)?.size ?? 0) > 0
+  }
+
+  private send(environmentId: string, frame: string): void {
+    const bytes = Buffer.from(frame)
+    this.hub.broadcast(bytes, environmentId)
+    const dashboards = this.dashboards.get(environmentId)
+    if (dashboards) for (const conn of dashboards) conn.write(bytes)
+  }
+
+  private apply(changes: FlagChange[]): void {
+    for (const change of changes) {
+      if (isSegmentScope(change.scope)) this.applySegment(change)
+      else if (UUID_PATTERN.test(change.scope)) this.applyFlag(change)
+    }
+  }
+
+  private applyFlag(change: FlagChange): void {
+    const env = change.scope
+    this.live.apply(change)
+    this.views.delete(env)
+    if (!this.hasSubscribers(env)) return
+    if (!change.flag || change.json === null) {
+      this.send(env, deleteFrame(env, change.key, change.revision))
+      return
+    }
+    const projectId = this.projectOf.get(env)
+    const json =
+      projectId !== undefined && referencesSegments(change.flag)
+        ? JSON.stringify(expandFlag(change.flag, this.segments(projectId)))
+        : change.json
+    this.send(env, upsertFrame(env, json, change.revision))
+  }
+
+  /**
+   * A segment changed: every flag referencing it, in every environment of the
+   * project with subscribers, is sent again if what SDKs see of it changed
+   * (a renamed segment changes nothing they evaluate).
+   */
+  private applySegment(change: FlagChange): void {
+    const projectId = projectOfSegmentScope(change.scope)
+    const affected: Array<{ env: string; flag: StoredFlag; before: string }> = []
+    const lookup = this.segments(projectId)
+    for (const [env, project] of this.projectOf) {
+      if (project !== projectId) continue
+      this.views.delete(env)
+      if (!this.hasSubscribers(env)) continue
+      for (const entry of this.live.list(env)) {
+        if (segmentKeysOf(entry.flag).has(change.key)) {
+          affected.push({ env, flag: entry.flag, before: JSON.stringify(expandFlag(entry.flag, lookup)) })
+        }
+      }
+    }
+    this.live.apply(change)
+    for (const { env, flag, before } of affected) {
+      const after = JSON.stringify(expandFlag(flag, lookup))
+      if (after !== before) this.send(env, upsertFrame(env, after, change.revision))
+    }
+  }
+}
+
+/** Rows this feature serves: environments (UUID scopes) and segments; the flat API's scope '' is not ours. */
+function relevant(row: { scope: string }): boolean {
+  return isSegmentScope(row.scope) || UUID_PATTERN.test(row.scope)
+}

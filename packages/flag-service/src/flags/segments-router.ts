@@ -1,0 +1,147 @@
+import { flagKeySchema } from '@flagsync/protocol'
+import { HttpError } from '@flagsync/server-kit'
+import { TABLES } from '@flagsync/store'
+import { type Request, Router } from 'express'
+import { roleAtLeast } from '../auth/context.js'
+import { projectOf, requireProjectRole } from '../auth/guards.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import { segmentUsage } from './checks.js'
+import { segmentScope } from './expand.js'
+import { createSegmentSchema, parseOr422With, type Segment, updateSegmentSchema } from './model.js'
+
+const noSegment = (key: string) => new HttpError('not_found', `no segment ${JSON.stringify(key)} in this project`)
+
+function keyOf(req: Request): string {
+  const key = String(req.params.key)
+  if (!flagKeySchema.safeParse(key).success) throw noSegment(key)
+  return key
+}
+
+/**
+ * /api/projects/:project_id/segments (after `loadProject`). Segments are not
+ * in the spec: a segment is a named list of attribute conditions, and a user
+ * is in it when ANY condition matches. Flags of every environment of the
+ * project reference them with `{segment_key, variant?}` rules.
+ *
+ * They are stored in the flag store under scope `seg:<project id>`, so every
+ * edit goes through the change log: each instance's stream re-sends the flags
+ * that reference the segment, already expanded.
+ */
+export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
+  const router = Router({ mergeParams: true })
+  const body = jsonBodyFor(options)
+  const { knex } = runtime
+
+  router.get('/', requireProjectRole('viewer'), async (req, res) => {
+    const rows = (await knex(TABLES.flags)
+      .where('scope', segmentScope(projectOf(req).id))
+      .orderBy('key')
+      .select('data')) as Array<{ data: string }>
+    res.type('application/json').send(`[${rows.map((r) => r.data).join(',')}]`)
+  })
+
+  // One segment, with the flags that use it (`used_by`), which is what a delete would be refused for.
+  router.get('/:key', requireProjectRole('viewer'), async (req, res) => {
+    const key = keyOf(req)
+    const projectId = projectOf(req).id
+    const row = (await knex(TABLES.flags)
+      .where({ scope: segmentScope(projectId), key })
+      .first('data')) as { data: string } | undefined
+    if (!row) throw noSegment(key)
+    res.json({ ...(JSON.parse(row.data) as Segment), used_by: await segmentUsage(knex, projectId, key) })
+  })
+
+  router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
+    const input = parseOr422With(createSegmentSchema, req.body, 'segment')
+    const projectId = projectOf(req).id
+    const now = new Date(runtime.clock()).toISOString()
+    const segment: Segment = { ...input, created_at: now, updated_at: now }
+    await runtime.write(async (_trx, flags) => {
+      if (await flags.get(input.key, segmentScope(projectId))) {
+        throw new HttpError('conflict', `a segment with the key ${JSON.stringify(input.key)} exists in this project`)
+      }
+      flags.put({ ...segment }, segmentScope(projectId))
+    })
+    res.json(segment)
+  })
+
+  router.patch('/:key', requireProjectRole('editor'), ...body, async (req, res) => {
+    const key = keyOf(req)
+    const input = parseOr422With(updateSegmentSchema, req.body, 'segment')
+    if (input.key !== undefined && input.key !== key) {
+      throw new HttpError(
+        'validation_failed',
+        `invalid segment: key: the key cannot change (is ${JSON.stringify(key)})`,
+        {
+          issues: [{ path: 'key', message: 'the key cannot change' }],
+        },
+      )
+    }
+    const project = projectOf(req)
+    const segment = await runtime.write(async (trx, flags) => {
+      const current = (await flags.get(key, segmentScope(project.id))) as Segment | undefined
+      if (!current) throw noSegment(key)
+      if (input.rules !== undefined && !roleAtLeast(project.role, 'admin')) {
+        // New conditions change flags in every environment using the segment; where approval is required, that
+        // would bypass the review, so it is left to project admins (as replacing or deleting a flag there is).
+        const guarded = await approvalEnvironmentsUsing(trx, project.id, key)
+        if (guarded.length > 0) {
+          throw new HttpError(
+            'forbidden',
+            `flags in ${guarded.join(', ')} (which require approval) use this segment: changing its rules needs the project admin role`,
+          )
+        }
+      }
+      const next: Segment = {
+        ...current,
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.rules !== undefined ? { rules: input.rules } : {}),
+        updated_at: new Date(runtime.clock()).toISOString(),
+      }
+      flags.put({ ...next }, segmentScope(project.id))
+      return next
+    })
+    res.json(segment)
+  })
+
+  router.delete('/:key', requireProjectRole('editor'), async (req, res) => {
+    const key = keyOf(req)
+    const projectId = projectOf(req).id
+    await runtime.write(async (trx, flags) => {
+      if (!(await flags.get(key, segmentScope(projectId)))) throw noSegment(key)
+      const usedBy = await segmentUsage(trx, projectId, key)
+      if (usedBy.length > 0) {
+        const names = usedBy.map((u) => JSON.stringify(u.flag_key))
+        throw new HttpError(
+          'conflict',
+          `segment ${JSON.stringify(key)} is used by ${[...new Set(names)].join(', ')}: remove those rules first`,
+          { used_by: usedBy },
+        )
+      }
+      await flags.delete(key, segmentScope(projectId))
+    })
+    noContent(res)
+  })
+
+  allowOnly(router, '/', 'GET, POST')
+  allowOnly(router, '/:key', 'GET, PATCH, DELETE')
+  return router
+}
+
+/** Names of the project's approval-required environments whose flags reference the segment. */
+async function approvalEnvironmentsUsing(
+  trx: Parameters<typeof segmentUsage>[0],
+  projectId: string,
+  key: string,
+): Promise<string[]> {
+  const usage = await segmentUsage(trx, projectId, key)
+  if (usage.length === 0) return []
+  const rows = (await trx('flagsync_environments')
+    .whereIn('id', [...new Set(usage.map((u) => u.environment_id))])
+    .where('require_approval', true)
+    .orderBy('position')
+    .select('name')) as Array<{ name: string }>
+  return rows.map((r) => r.name)
+}

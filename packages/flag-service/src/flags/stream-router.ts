@@ -1,0 +1,115 @@
+import { HttpError } from '@flagsync/server-kit'
+import { type RequestHandler, Router } from 'express'
+import type { AuthContext } from '../auth/context.js'
+import { authOf, projectRole } from '../auth/guards.js'
+import { SDK_KEY_PREFIX } from '../auth/secrets.js'
+import { allowOnly } from '../routes/common.js'
+import { UUID_PATTERN } from '../schemas.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import type { FlagStreams } from './engine.js'
+
+/**
+ * Browsers' EventSource cannot send headers, so `/stream` (and the snapshot)
+ * also take the key as `?sdk_key=sk_live_…`. It is handed to `authenticate`
+ * as the Bearer header it stands for, so it is verified exactly like one. A
+ * real Authorization header wins; the query form accepts SDK keys only.
+ */
+export const sdkKeyFromQuery: RequestHandler = (req, _res, next) => {
+  const raw = req.query.sdk_key
+  if (raw === undefined || req.headers.authorization !== undefined) {
+    next()
+    return
+  }
+  if (typeof raw !== 'string' || !raw.startsWith(SDK_KEY_PREFIX)) {
+    throw new HttpError('unauthorized', 'sdk_key must be one SDK key (sk_live_…)')
+  }
+  req.headers.authorization = `Bearer ${raw}`
+  next()
+}
+
+/** /stream and /flags/snapshot. */
+export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams, auth: RequestHandler): Router {
+  const router = Router()
+
+  router.get('/stream', sdkKeyFromQuery, auth, async (req, res) => {
+    const caller = authOf(req)
+    if (caller.kind === 'sdk_key' && caller.sdkKey) {
+      const { environmentId, projectId } = caller.sdkKey
+      await streams.ready()
+      streams.openEnvironmentStream(req, res, environmentId, projectId) // bootstrap and subscription in one tick
+      return
+    }
+    const environments = await dashboardEnvironments(runtime, caller, req.query.environment_id)
+    await streams.ready()
+    streams.openDashboardStream(req, res, environments)
+  })
+
+  router.get('/flags/snapshot', sdkKeyFromQuery, auth, async (req, res) => {
+    const caller = authOf(req)
+    if (caller.kind !== 'sdk_key' || !caller.sdkKey) {
+      throw new HttpError(
+        'bad_request',
+        'the snapshot is keyed by an SDK key (Authorization: Bearer sk_live_…); dashboards read GET /api/environments/{env_id}/flags',
+      )
+    }
+    await streams.ready()
+    const { body, etag } = streams.snapshot(caller.sdkKey.environmentId, caller.sdkKey.projectId)
+    res.setHeader('ETag', etag)
+    res.setHeader('Cache-Control', 'private, no-cache')
+    if (req.headers['if-none-match'] === etag) {
+      res.status(304).end()
+      return
+    }
+    res.type('application/json').send(body)
+  })
+
+  allowOnly(router, '/stream', 'GET')
+  allowOnly(router, '/flags/snapshot', 'GET')
+  return router
+}
+
+interface EnvironmentRef {
+  id: string
+  projectId: string
+}
+
+/**
+ * The environments a dashboard connection follows: those named by
+ * `environment_id` (repeated or comma-separated; each must be visible to the
+ * caller, else 404), or every environment the caller can see.
+ */
+async function dashboardEnvironments(
+  runtime: ServiceRuntime,
+  auth: AuthContext,
+  raw: unknown,
+): Promise<EnvironmentRef[]> {
+  const { knex } = runtime
+  const listed = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw])
+    .flatMap((v) => String(v).split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
+  const query = knex({ e: 'flagsync_environments' })
+    .join({ p: 'flagsync_projects' }, 'p.id', 'e.project_id')
+    .orderBy([{ column: 'p.created_at' }, { column: 'p.name' }, { column: 'e.position' }])
+    .select('e.id', 'e.project_id')
+  if (listed.length > 0) {
+    const bad = listed.find((id) => !UUID_PATTERN.test(id))
+    if (bad !== undefined) throw new HttpError('not_found', `no environment ${JSON.stringify(bad)}`)
+    const rows = (await query.whereIn('e.id', [...new Set(listed)])) as Array<{ id: string; project_id: string }>
+    const roles = new Map<string, unknown>()
+    for (const row of rows) {
+      if (!roles.has(row.project_id)) roles.set(row.project_id, await projectRole(runtime, auth, row.project_id))
+    }
+    const visible = rows.filter((r) => roles.get(r.project_id) !== undefined)
+    const missing = listed.find((id) => !visible.some((r) => r.id === id))
+    if (missing !== undefined) throw new HttpError('not_found', `no environment ${JSON.stringify(missing)}`)
+    return visible.map((r) => ({ id: r.id, projectId: r.project_id }))
+  }
+  const user = auth.user
+  if (!user) return []
+  if (user.role !== 'admin') {
+    query.whereIn('e.project_id', knex('flagsync_project_members').select('project_id').where('user_id', user.id))
+  }
+  const rows = (await query) as Array<{ id: string; project_id: string }>
+  return rows.map((r) => ({ id: r.id, projectId: r.project_id }))
+}

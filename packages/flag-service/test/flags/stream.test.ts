@@ -1,0 +1,329 @@
+import { evaluate } from '@flagsync/evaluation'
+import { authenticate, ensureWorkspace, openServiceRuntime, type ServiceRuntime } from '@flagsync/flag-service'
+import { errorHandler, listen, notFound, type RunningServer } from '@flagsync/server-kit'
+import express from 'express'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../../test/support/databases.js'
+import { openSse, type SseReader } from '../../../../test/support/sse-reader.js'
+import { mountFlagFeature } from '../../src/flags/index.js'
+import { type Harness, type Json, startHarness, T0 } from '../harness.js'
+import {
+  bootstrapOf,
+  createProject,
+  flagsOf,
+  keyHeader,
+  member,
+  openStream,
+  parsed,
+  putFlag,
+  sdkKeyFor,
+  setRequireApproval,
+} from './support.js'
+
+describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
+  let h: Harness
+  const readers: SseReader[] = []
+  const open = async (headers: Record<string, string>, query = '') => {
+    const reader = await openStream(h, headers, query)
+    readers.push(reader)
+    return reader
+  }
+  beforeAll(async () => {
+    h = await startHarness(dialect)
+  })
+  afterEach(() => {
+    for (const r of readers.splice(0)) r.close()
+  })
+  afterAll(async () => {
+    await h?.dispose()
+  })
+
+  it('an SDK key stream: connected with its environment, one UPSERT per flag, ready with the count, then every change of that environment only', async () => {
+    const p = await createProject(h)
+    const prod = flagsOf(h, p.production)
+    await putFlag(h, p.production, { key: 'b', is_enabled: true })
+    await putFlag(h, p.production, { key: 'a', is_enabled: false, flag_type: 'string', default_value: 'x' })
+    await putFlag(h, p.staging, { key: 'staging-only', is_enabled: true })
+    const stream = await open(keyHeader(p.sdkKey))
+    expect(stream.status).toBe(200)
+    const boot = await bootstrapOf(stream)
+    expect(boot.connected).toEqual({ environment_id: p.production })
+    expect(boot.flags.map((u) => [u.env_id, u.flag.key])).toEqual([
+      [p.production, 'a'],
+      [p.production, 'b'],
+    ])
+    expect(boot.flags[0].flag).toEqual((await prod.get('a')).body)
+    expect(boot.ready).toBe('2')
+    expect(stream.events.slice(0, 4).every((e) => e.id === undefined)).toBe(true)
+
+    // Each kind of change reaches the stream as one update with the revision as its id.
+    const next = async (action: () => Promise<{ status: number }>, status = 200) => {
+      const from = stream.events.length
+      const res = await action()
+      expect(res.status).toBe(status)
+      const event = await stream.waitFor(() => true, 5000, from)
+      expect(event.event).toBe('update')
+      expect(Number(event.id)).toBeGreaterThan(0)
+      return JSON.parse(event.data) as Json
+    }
+    expect(await next(() => prod.put({ key: 'c', is_enabled: true }))).toEqual({
+      type: 'UPSERT',
+      env_id: p.production,
+      flag: { ...(await prod.get('c')).body },
+    })
+    expect((await next(() => prod.put({ key: 'c', is_enabled: false, description: 'replaced' }))).flag).toMatchObject({
+      key: 'c',
+      is_enabled: false,
+      description: 'replaced',
+    })
+    expect((await next(() => prod.patch('c', { rollout_percentage: 10 }))).flag).toMatchObject({
+      key: 'c',
+      is_enabled: false,
+      description: 'replaced',
+      rollout_percentage: 10,
+    })
+    expect(await next(() => prod.delete('c'), 204)).toEqual({ type: 'DELETE', env_id: p.production, key: 'c' })
+    expect((await next(() => flagsOf(h, p.staging).promote('staging-only', p.production))).flag.key).toBe(
+      'staging-only',
+    )
+
+    // Approving a change request in Production is a change there too.
+    await setRequireApproval(h, p, p.production, true)
+    const editor = await member(h, p.id, 'editor', 'editor')
+    const filed = await flagsOf(h, p.production, editor.as).patch('a', { is_enabled: true })
+    expect(filed.status).toBe(202)
+    const approved = await next(() =>
+      h.call(`/api/environments/${p.production}/change-requests/${filed.body.id}/approve`, {
+        method: 'POST',
+        as: h.admin,
+      }),
+    )
+    expect(approved.flag).toMatchObject({ key: 'a', is_enabled: true })
+
+    // Staging changes never reach a Production key's stream: the next event after them is the Production sentinel.
+    const from = stream.events.length
+    const staging = flagsOf(h, p.staging)
+    await staging.put({ key: 's2', is_enabled: true })
+    await staging.patch('s2', { is_enabled: false })
+    await staging.delete('s2')
+    await flagsOf(h, p.development).put({ key: 'dev', is_enabled: true })
+    await putFlag(h, p.production, { key: 'sentinel', is_enabled: true })
+    await stream.waitFor((e) => e.data.includes('sentinel'), 5000, from)
+    expect(parsed(stream, from).map(([, d]) => [d.env_id, d.flag?.key])).toEqual([[p.production, 'sentinel']])
+    expect(parsed(stream).every(([name, d]) => name !== 'update' || d.env_id === p.production)).toBe(true)
+  })
+
+  it('a Staging key follows Staging only, and another project never leaks in', async () => {
+    const p = await createProject(h)
+    const q = await createProject(h)
+    const stagingKey = await sdkKeyFor(h, p.id, p.staging)
+    await putFlag(h, p.staging, { key: 'one', is_enabled: true })
+    const stream = await open(keyHeader(stagingKey))
+    const boot = await bootstrapOf(stream)
+    expect(boot.connected).toEqual({ environment_id: p.staging })
+    expect(boot.flags.map((u) => u.flag.key)).toEqual(['one'])
+    const from = stream.events.length
+    await putFlag(h, p.production, { key: 'prod', is_enabled: true })
+    await putFlag(h, q.staging, { key: 'other-project', is_enabled: true })
+    await putFlag(h, p.staging, { key: 'two', is_enabled: true })
+    await stream.waitFor((e) => e.data.includes('"two"'), 5000, from)
+    expect(parsed(stream, from).map(([, d]) => d.flag.key)).toEqual(['two'])
+  })
+
+  it('takes the key as ?sdk_key= for EventSource; refuses bad keys and other credentials there (401)', async () => {
+    const p = await createProject(h)
+    await putFlag(h, p.production, { key: 'q', is_enabled: true })
+    const stream = await open({}, `?sdk_key=${encodeURIComponent(p.sdkKey)}`)
+    expect((await bootstrapOf(stream)).connected).toEqual({ environment_id: p.production })
+    expect((await open({}, '?sdk_key=sk_live_nope')).status).toBe(401)
+    const token = await h.createToken(h.admin, 'read_write')
+    expect((await open({}, `?sdk_key=${token}`)).status).toBe(401)
+    expect((await open({})).status).toBe(401)
+    expect((await open({ Authorization: 'Bearer sk_live_wrong' })).status).toBe(401)
+  })
+
+  it('replays connected, every current flag and ready on each new connection', async () => {
+    const p = await createProject(h)
+    await putFlag(h, p.production, { key: 'x', is_enabled: true })
+    const first = await open(keyHeader(p.sdkKey))
+    await bootstrapOf(first)
+    first.close()
+    await putFlag(h, p.production, { key: 'y', is_enabled: true })
+    await flagsOf(h, p.production).delete('x')
+    const second = await open(keyHeader(p.sdkKey))
+    const boot = await bootstrapOf(second)
+    expect(boot.flags.map((u) => u.flag.key)).toEqual(['y'])
+    expect(boot.ready).toBe('1')
+  })
+
+  it('a session connection: environment_id null, the flags of the environments the user can see, each with env_id', async () => {
+    const p = await createProject(h)
+    const hidden = await createProject(h)
+    await putFlag(h, p.production, { key: 'pf', is_enabled: true })
+    await putFlag(h, p.staging, { key: 'sf', is_enabled: true })
+    await putFlag(h, hidden.production, { key: 'hidden', is_enabled: true })
+    const viewer = await member(h, p.id, 'viewer', 'viewer')
+    const cookie = { Cookie: (viewer.as as { cookie: string }).cookie }
+
+    const all = await open(cookie)
+    const boot = await bootstrapOf(all)
+    expect(boot.connected).toEqual({ environment_id: null })
+    expect(boot.flags.map((u) => [u.env_id, u.flag.key])).toEqual([
+      [p.production, 'pf'],
+      [p.staging, 'sf'],
+    ])
+    expect(boot.ready).toBe('2')
+
+    const one = await open(cookie, `?environment_id=${p.staging}`)
+    expect((await bootstrapOf(one)).flags.map((u) => u.flag.key)).toEqual(['sf'])
+    expect((await open(cookie, `?environment_id=${hidden.production}`)).status).toBe(404)
+    expect((await open(cookie, '?environment_id=nope')).status).toBe(404)
+
+    // Live updates of every followed environment, named by env_id; others stay out.
+    const from = all.events.length
+    const fromOne = one.events.length
+    await putFlag(h, hidden.production, { key: 'hidden2', is_enabled: true })
+    await putFlag(h, p.production, { key: 'pf2', is_enabled: true })
+    await putFlag(h, p.staging, { key: 'sf2', is_enabled: true })
+    await all.waitFor((e) => e.data.includes('sf2'), 5000, from)
+    expect(parsed(all, from).map(([, d]) => [d.env_id, d.flag.key])).toEqual([
+      [p.production, 'pf2'],
+      [p.staging, 'sf2'],
+    ])
+    await one.waitFor((e) => e.data.includes('sf2'), 5000, fromOne)
+    expect(parsed(one, fromOne).map(([, d]) => d.flag.key)).toEqual(['sf2'])
+  })
+
+  it('/flags/snapshot: the stream flags as a plain array for an SDK key; 400 for a session, 401 without or with bad credentials', async () => {
+    const p = await createProject(h)
+    await putFlag(h, p.production, { key: 'n', is_enabled: true, rollout_percentage: 30 })
+    await putFlag(h, p.production, { key: 'm', is_enabled: false, flag_type: 'integer', default_value: 3 })
+    await putFlag(h, p.staging, { key: 'not-here', is_enabled: true })
+    const stream = await open(keyHeader(p.sdkKey))
+    const boot = await bootstrapOf(stream)
+
+    const snap = await h.call('/flags/snapshot', { headers: keyHeader(p.sdkKey) })
+    expect(snap.status).toBe(200)
+    expect(snap.res.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(snap.body).toEqual(boot.flags.map((u) => u.flag))
+    expect(snap.body.map((f: Json) => f.key)).toEqual(['m', 'n'])
+
+    const etag = snap.res.headers.get('etag') as string
+    expect(
+      (await h.request('/flags/snapshot', { headers: { ...keyHeader(p.sdkKey), 'If-None-Match': etag } })).status,
+    ).toBe(304)
+    expect((await h.call(`/flags/snapshot?sdk_key=${p.sdkKey}`)).body).toEqual(snap.body)
+
+    expect((await h.call('/flags/snapshot', { as: h.admin })).status).toBe(400)
+    expect((await h.call('/flags/snapshot')).status).toBe(401)
+    expect((await h.call('/flags/snapshot', { headers: keyHeader('sk_live_nope') })).status).toBe(401)
+    expect((await h.call('/flags/snapshot', { method: 'POST', headers: keyHeader(p.sdkKey) })).status).toBe(405)
+
+    // A change shows in the next snapshot (and changes its ETag).
+    await putFlag(h, p.production, { key: 'o', is_enabled: true })
+    const after = await h.call('/flags/snapshot', { headers: { ...keyHeader(p.sdkKey), 'If-None-Match': etag } })
+    expect(after.status).toBe(200)
+    expect(after.body.map((f: Json) => f.key)).toEqual(['m', 'n', 'o'])
+  })
+
+  it('flags served by the stream evaluate with the shared evaluator: typed values, rules, variants, prerequisites', async () => {
+    const p = await createProject(h)
+    await putFlag(h, p.production, {
+      key: 'gate',
+      is_enabled: true,
+      rules: [{ attribute: 'plan', operator: 'equals', values: ['pro'], variant: true }],
+      rollout_percentage: 0,
+    })
+    await putFlag(h, p.production, {
+      key: 'banner',
+      is_enabled: true,
+      flag_type: 'string',
+      default_value: 'plain',
+      disabled_value: 'off',
+      rules: [{ attribute: 'country', operator: 'equals', values: ['DE'], variant: 'hallo' }],
+      prerequisites: [{ flag_key: 'gate', required_value: true }],
+    })
+    await putFlag(h, p.production, {
+      key: 'limit',
+      is_enabled: true,
+      flag_type: 'integer',
+      default_value: 10,
+      variants: [
+        { weight: 1, value: 100 },
+        { weight: 1, value: 200 },
+      ],
+    })
+    await putFlag(h, p.production, {
+      key: 'config',
+      is_enabled: true,
+      flag_type: 'json',
+      default_value: { theme: 'dark', n: [1, 2] },
+    })
+    const stream = await open(keyHeader(p.sdkKey))
+    const flags = new Map<string, Json>((await bootstrapOf(stream)).flags.map((u) => [u.flag.key, u.flag]))
+    const get = (key: string) => flags.get(key)
+    const run = (key: string, ctx: Record<string, unknown>) => evaluate(get(key), ctx, get)
+
+    expect(run('banner', { user_id: 'u1', plan: 'pro', country: 'DE' })).toEqual({
+      value: 'hallo',
+      reason: 'TARGETING_MATCH',
+    })
+    expect(run('banner', { user_id: 'u1', plan: 'pro', country: 'FR' })).toEqual({ value: 'plain', reason: 'DEFAULT' })
+    expect(run('banner', { user_id: 'u1', plan: 'free', country: 'DE' })).toEqual({ value: 'off', reason: 'DISABLED' })
+    const limits = new Set<unknown>()
+    for (let i = 0; i < 50; i++) {
+      const r = run('limit', { user_id: `user-${i}` })
+      expect(r.reason).toBe('SPLIT')
+      limits.add(r.value)
+    }
+    expect([...limits].sort()).toEqual([100, 200])
+    expect(run('config', {})).toEqual({ value: { theme: 'dark', n: [1, 2] }, reason: 'DEFAULT' })
+  })
+
+  it('answers 405 for other methods on /stream', async () => {
+    expect((await h.call('/stream', { method: 'POST', as: h.admin })).status).toBe(405)
+  })
+})
+
+describe('/stream keep-alives', () => {
+  let db: TestDatabase
+  let runtime: ServiceRuntime
+  let server: RunningServer
+  let key: string
+  beforeAll(async () => {
+    db = await createTestDatabase('sqlite')
+    runtime = await openServiceRuntime({ databaseUrl: db.url, clock: () => T0 })
+    const setup = await ensureWorkspace(runtime, {
+      adminEmail: 'a@example.com',
+      adminPassword: 'password-123',
+      workspaceName: 'K',
+      adminName: 'A',
+    })
+    if (setup.status !== 'created') throw new Error('setup')
+    key = setup.sdkKey
+    // The service app with the feature's stream settings set (the default interval is 15 s).
+    const app = express()
+    mountFlagFeature(app, runtime, { auth: authenticate(runtime), routerOptions: {}, flags: { keepAliveMs: 40 } })
+    app.use(notFound)
+    app.use(errorHandler())
+    server = await listen(app)
+  })
+  afterAll(async () => {
+    await server?.close()
+    await runtime?.close()
+    await db?.drop()
+  })
+
+  it('sends keep-alive comments at the configured interval (15 s by default), ignored by event parsers', async () => {
+    const stream = await openSse(`${server.url}/stream`, keyHeader(key))
+    try {
+      await stream.waitFor((e) => e.event === 'ready')
+      await expect
+        .poll(() => stream.raw().split(': keep-alive').length - 1, { timeout: 3000 })
+        .toBeGreaterThanOrEqual(2)
+      expect(stream.events.map((e) => e.event)).toEqual(['connected', 'ready'])
+    } finally {
+      stream.close()
+    }
+  })
+})

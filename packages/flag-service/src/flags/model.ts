@@ -146,7 +146,10 @@ export const flagPatchSchema = z
     variants: z.array(weightedVariantSchema).max(100).optional(),
     prerequisites: z.array(prerequisiteSchema).max(100).optional(),
   })
-  .refine((patch) => Object.keys(patch).length > 0, { error: 'send at least one field to change' })
+  .refine((patch) => Object.keys(patch).length > 0, {
+    error: 'send at least one field to change',
+    when: (payload) => payload.issues.length === 0, // an unknown field is the problem to report, not emptiness
+  })
 export type FlagPatch = z.output<typeof flagPatchSchema>
 
 /** Raises a 422 naming each issue (`invalid <what>: <first>`), like `parseOr422`. */
@@ -222,6 +225,7 @@ export const updateSegmentSchema = z
   })
   .refine((v) => v.name !== undefined || v.description !== undefined || v.rules !== undefined, {
     error: 'send name, description or rules',
+    when: (payload) => payload.issues.length === 0,
   })
 
 /** A segment as stored (in the flag store, scope `seg:<project id>`) and answered. */

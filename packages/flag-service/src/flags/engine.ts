@@ -13,6 +13,7 @@ import {
   segmentKeysOf,
   segmentScope,
 } from './expand.js'
+import { sweepOrphanSegments } from './maintenance.js'
 import type { SegmentRule } from './model.js'
 
 export interface FlagStreamOptions {
@@ -22,7 +23,10 @@ export interface FlagStreamOptions {
   pollIntervalMs?: number
   /** Bytes a slow stream subscriber may have queued before it is dropped (default 1 MiB). */
   maxStreamBufferBytes?: number
-  /** Change-log entries older than this are pruned hourly (default 7 days; the newest 1 000 are always kept). */
+  /**
+   * Change-log entries older than this are pruned hourly (default 7 days; the newest 1 000 are always kept).
+   * The same hourly timer removes the segments of deleted projects.
+   */
   changeRetentionMs?: number
 }
 
@@ -203,12 +207,18 @@ export class FlagStreams {
       return
     }
     const retention = this.options.changeRetentionMs ?? 7 * 24 * HOUR
+    const sweep = () =>
+      sweepOrphanSegments(this.runtime).catch((err) =>
+        this.runtime.logger.warn({ err }, 'could not remove the segments of deleted projects'),
+      )
     this.pruneTimer = setInterval(() => {
       this.runtime.store
         .pruneChanges(retention, 1000)
         .catch((err) => this.runtime.logger.warn({ err }, 'could not prune the change log'))
+      void sweep()
     }, HOUR)
     this.pruneTimer.unref()
+    void sweep()
   }
 
   private segments(projectId: string): SegmentLookup {

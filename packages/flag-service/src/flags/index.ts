@@ -12,6 +12,7 @@ export { CHANGE_REQUESTS_TABLE } from './change-requests.js'
 export type { FlagStreamOptions } from './engine.js'
 export { FlagStreams } from './engine.js'
 export { expandFlag, SEGMENT_SCOPE_PREFIX, segmentScope } from './expand.js'
+export { sweepOrphanSegments } from './maintenance.js'
 export type { Segment, SegmentRule, ServiceFlag } from './model.js'
 
 /**

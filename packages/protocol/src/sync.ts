@@ -2,8 +2,8 @@ import { z } from 'zod'
 
 // Ids are compared byte for byte by every database: control characters and lone
 // surrogates (which some drivers silently turn into U+FFFD, making two ids equal) are refused.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL_OR_LONE_SURROGATE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   /[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 const idString = (max: number) =>
   z

@@ -176,7 +176,7 @@ export async function run({ quick }) {
       baseline: median(base),
       ratio: median(ours) / median(base),
       goal: atLeast(0.7, 'ratio'),
-      note: `${enqueueN} sequential awaited update() calls, median of 3; baseline = await db.ops.add(row), one transaction each, on an `++id` table like the client's`,
+      note: `${enqueueN} sequential awaited update() calls, median of 3; baseline = await db.ops.add(row), one transaction each, on an ++id table like the client's`,
     }),
   )
 

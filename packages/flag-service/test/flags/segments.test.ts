@@ -12,7 +12,6 @@ import {
   keyHeader,
   member,
   openStream,
-  type Project,
   parsed,
   putFlag,
   sdkKeyFor,

@@ -30,7 +30,6 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   app.get('/health', (_req, res) => {
     res.type('text/plain').send('OK')
   })
-  if (options.staticDir) app.use(express.static(options.staticDir, { index: 'index.html', maxAge: 0 }))
 
   const cors = options.corsOrigins?.length ? [corsAllowList(options.corsOrigins)] : []
   const auth = bearerAuth(sdkKey)
@@ -54,6 +53,8 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
     )
   }
 
+  // After the API: a request for /api/... or /stream never touches the disk looking for a file.
+  if (options.staticDir) app.use(express.static(options.staticDir, { index: 'index.html', maxAge: 0 }))
   app.use(notFound)
   app.use(errorHandler(logger))
   return app

@@ -1,6 +1,7 @@
 import { createLogger, type Logger, listen, type RunningServer } from '@flagsync/server-kit'
 import { createFlatApiApp } from './app.js'
 import type { ServerConfig } from './config.js'
+import { withFastPath } from './fast-path.js'
 import { type FlagRuntime, type FlagRuntimeOptions, openFlagRuntime } from './flag-runtime.js'
 
 export interface FlatApiServer extends RunningServer {
@@ -40,7 +41,11 @@ export async function startFlatApiServer(
   })
   let running: RunningServer
   try {
-    running = await listen(app, { host: config.host, port: config.port, keepAliveTimeoutMs: config.keepAliveTimeoutMs })
+    running = await listen(withFastPath(app, { runtime, sdkKey: config.sdkKey }), {
+      host: config.host,
+      port: config.port,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    })
   } catch (error) {
     await runtime.close()
     throw error

@@ -98,9 +98,11 @@ function operationFailure(index: number, op: Operation, error: unknown): Error {
   return storeError
 }
 
+/** Ids whose current state the batch reads: updates and deletes (an insert replaces without reading). */
 function recordIdsByCollection(operations: Operation[]): Map<string, string[]> {
   const out = new Map<string, string[]>()
   for (const op of operations) {
+    if (op.action === 'insert') continue
     const ids = out.get(op.collection) ?? []
     ids.push(op.recordId)
     out.set(op.collection, ids)

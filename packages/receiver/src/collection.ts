@@ -14,7 +14,7 @@ export interface CollectionContext {
  * the sender gets a 422 naming the operation.
  */
 export interface Collection {
-  /** Optional: called once per batch with the record ids it touches, to prefetch. */
+  /** Optional: called once per batch with the ids its updates and deletes touch, to prefetch in one query. */
   prepare?(ctx: CollectionContext, recordIds: string[]): Promise<void>
   insert(ctx: CollectionContext, recordId: string, record: Record<string, unknown>): Promise<void>
   update(ctx: CollectionContext, recordId: string, changes: Record<string, unknown>): Promise<void>

@@ -6,7 +6,8 @@ import { isDatabaseFailure, toStoreError } from './store-error.js'
 import type { FlagChange, StoredFlag, StoredFlagRow } from './types.js'
 
 export const NOTIFY_CHANNEL = 'flagsync_changes'
-const CHUNK = 100
+// Rows per multi-row statement: 500 × 5 columns stays far below SQLite's and PostgreSQL's parameter limits.
+const CHUNK = 500
 
 export interface FlagStoreOptions {
   /** Runs inside every write transaction just before it commits; tests use it to inject faults. */

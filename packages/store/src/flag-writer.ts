@@ -13,7 +13,7 @@ export interface StagedChange {
 }
 
 const idOf = (scope: string, key: string) => `${scope}\u0000${key}`
-const CHUNK = 200
+const CHUNK = 500
 
 /**
  * The write side of one transaction. Reads go to the database once per key

@@ -3,13 +3,13 @@ import { compactRecord } from './compact.js'
 import { type BatchRow, clearTombstonesOf, type OutboxDexie, recordKey, type StoredOp } from './outbox-schema.js'
 
 /** How many queued operations one cut looks at, at least. */
-const MIN_WINDOW = 1000
+const MIN_WINDOW = 200
 
 /**
  * Cuts the next batch; call inside a rw transaction over ops, batches,
  * tombstones and remoteRecords that found no persisted batch.
  *
- * Reads the oldest queued operations (a window of max(1000, 20 × batchSize)),
+ * Reads the oldest queued operations (a window of max(200, 4 × batchSize)),
  * groups them by record in order of first appearance, compacts each record's
  * run, and takes records until `batchSize` operations are selected: a
  * compacted operation takes all its source operations with it. Records that
@@ -24,7 +24,7 @@ export async function cutBatch(
   newBatchId: () => string,
   now: number,
 ): Promise<BatchRow | undefined> {
-  const window = Math.max(MIN_WINDOW, batchSize * 20)
+  const window = Math.max(MIN_WINDOW, batchSize * 4)
   for (;;) {
     const rows = (await db.ops.limit(window).toArray()) as StoredOp[]
     if (rows.length === 0) return undefined

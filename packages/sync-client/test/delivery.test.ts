@@ -93,21 +93,21 @@ describe('batches', () => {
   it('a backlog larger than the compaction window is split at the window edge, in order', async () => {
     const r = useReceiver()
     const client = h.client({ batchSize: 2 })
-    // The window is max(1000, 20 × batchSize) queued operations.
-    for (let i = 0; i < 1200; i++) await client.update('c', 'hot', { v: i })
+    // The window is max(200, 4 × batchSize) queued operations.
+    for (let i = 0; i < 240; i++) await client.update('c', 'hot', { v: i })
     await client.update('c', 'other', { v: 1 })
     expect(await client.pending()).toBe(2) // pending() compacts the whole queue
     await client.flush()
     expect(
       r.requests.map((q) => q.operations.map((op) => [op.recordId, (op as { changes: unknown }).changes])),
     ).toEqual([
-      [['hot', { v: 999 }]],
+      [['hot', { v: 199 }]],
       [
-        ['hot', { v: 1199 }],
+        ['hot', { v: 239 }],
         ['other', { v: 1 }],
       ],
     ])
-    expect(r.records.get('c/hot')).toEqual({ v: 1199 })
+    expect(r.records.get('c/hot')).toEqual({ v: 239 })
   })
 
   it('uses the default batch size of 50', async () => {

@@ -24,7 +24,7 @@ export const DEFAULT_RETENTION_DAYS = 30
 export function retentionFromEnv(env: Record<string, string | undefined>): ImpressionRetention {
   const days = int(env, 'IMPRESSION_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, 36_500)
   const minutes = int(env, 'IMPRESSION_PRUNE_INTERVAL_MINUTES', 60, 1, 10_080)
-  return { maxAgeMs: days * DAY_MS, intervalMs: minutes * 60_000, firstRunMs: 10_000 }
+  return { maxAgeMs: days * DAY_MS, intervalMs: minutes * 60_000, firstRunMs: 60_000 }
 }
 
 function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {

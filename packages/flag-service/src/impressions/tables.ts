@@ -2,29 +2,40 @@ import type { ServiceMigration } from '../migrations.js'
 import { SERVICE_TABLES } from '../migrations.js'
 
 /**
- * The impression tables. Every one references its environment with ON DELETE
- * CASCADE, so deleting an environment or a project removes its impressions,
- * counters and rollups on both dialects.
+ * The impression tables. Environments, flags, values and (flag, value) pairs
+ * are interned as small integers, so every index of the big table is a narrow
+ * (integer, id) key: that is what keeps ingest fast. The interned rows carry
+ * the counters, so every total except a user's is one row lookup.
+ *
+ * Cascades: `envs`, `flags` and `values` reference the environment, `series`
+ * and `users` their flag, and impressions their `envs` row, all ON DELETE
+ * CASCADE, so deleting an environment or a project removes everything.
  */
 export const IMPRESSION_TABLES = {
   /** One row per reported evaluation; dropped by retention. */
   impressions: 'flagsync_impressions',
-  /** Lifetime rollup per (environment, flag): what the stats route answers. Never decremented. */
-  stats: 'flagsync_impression_stats',
-  /** Rows currently stored per (environment, flag, value): the list's `total` without counting millions of rows. */
-  counts: 'flagsync_impression_counts',
-  /** Every (environment, flag, user) ever seen: the lifetime `unique_users` of the rollup. */
+  /** Environment → integer id, with the number of stored rows (the unfiltered `total`). */
+  envs: 'flagsync_impression_envs',
+  /** (environment, flag) → integer id, with the lifetime stats (never decremented) and the stored rows. */
+  flags: 'flagsync_impression_flags',
+  /** (environment, value) → integer id, with the stored rows. */
+  values: 'flagsync_impression_values',
+  /** (flag, value) → integer id, with the stored rows. */
+  series: 'flagsync_impression_series',
+  /** Every (flag, user) ever seen: the lifetime `unique_users`. */
   users: 'flagsync_impression_users',
 } as const
 
-/** Index names, so the query planner can be told (SQLite `INDEXED BY`) and the plans checked by name. */
+/** The indexes of the impressions table: one per access path of the list, each ending with id. */
 export const IMPRESSION_INDEXES = {
-  byEnv: 'flagsync_impressions_env_id',
-  byFlag: 'flagsync_impressions_env_flag_id',
-  byUser: 'flagsync_impressions_env_user_id',
-  byValue: 'flagsync_impressions_env_value_id',
-  byFlagValue: 'flagsync_impressions_env_flag_value_id',
+  byEnv: { name: 'flagsync_impressions_env_id', columns: ['env_id', 'id'] },
+  byFlag: { name: 'flagsync_impressions_flag_id', columns: ['flag_id', 'id'] },
+  byValue: { name: 'flagsync_impressions_value_id', columns: ['value_id', 'id'] },
+  bySeries: { name: 'flagsync_impressions_series_id', columns: ['series_id', 'id'] },
+  byUser: { name: 'flagsync_impressions_env_user_id', columns: ['env_id', 'user_id', 'id'] },
 } as const
+
+export type ImpressionIndex = (typeof IMPRESSION_INDEXES)[keyof typeof IMPRESSION_INDEXES]
 
 /** Field limits of an impression; they also keep every index entry below PostgreSQL's btree tuple limit. */
 export const IMPRESSION_LIMITS = {
@@ -41,53 +52,62 @@ export const IMPRESSION_LIMITS = {
 } as const
 
 const T = IMPRESSION_TABLES
-const I = IMPRESSION_INDEXES
+const L = IMPRESSION_LIMITS
 
 export const impressionMigrations: ServiceMigration[] = [
   {
     name: '0200_impressions',
     async up(knex) {
-      const env = SERVICE_TABLES.environments
-      await knex.schema.createTable(T.impressions, (t) => {
-        // AUTOINCREMENT on SQLite: ids never go back, even when retention empties the table (since_id pollers rely on it).
-        t.bigIncrements('id').primary()
-        t.string('environment_id', 36).notNullable().references('id').inTable(env).onDelete('CASCADE')
-        t.string('flag_key', IMPRESSION_LIMITS.flagKeyLength).notNullable()
-        t.string('user_id', IMPRESSION_LIMITS.userIdLength).nullable()
-        t.string('value', IMPRESSION_LIMITS.valueLength).notNullable()
-        t.text('context').nullable() // JSON text
-        t.bigInteger('evaluated_at').notNullable()
-        t.bigInteger('received_at').notNullable()
-        // One index per access path of the list route; each ends with id, so a page is a range scan in id order
-        // (newest first, or after since_id) that stops after `limit` rows. The first also serves the cascade.
-        t.index(['environment_id', 'id'], I.byEnv)
-        t.index(['environment_id', 'flag_key', 'id'], I.byFlag)
-        t.index(['environment_id', 'user_id', 'id'], I.byUser)
-        t.index(['environment_id', 'value', 'id'], I.byValue)
-        t.index(['environment_id', 'flag_key', 'value', 'id'], I.byFlagValue)
+      const environments = SERVICE_TABLES.environments
+      await knex.schema.createTable(T.envs, (t) => {
+        t.increments('id').primary()
+        t.string('environment_id', 36).notNullable().unique().references('id').inTable(environments).onDelete('CASCADE')
+        t.bigInteger('stored').notNullable()
       })
-      await knex.schema.createTable(T.stats, (t) => {
-        t.string('environment_id', 36).notNullable().references('id').inTable(env).onDelete('CASCADE')
-        t.string('flag_key', IMPRESSION_LIMITS.flagKeyLength).notNullable()
+      await knex.schema.createTable(T.flags, (t) => {
+        t.increments('id').primary()
+        t.string('environment_id', 36).notNullable().references('id').inTable(environments).onDelete('CASCADE')
+        t.string('flag_key', L.flagKeyLength).notNullable()
         t.bigInteger('total').notNullable()
         t.bigInteger('true_count').notNullable()
         t.bigInteger('false_count').notNullable()
         t.bigInteger('unique_users').notNullable()
         t.bigInteger('last_seen').notNullable() // the latest evaluated_at
-        t.primary(['environment_id', 'flag_key'])
-      })
-      await knex.schema.createTable(T.counts, (t) => {
-        t.string('environment_id', 36).notNullable().references('id').inTable(env).onDelete('CASCADE')
-        t.string('flag_key', IMPRESSION_LIMITS.flagKeyLength).notNullable()
-        t.string('value', IMPRESSION_LIMITS.valueLength).notNullable()
         t.bigInteger('stored').notNullable()
-        t.primary(['environment_id', 'flag_key', 'value'])
+        t.unique(['environment_id', 'flag_key'])
+      })
+      await knex.schema.createTable(T.values, (t) => {
+        t.increments('id').primary()
+        t.string('environment_id', 36).notNullable().references('id').inTable(environments).onDelete('CASCADE')
+        t.string('value', L.valueLength).notNullable()
+        t.bigInteger('stored').notNullable()
+        t.unique(['environment_id', 'value'])
+      })
+      await knex.schema.createTable(T.series, (t) => {
+        t.increments('id').primary()
+        t.integer('flag_id').notNullable().references('id').inTable(T.flags).onDelete('CASCADE')
+        t.integer('value_id').notNullable().references('id').inTable(T.values).onDelete('CASCADE').index()
+        t.bigInteger('stored').notNullable()
+        t.unique(['flag_id', 'value_id'])
       })
       await knex.schema.createTable(T.users, (t) => {
-        t.string('environment_id', 36).notNullable().references('id').inTable(env).onDelete('CASCADE')
-        t.string('flag_key', IMPRESSION_LIMITS.flagKeyLength).notNullable()
-        t.string('user_id', IMPRESSION_LIMITS.userIdLength).notNullable()
-        t.primary(['environment_id', 'flag_key', 'user_id'])
+        t.integer('flag_id').notNullable().references('id').inTable(T.flags).onDelete('CASCADE')
+        t.string('user_id', L.userIdLength).notNullable()
+        t.primary(['flag_id', 'user_id'])
+      })
+      await knex.schema.createTable(T.impressions, (t) => {
+        // AUTOINCREMENT on SQLite: ids never go back, even when retention empties the table (since_id pollers rely on it).
+        t.bigIncrements('id').primary()
+        // The one foreign key: flag, value and series rows belong to the same environment and go with it.
+        t.integer('env_id').notNullable().references('id').inTable(T.envs).onDelete('CASCADE')
+        t.integer('flag_id').notNullable()
+        t.integer('value_id').notNullable()
+        t.integer('series_id').notNullable()
+        t.string('user_id', L.userIdLength).nullable()
+        t.text('context').nullable() // JSON text
+        t.bigInteger('evaluated_at').notNullable()
+        t.bigInteger('received_at').notNullable()
+        for (const index of Object.values(IMPRESSION_INDEXES)) t.index([...index.columns], index.name)
       })
     },
   },

@@ -125,6 +125,16 @@ export class FlagStreams {
     return this.starting
   }
 
+  /**
+   * Ready, and caught up with the change log: a connection or snapshot on this
+   * instance then includes every change committed anywhere before it was asked
+   * for, not only what the last poll brought. Concurrent calls share one query.
+   */
+  async current(): Promise<void> {
+    await this.ready()
+    await this.feed.catchUp()
+  }
+
   /** Committed changes of this process (`runtime.onFlagChanges`): applied and broadcast before the write resolves. */
   async ingest(changes: FlagChange[]): Promise<void> {
     if (!this.starting || this.closed) return // not started: the changes are in the initial load

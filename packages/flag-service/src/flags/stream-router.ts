@@ -35,12 +35,12 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
     const caller = authOf(req)
     if (caller.kind === 'sdk_key' && caller.sdkKey) {
       const { environmentId, projectId } = caller.sdkKey
-      await streams.ready()
+      await streams.current()
       streams.openEnvironmentStream(req, res, environmentId, projectId) // bootstrap and subscription in one tick
       return
     }
     const environments = await dashboardEnvironments(runtime, caller, req.query.environment_id)
-    await streams.ready()
+    await streams.current()
     streams.openDashboardStream(req, res, environments)
   })
 
@@ -52,7 +52,7 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
         'the snapshot is keyed by an SDK key (Authorization: Bearer sk_live_…); dashboards read GET /api/environments/{env_id}/flags',
       )
     }
-    await streams.ready()
+    await streams.current()
     const { body, etag } = streams.snapshot(caller.sdkKey.environmentId, caller.sdkKey.projectId)
     res.setHeader('ETag', etag)
     res.setHeader('Cache-Control', 'private, no-cache')

@@ -1,6 +1,14 @@
 import { evaluate } from '@flagsync/evaluation'
-import { authenticate, ensureWorkspace, openServiceRuntime, type ServiceRuntime } from '@flagsync/flag-service'
-import { errorHandler, listen, notFound, type RunningServer } from '@flagsync/server-kit'
+import {
+  authenticate,
+  ensureWorkspace,
+  type FlagServiceServer,
+  loadServiceConfig,
+  openServiceRuntime,
+  type ServiceRuntime,
+  startFlagServiceServer,
+} from '@flagsync/flag-service'
+import { errorHandler, listen, notFound, type RunningServer, silentLogger } from '@flagsync/server-kit'
 import express from 'express'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../../test/support/databases.js'
@@ -282,6 +290,56 @@ describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
 
   it('answers 405 for other methods on /stream', async () => {
     expect((await h.call('/stream', { method: 'POST', as: h.admin })).status).toBe(405)
+  })
+})
+
+describe.each(DIALECTS)('two instances on one %s database', (dialect) => {
+  let h: Harness
+  let second: FlagServiceServer
+  beforeAll(async () => {
+    h = await startHarness(dialect)
+    second = await startFlagServiceServer(loadServiceConfig({ PORT: '0', DATABASE_URL: h.databaseUrl }), silentLogger())
+  })
+  afterAll(async () => {
+    await second?.close()
+    await h?.dispose()
+  })
+
+  it('a flag or segment change made on one instance reaches the streams and snapshots of the other', async () => {
+    const p = await createProject(h)
+    await h.call(`/api/projects/${p.id}/segments`, {
+      method: 'POST',
+      as: h.admin,
+      body: { key: 'team', name: 'Team', rules: [{ attribute: 'team', operator: 'equals', values: ['a'] }] },
+    })
+    await putFlag(h, p.production, {
+      key: 'shared',
+      is_enabled: true,
+      rules: [{ segment_key: 'team', variant: false }],
+    })
+    const stream = await openSse(`${second.url}/stream`, keyHeader(p.sdkKey))
+    try {
+      const boot = await bootstrapOf(stream)
+      expect(boot.flags.map((u) => u.flag.rules)).toEqual([
+        [{ attribute: 'team', operator: 'equals', values: ['a'], variant: false }],
+      ])
+      const from = stream.events.length
+      await flagsOf(h, p.production).patch('shared', { rollout_percentage: 40 })
+      await stream.waitFor((e) => e.data.includes('"rollout_percentage":40'), 5000, from)
+      await h.call(`/api/projects/${p.id}/segments/team`, {
+        method: 'PATCH',
+        as: h.admin,
+        body: { rules: [{ attribute: 'team', operator: 'equals', values: ['b'] }] },
+      })
+      const resent = await stream.waitFor((e) => e.data.includes('"values":["b"]'), 5000, from)
+      expect(JSON.parse(resent.data)).toMatchObject({ type: 'UPSERT', env_id: p.production, flag: { key: 'shared' } })
+      await flagsOf(h, p.production).delete('shared')
+      await stream.waitFor((e) => e.data.includes('"DELETE"'), 5000, from)
+      const snapshot = await fetch(`${second.url}/flags/snapshot`, { headers: keyHeader(p.sdkKey) })
+      expect(await snapshot.json()).toEqual([])
+    } finally {
+      stream.close()
+    }
   })
 })
 

@@ -28,6 +28,12 @@ export interface FlagStreamOptions {
    * The same hourly timer removes the segments of deleted projects.
    */
   changeRetentionMs?: number
+  /**
+   * How often open streams are checked against their credentials, ms (default 60 000; 0 disables): a stream
+   * whose SDK key was deleted, whose session or token ended, or whose user lost access to a followed project
+   * is closed (the client's reconnect then gets a 401, or its new view).
+   */
+  revalidateMs?: number
 }
 
 /** One environment's flags as SDKs see them (segment-expanded), built once per change and shared by every reader. */
@@ -85,6 +91,10 @@ export class FlagStreams {
   private readonly views = new Map<string, EnvironmentView>()
   /** Dashboard connections by environment they follow. */
   private readonly dashboards = new Map<string, Set<SseConnection>>()
+  /** The SDK key behind each SDK connection, and the check of each dashboard connection's access. */
+  private readonly keyOf = new Map<SseConnection, number>()
+  private readonly accessOf = new Map<SseConnection, () => Promise<boolean>>()
+  private revalidateTimer: ReturnType<typeof setInterval> | undefined
   private starting: Promise<void> | undefined
   private pruneTimer: ReturnType<typeof setInterval> | undefined
   private closed = false
@@ -147,9 +157,15 @@ export class FlagStreams {
   }
 
   /** Opens an SDK-key stream on the key's environment: connected, bootstrap, ready, then live updates. */
-  openEnvironmentStream(req: IncomingMessage, res: ServerResponse, environmentId: string, projectId: string): void {
-    const view = this.view(environmentId, projectId)
-    const conn = this.hub.open(req, res, environmentId)
+  openEnvironmentStream(
+    req: IncomingMessage,
+    res: ServerResponse,
+    key: { id: number; environmentId: string; projectId: string },
+  ): void {
+    const view = this.view(key.environmentId, key.projectId)
+    const conn = this.hub.open(req, res, key.environmentId)
+    this.keyOf.set(conn, key.id)
+    res.on('close', () => this.keyOf.delete(conn))
     conn.write(view.bootstrap)
   }
 
@@ -162,6 +178,7 @@ export class FlagStreams {
     req: IncomingMessage,
     res: ServerResponse,
     environments: ReadonlyArray<{ id: string; projectId: string }>,
+    stillAllowed: () => Promise<boolean>,
   ): void {
     let chunk = connectedFrame(null)
     let count = 0
@@ -171,6 +188,7 @@ export class FlagStreams {
       count += view.count
     }
     const conn = this.hub.open(req, res, DASHBOARD_SCOPE)
+    this.accessOf.set(conn, stillAllowed)
     for (const env of environments) {
       let set = this.dashboards.get(env.id)
       if (!set) {
@@ -180,6 +198,7 @@ export class FlagStreams {
       set.add(conn)
     }
     res.on('close', () => {
+      this.accessOf.delete(conn)
       for (const env of environments) {
         const set = this.dashboards.get(env.id)
         set?.delete(conn)
@@ -200,9 +219,48 @@ export class FlagStreams {
     return expandFlag(flag, this.segments(projectId))
   }
 
+  /**
+   * Closes the streams whose access ended: SDK keys that no longer exist (one
+   * query for all of them), dashboard connections whose check fails. A check
+   * that cannot run (database down) keeps the stream. Resolves how many closed.
+   */
+  async revalidate(): Promise<number> {
+    let closed = 0
+    const ids = [...new Set(this.keyOf.values())]
+    const alive = new Set<number>()
+    try {
+      for (let i = 0; i < ids.length; i += 500) {
+        const rows = (await this.runtime
+          .knex('flagsync_sdk_keys')
+          .whereIn('id', ids.slice(i, i + 500))
+          .select('id')) as Array<{ id: number | string }>
+        for (const row of rows) alive.add(Number(row.id))
+      }
+      for (const [conn, id] of this.keyOf) {
+        if (!alive.has(id)) {
+          conn.close()
+          this.keyOf.delete(conn)
+          closed++
+        }
+      }
+    } catch (err) {
+      this.runtime.logger.warn({ err }, 'could not re-check the SDK keys of open streams')
+    }
+    for (const [conn, stillAllowed] of this.accessOf) {
+      const allowed = await stillAllowed().catch(() => true)
+      if (!allowed) {
+        conn.close()
+        this.accessOf.delete(conn)
+        closed++
+      }
+    }
+    return closed
+  }
+
   async close(): Promise<void> {
     this.closed = true
     if (this.pruneTimer) clearInterval(this.pruneTimer)
+    if (this.revalidateTimer) clearInterval(this.revalidateTimer)
     this.hub.stop()
     await this.feed.close()
   }
@@ -229,6 +287,11 @@ export class FlagStreams {
     }, HOUR)
     this.pruneTimer.unref()
     void sweep()
+    const revalidateMs = this.options.revalidateMs ?? 60_000
+    if (revalidateMs > 0) {
+      this.revalidateTimer = setInterval(() => void this.revalidate(), revalidateMs)
+      this.revalidateTimer.unref()
+    }
   }
 
   private segments(projectId: string): SegmentLookup {

@@ -1,8 +1,9 @@
 import { HttpError } from '@flagsync/server-kit'
 import { type RequestHandler, Router } from 'express'
-import type { AuthContext } from '../auth/context.js'
+import type { AuthContext, AuthUser } from '../auth/context.js'
 import { authOf, projectRole } from '../auth/guards.js'
 import { SDK_KEY_PREFIX } from '../auth/secrets.js'
+import { sessionCookieValue, sessionUser } from '../auth/sessions.js'
 import { allowOnly } from '../routes/common.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
@@ -34,14 +35,15 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
   router.get('/stream', sdkKeyFromQuery, auth, async (req, res) => {
     const caller = authOf(req)
     if (caller.kind === 'sdk_key' && caller.sdkKey) {
-      const { environmentId, projectId } = caller.sdkKey
+      const key = caller.sdkKey
       await streams.current()
-      streams.openEnvironmentStream(req, res, environmentId, projectId) // bootstrap and subscription in one tick
+      streams.openEnvironmentStream(req, res, key) // bootstrap and subscription in one tick
       return
     }
     const environments = await dashboardEnvironments(runtime, caller, req.query.environment_id)
+    const stillAllowed = accessCheck(runtime, caller, sessionCookieValue(req), environments)
     await streams.current()
-    streams.openDashboardStream(req, res, environments)
+    streams.openDashboardStream(req, res, environments, stillAllowed)
   })
 
   router.get('/flags/snapshot', sdkKeyFromQuery, auth, async (req, res) => {
@@ -66,6 +68,43 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
   allowOnly(router, '/stream', 'GET')
   allowOnly(router, '/flags/snapshot', 'GET')
   return router
+}
+
+/**
+ * Whether a dashboard connection may still follow its environments: its
+ * session is live (or its token exists and has not expired), and its user
+ * still sees every project it follows (re-read, so role changes count).
+ */
+function accessCheck(
+  runtime: ServiceRuntime,
+  caller: AuthContext,
+  sessionId: string | undefined,
+  environments: readonly EnvironmentRef[],
+): () => Promise<boolean> {
+  const projects = [...new Set(environments.map((e) => e.projectId))]
+  return async () => {
+    let user: AuthUser | undefined
+    if (caller.kind === 'session') user = sessionId === undefined ? undefined : await sessionUser(runtime, sessionId)
+    else if (caller.kind === 'pat' && caller.tokenId !== undefined) user = await tokenUser(runtime, caller.tokenId)
+    if (!user) return false
+    for (const projectId of projects) {
+      if (!(await projectRole(runtime, { ...caller, user }, projectId))) return false
+    }
+    return true
+  }
+}
+
+/** The user of a personal access token that still exists and has not expired. */
+async function tokenUser(runtime: ServiceRuntime, tokenId: number): Promise<AuthUser | undefined> {
+  const row = (await runtime
+    .knex({ t: 'flagsync_tokens' })
+    .join({ u: 'flagsync_users' }, 'u.id', 't.user_id')
+    .where('t.id', tokenId)
+    .andWhere((q) => q.whereNull('t.expires_at').orWhere('t.expires_at', '>', runtime.clock()))
+    .first('u.id', 'u.email', 'u.name', 'u.role')) as
+    | { id: number | string; email: string; name: string; role: AuthUser['role'] }
+    | undefined
+  return row ? { id: Number(row.id), email: row.email, name: row.name, role: row.role } : undefined
 }
 
 interface EnvironmentRef {

@@ -13,7 +13,7 @@ import express from 'express'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../../test/support/databases.js'
 import { openSse, type SseReader } from '../../../../test/support/sse-reader.js'
-import { mountFlagFeature } from '../../src/flags/index.js'
+import { flagStreamsOf, mountFlagFeature } from '../../src/flags/index.js'
 import { type Harness, type Json, startHarness, T0 } from '../harness.js'
 import {
   bootstrapOf,
@@ -286,6 +286,36 @@ describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
     }
     expect([...limits].sort()).toEqual([100, 200])
     expect(run('config', {})).toEqual({ value: { theme: 'dark', n: [1, 2] }, reason: 'DEFAULT' })
+  })
+
+  it('closes streams whose access ended: a deleted SDK key, a logged-out session, a removed member', async () => {
+    const p = await createProject(h)
+    const spareKey = await sdkKeyFor(h, p.id, p.production)
+    const doomed = await open(keyHeader(p.sdkKey))
+    const kept = await open(keyHeader(spareKey))
+    const leaving = await member(h, p.id, 'editor', 'viewer')
+    const loggingOut = await member(h, p.id, 'editor', 'viewer')
+    const cookieOf = (c: { as: unknown }) => ({ Cookie: (c.as as { cookie: string }).cookie })
+    const removed = await open(cookieOf(leaving), `?environment_id=${p.production}`)
+    const loggedOut = await open(cookieOf(loggingOut), `?environment_id=${p.production}`)
+    for (const s of [doomed, kept, removed, loggedOut]) await bootstrapOf(s)
+    const streams = flagStreamsOf(h.server.runtime)
+    expect(await streams.revalidate()).toBe(0)
+
+    const keys = (await h.call(`/api/projects/${p.id}/keys`, { as: h.admin })).body as Json[]
+    const seeded = keys.find((k) => p.sdkKey.startsWith(k.prefix.replace('…', '')))
+    expect((await h.call(`/api/projects/${p.id}/keys/${seeded.id}`, { method: 'DELETE', as: h.admin })).status).toBe(
+      204,
+    )
+    expect(
+      (await h.call(`/api/projects/${p.id}/members/${leaving.id}`, { method: 'DELETE', as: h.admin })).status,
+    ).toBe(204)
+    expect((await h.call('/api/auth/logout', { method: 'POST', as: loggingOut.as })).status).toBe(204)
+    expect(await streams.revalidate()).toBe(3)
+    await Promise.all([doomed.ended, removed.ended, loggedOut.ended])
+    const from = kept.events.length
+    await putFlag(h, p.production, { key: 'still-here', is_enabled: true })
+    await kept.waitFor((e) => e.data.includes('still-here'), 5000, from)
   })
 
   it('answers 405 for other methods on /stream', async () => {

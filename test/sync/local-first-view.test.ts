@@ -110,4 +110,45 @@ describe('local-first view against the real server', () => {
     await expect.poll(() => sync.pending()).toBe(0)
     expect(flags.allFlags().map((f) => f.key)).toEqual(['fresh'])
   })
+
+  it('after a replayed (duplicate) batch, shows the server state instead of holding the replayed edit', async () => {
+    const server = await startTestServer()
+    closers.push(() => server.dispose())
+    await server.request('/api/flags', { method: 'POST', body: { key: 'f', is_enabled: false } })
+    let calls = 0
+    const loseFirstResponse: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init)
+      if (++calls === 1) {
+        await res.arrayBuffer() // applied by the receiver, but the answer never arrives
+        throw new TypeError('fetch failed')
+      }
+      return res
+    }
+    const indexedDB = new IDBFactory()
+    const sync = createSyncClient({
+      webhookUrl: `${server.url}/sync`,
+      indexedDB,
+      IDBKeyRange,
+      fetch: loseFirstResponse,
+      online: manualOnlineSource(true),
+      locks: null,
+      broadcastChannel: null,
+    })
+    closers.push(() => sync.close())
+    const flags = createFlagClient({ streamUrl: `${server.url}/stream`, indexedDB, IDBKeyRange, syncClient: sync })
+    closers.push(() => flags.close())
+    await flags.ready()
+
+    await flags.updateFlag('f', { is_enabled: true })
+    await sync.flush() // applied, answer lost: still queued
+    expect(await sync.pending()).toBe(1)
+    // Meanwhile someone turns it off again; the queued edit still shows locally, as local-first should.
+    await server.request('/api/flags/f', { method: 'PATCH', body: { is_enabled: false } })
+    expect(flags.getFlag('f')?.is_enabled).toBe(true)
+
+    const resent = await sync.flush() // same batchId: the receiver answers duplicate, applies nothing
+    expect(resent).toEqual({ delivered: 1, pending: 0 })
+    await expect.poll(() => flags.getFlag('f')?.is_enabled, { timeout: 2000 }).toBe(false)
+    expect((await (await server.request('/api/flags/f')).json()).is_enabled).toBe(false)
+  })
 })

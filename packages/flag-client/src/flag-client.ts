@@ -3,6 +3,8 @@ import type { EvaluableFlag, Operation } from '@flagsync/protocol'
 import { applyPending } from './apply-pending.js'
 import { FlagCache } from './flag-cache.js'
 import { DEFAULT_RECONNECT, FlagStream } from './flag-stream.js'
+import { DexieImpressionQueue, MemoryImpressionQueue } from './impressions/impression-queue.js'
+import { ImpressionReporter } from './impressions/impression-reporter.js'
 import { browserOnlineSource } from './online.js'
 import { SnapshotPoller } from './snapshot-poller.js'
 import type {
@@ -41,6 +43,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   const clock = options.clock ?? systemClock
   const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args))
   const collection = options.collection ?? 'flags'
+  const online = options.online ?? browserOnlineSource()
   const echoTimeoutMs = options.echoTimeoutMs ?? 30_000
   const headers: Record<string, string> = {}
   if (options.sdkKey && options.sdkKeyInQuery) url.searchParams.set('sdk_key', options.sdkKey)
@@ -114,6 +117,28 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     acked = acked.filter((a) => a.op.recordId !== key || a.op.collection !== collection)
   }
 
+  const impressionOptions = typeof options.impressions === 'object' ? options.impressions : {}
+  const reporter = new ImpressionReporter({
+    options: options.impressions === false ? { ...impressionOptions, enabled: false } : impressionOptions,
+    sdkKey: options.sdkKey,
+    baseUrl: new URL(impressionOptions.baseUrl?.replace(/\/?$/, '/') ?? '.', options.streamUrl),
+    environmentId: () => status.environmentId,
+    queue: () => {
+      const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB
+      return factory
+        ? new DexieImpressionQueue(`${options.dbName ?? 'flagsync'}:impressions`, factory, options.IDBKeyRange)
+        : new MemoryImpressionQueue()
+    },
+    fetch: fetchImpl,
+    clock,
+    random: options.random ?? Math.random,
+    online,
+  })
+  /** Document 1 names the environment (stream or cache): impressions can be addressed from now on. */
+  const environmentKnown = () => {
+    if (status.environmentId !== null) reporter.start()
+  }
+
   const poller = options.snapshotUrl
     ? new SnapshotPoller(
         options.snapshotUrl,
@@ -139,13 +164,14 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       random: options.random ?? Math.random,
       reconnect: { ...DEFAULT_RECONNECT, ...options.reconnect },
       bootstrapIdleMs: options.bootstrapIdleMs ?? 100,
-      online: options.online ?? browserOnlineSource(),
+      online,
     },
     {
       replaceAll(flags, environmentId, connectedAt) {
         // Edits acknowledged before this connection began are in its bootstrap.
         acked = acked.filter((a) => a.ackedAt > connectedAt)
         status = { ...status, environmentId }
+        environmentKnown()
         poller?.stop()
         useSet(flags, 'stream')
       },
@@ -192,7 +218,9 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   if (sync) {
     unsubscribers.push(sync.subscribe(() => void refreshPending()))
     unsubscribers.push(
-      sync.onDelivered((_batchId, operations) => {
+      sync.onDelivered((_batchId, operations, info) => {
+        // A replayed batch changed nothing now: the server's state (and its stream) already tells the truth.
+        if (info?.duplicate) return
         const now = clock.now()
         changed(() => {
           acked = [
@@ -214,6 +242,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     .then((saved) => {
       if (saved && status.source === 'none') {
         status = { ...status, environmentId: saved.environmentId }
+        environmentKnown()
         useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
       }
     })
@@ -224,10 +253,12 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   const evaluateKey = (key: string, context: Record<string, unknown> = {}): FlagEvaluation => {
     const flag = getFlag(key)
     if (!flag) return { value: undefined, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND', flagFound: false }
-    return {
+    const result: FlagEvaluation = {
       ...evaluate(flag as EvaluableFlag, context, (k) => getFlag(k) as EvaluableFlag | undefined),
       flagFound: true,
     }
+    reporter.record(key, context, result)
+    return result
   }
 
   return {
@@ -257,12 +288,15 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       await requireSync().delete(collection, key)
       await refreshPending()
     },
+    flushImpressions: () => reporter.flush(),
+    impressionStatus: () => reporter.status(),
     async close() {
       stream.close()
       poller?.stop()
       for (const off of unsubscribers) off()
       if (persistTimer !== undefined) clock.clearTimeout(persistTimer)
       await refreshing
+      await reporter.close()
       if (cache) {
         // Only an authoritative set is saved: closing before anything arrived must not wipe the cache.
         if (status.source === 'stream' || status.source === 'snapshot') {

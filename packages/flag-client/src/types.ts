@@ -37,7 +37,8 @@ export interface FlagOutbox {
   delete(collection: string, recordId: string): Promise<void>
   outbox(): Promise<ReadonlyArray<{ operation: Operation }>>
   subscribe(listener: (status: unknown) => void): () => void
-  onDelivered(listener: (batchId: string, operations: Operation[]) => void): () => void
+  /** `info.duplicate`: the receiver had applied this batch before (its effect is already, or no longer, on the server). */
+  onDelivered(listener: (batchId: string, operations: Operation[], info?: { duplicate?: boolean }) => void): () => void
 }
 
 /** Where a client learns about connectivity. */
@@ -87,6 +88,49 @@ export interface FlagClientOptions {
   collection?: string
   /** Acknowledged edits stay visible until the stream echoes them, or this long at most. Default 30 000 ms. */
   echoTimeoutMs?: number
+  /**
+   * Impression reporting (document 1 only): every evaluation of a known flag is
+   * queued in IndexedDB (`<dbName>:impressions`) and POSTed in batches to
+   * `…/api/environments/<environment_id>/impressions` with the SDK key. On by
+   * default when an `sdkKey` is given; `false` turns it off.
+   */
+  impressions?: boolean | ImpressionOptions
+}
+
+export interface ImpressionOptions {
+  /** Default true (it still needs an `sdkKey` and a document 1 server). */
+  enabled?: boolean
+  /** The service's base URL. Default: the stream URL's directory (`https://flags.example.com/` for `…/stream`). */
+  baseUrl?: string
+  /** The oldest queued impression waits at most this long for a batch to fill. Default 2000 ms. */
+  flushIntervalMs?: number
+  /** Impressions per request, 1 to 500 (the service's limit). Default 500. */
+  maxBatch?: number
+  /** Impressions kept while they cannot be delivered; further ones are dropped (counted). Default 10 000. */
+  maxQueue?: number
+  /** Share of evaluations recorded, 0 to 1. Default 1. */
+  sampleRate?: number
+  /** Send the evaluation context with each impression. Default true. */
+  includeContext?: boolean
+  /** Backoff of failed deliveries. Default 1 s doubling to 60 s, +0–30 % jitter; a longer Retry-After wins (≤ 5 min). */
+  retry?: Partial<RetryPolicy>
+}
+
+export interface ImpressionStatus {
+  /** False when turned off, without an SDK key, or closed. */
+  enabled: boolean
+  /** Recorded and not yet delivered (in IndexedDB or about to be written). */
+  queued: number
+  sending: boolean
+  /** Delivered by this client since it started. */
+  delivered: number
+  /** Dropped: the queue was full, or the service rejected the batch (a 4xx other than 408, 413, 429). */
+  dropped: number
+  /** Consecutive failed attempts (network, 408, 429, 5xx). */
+  failures: number
+  /** When the next attempt is due (epoch ms) while failing. */
+  nextAttemptAt: number | null
+  lastError: { message: string; status?: number } | null
 }
 
 /** An evaluation through the client: the evaluator's result, or FLAG_NOT_FOUND when no such flag exists. */
@@ -109,5 +153,8 @@ export interface FlagClient {
   createFlag(flag: ClientFlag): Promise<void>
   updateFlag(key: string, changes: Record<string, unknown>): Promise<void>
   deleteFlag(key: string): Promise<void>
+  /** Delivers the queued impressions now; resolves when the queue is empty, an attempt failed, or offline. */
+  flushImpressions(): Promise<void>
+  impressionStatus(): ImpressionStatus
   close(): Promise<void>
 }

@@ -2,7 +2,9 @@ import type { Operation } from '@flagsync/protocol'
 import type { BroadcastChannelFactory, BroadcastChannelLike } from './types.js'
 
 /** What instances sharing one outbox tell each other. */
-export type CrossTabMessage = { type: 'changed' } | { type: 'delivered'; batchId: string; operations: Operation[] }
+export type CrossTabMessage =
+  | { type: 'changed' }
+  | { type: 'delivered'; batchId: string; operations: Operation[]; duplicate?: boolean }
 
 /** BroadcastChannel when the platform has one (browsers, Node ≥ 18), looked up when called. */
 export function defaultBroadcastChannel(): BroadcastChannelFactory | null {

@@ -38,6 +38,7 @@ export type {
   DeadLetter,
   DeliveredListener,
   DeliveryError,
+  DeliveryInfo,
   FlushResult,
   HeadersOption,
   LockManagerLike,

@@ -17,6 +17,7 @@ import type {
   DeadLetter,
   DeliveredListener,
   DeliveryError,
+  DeliveryInfo,
   FlushResult,
   OutboxEntry,
   StatusListener,
@@ -357,7 +358,7 @@ class OutboxSyncClient implements SyncClient {
     if (outcome.kind === 'ok') {
       await this.store.complete(batch.batchId)
       this.detachedError = null
-      this.announceDelivered(batch.batchId, batch.operations)
+      this.announceDelivered(batch.batchId, batch.operations, { duplicate: isDuplicateAck(outcome.body) })
       return 'delivered'
     }
     if (outcome.kind === 'network' && outcome.aborted) {
@@ -415,7 +416,7 @@ class OutboxSyncClient implements SyncClient {
     if (this.closed || !isCrossTabMessage(data)) return
     if (data.type === 'delivered') {
       this.detachedError = null
-      this.emitDelivered(data.batchId, data.operations)
+      this.emitDelivered(data.batchId, data.operations, { duplicate: data.duplicate === true })
     }
     this.refresh()
   }
@@ -434,14 +435,14 @@ class OutboxSyncClient implements SyncClient {
     this.post({ type: 'changed' })
   }
 
-  private announceDelivered(batchId: string, operations: Operation[]): void {
-    this.emitDelivered(batchId, operations)
-    this.post({ type: 'delivered', batchId, operations })
+  private announceDelivered(batchId: string, operations: Operation[], info: DeliveryInfo): void {
+    this.emitDelivered(batchId, operations, info)
+    this.post({ type: 'delivered', batchId, operations, duplicate: info.duplicate })
     this.changed()
   }
 
-  private emitDelivered(batchId: string, operations: Operation[]): void {
-    for (const listener of [...this.deliveredListeners]) callSafely(() => listener(batchId, operations))
+  private emitDelivered(batchId: string, operations: Operation[], info: DeliveryInfo): void {
+    for (const listener of [...this.deliveredListeners]) callSafely(() => listener(batchId, operations, info))
   }
 
   // ---- status ---------------------------------------------------------------
@@ -564,4 +565,9 @@ function callSafely(fn: () => void): void {
       throw error
     })
   }
+}
+
+/** The reference receiver answers a replayed batchId with `duplicate: true`: nothing was applied this time. */
+function isDuplicateAck(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { duplicate?: unknown }).duplicate === true
 }

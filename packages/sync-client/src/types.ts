@@ -38,7 +38,11 @@ export interface SyncStatus {
 }
 
 export type StatusListener = (status: SyncStatus) => void
-export type DeliveredListener = (batchId: string, operations: Operation[]) => void
+/** What the receiver said of a delivered batch: `duplicate` when it had applied this batchId before. */
+export interface DeliveryInfo {
+  duplicate: boolean
+}
+export type DeliveredListener = (batchId: string, operations: Operation[], info: DeliveryInfo) => void
 
 /** One operation of the local outbox. */
 export interface OutboxEntry {

@@ -123,50 +123,29 @@ export interface SentOperation {
 }
 
 /**
- * The operations of the batch the receiver rejected, rebuilt the way the sync
- * client cut it (records in order of first appearance, each compacted to one
- * operation, records that cancel out skipped), so the receiver's
- * `operationIndex` names one of them.
- *
- * One case cannot be rebuilt from the outbox alone: insert … delete of a
- * record the server may already have is sent as a delete, or cancels out when
- * the record is new, and only the sync client knows which. When such a record
- * precedes the index, the operation named in the receiver's message
- * (`operation 1 (update flags/x): …`) is used instead; failing that, every
- * operation of the batch is a suspect.
+ * The operations of the batch the receiver rejected. The sync client names the
+ * queued operations behind the one the receiver's `operationIndex` points at
+ * (`lastError.outboxIds`); without an index, every operation of the batch is a
+ * suspect, one per record.
  */
 export function rejectedOperations(entries: readonly OutboxEntry[], error: DeliveryError): SentOperation[] {
+  const named = error.outboxIds ? new Set(error.outboxIds) : undefined
   const groups = new Map<string, OutboxEntry[]>()
   for (const entry of entries) {
-    if (entry.batchId !== error.batchId) continue
+    if (entry.batchId !== error.batchId || (named && !named.has(entry.id))) continue
     const key = JSON.stringify([entry.operation.collection, entry.operation.recordId])
     const group = groups.get(key)
     if (group) group.push(entry)
     else groups.set(key, [entry])
   }
   const sent: SentOperation[] = []
-  let uncertainBefore = Number.POSITIVE_INFINITY
   for (const group of groups.values()) {
     const ops = group.map((e) => e.operation)
-    const ids = group.map((e) => e.id)
-    const operation = compactRecord(ops)
-    const ifKnownRemotely = compactRecord(ops, true)
-    if (operation === null && ifKnownRemotely !== null) {
-      uncertainBefore = Math.min(uncertainBefore, sent.length)
-      sent.push({ operation: ifKnownRemotely, ids })
-    } else if (operation) {
-      sent.push({ operation, ids })
-    }
+    // An insert…delete pair is sent as a delete when the server may know the record: show it as one.
+    const operation = compactRecord(ops) ?? compactRecord(ops, true)
+    if (operation) sent.push({ operation, ids: group.map((e) => e.id) })
   }
-  const index = error.operationIndex
-  if (index !== undefined && index < uncertainBefore) {
-    const named = sent[index]
-    if (named) return [named]
-  }
-  const mentioned = sent.filter(({ operation: op }) =>
-    error.message.includes(`(${op.action} ${op.collection}/${op.recordId})`),
-  )
-  return mentioned.length === 1 ? mentioned : sent
+  return sent
 }
 
 /** The keys of flags with queued, unacknowledged operations. */

@@ -54,11 +54,11 @@ describe('rejectedOperations', () => {
     entry(7, update('e', { is_enabled: true }), null), // queued behind the batch
   ]
 
-  it('maps the receiver’s operationIndex onto the compacted batch: one operation per record', () => {
-    expect(rejectedOperations(entries, rejection({ operationIndex: 0 }))).toEqual([
+  it('names exactly the queued operations the sync client reports behind the rejected one', () => {
+    expect(rejectedOperations(entries, rejection({ operationIndex: 0, outboxIds: [1] }))).toEqual([
       { operation: update('a', { is_enabled: true }), ids: [1] },
     ])
-    expect(rejectedOperations(entries, rejection({ operationIndex: 1 }))).toEqual([
+    expect(rejectedOperations(entries, rejection({ operationIndex: 1, outboxIds: [2, 3] }))).toEqual([
       { operation: update('b', { description: 'x', rollout_percentage: 10 }), ids: [2, 3] },
     ])
   })
@@ -67,18 +67,7 @@ describe('rejectedOperations', () => {
     const all = rejectedOperations(entries, rejection({}))
     expect(all.map((r) => r.ids)).toEqual([[1], [2, 3], [4, 5], [6]])
     expect(all[2]?.operation).toEqual(remove('c'))
-    expect(rejectedOperations(entries, rejection({ batchId: 'other', operationIndex: 0 }))).toEqual([])
-  })
-
-  it('when an insert…delete record before the index may have been sent as a delete, trusts the operation the message names', () => {
-    const error = rejection({
-      operationIndex: 3,
-      message: 'operation 3 (update flags/d): flag "d" does not exist',
-    })
-    expect(rejectedOperations(entries, error).map((r) => r.ids)).toEqual([[6]])
-    // Index 2 is d if c cancelled out, or c's delete if the server knew c: not guessed.
-    const vague = rejectedOperations(entries, rejection({ operationIndex: 2 }))
-    expect(vague.map((r) => r.ids)).toEqual([[1], [2, 3], [4, 5], [6]])
+    expect(rejectedOperations(entries, rejection({ batchId: 'other', outboxIds: [1] }))).toEqual([])
   })
 })
 

@@ -1,4 +1,4 @@
-import { HttpError } from '@flagsync/server-kit'
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import type { Knex } from 'knex'
 import type { AuthContext } from '../auth/context.js'
@@ -15,7 +15,6 @@ import {
   type FlagPatch,
   flagPatchSchema,
   mergeFlag,
-  parseOr422With,
   rejectSchema,
   type ServiceFlag,
 } from './model.js'
@@ -146,7 +145,7 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
   }
 
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
-    const { status } = parseOr422With(changeRequestQuerySchema, { status: req.query.status }, 'query')
+    const { status } = parseOr422(changeRequestQuerySchema, { status: req.query.status }, 'query')
     const query = knex(CHANGE_REQUESTS_TABLE).where('environment_id', environmentOf(req).id).orderBy('id', 'desc')
     if (status) query.where('status', status)
     res.json(((await query.select('*')) as ChangeRequestRow[]).map(changeRequestJson))
@@ -174,7 +173,7 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
           `flag ${JSON.stringify(row.flag_key)} was deleted after this request was filed: reject or cancel it`,
         )
       }
-      const patch = parseOr422With(flagPatchSchema, JSON.parse(row.patch), 'stored patch')
+      const patch = parseOr422(flagPatchSchema, JSON.parse(row.patch), 'stored patch')
       const merged = mergeFlag(current, patch)
       await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
       flags.put(merged, env.id)
@@ -189,7 +188,7 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
   router.post('/:id/reject', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
     const id = idOf(req.params.id)
-    const { reason } = parseOr422With(rejectSchema, req.body, 'rejection')
+    const { reason } = parseOr422(rejectSchema, req.body, 'rejection')
     const actor = await actorOf(knex, authOf(req))
     await runtime.write(async (trx) => {
       const row = await find(trx, env.id, id)

@@ -214,11 +214,6 @@ export class FlagStreams {
     return { body: view.snapshot, etag: view.etag }
   }
 
-  /** The flag as SDKs would receive it (tests and the dashboard's "preview" use it). */
-  expanded(flag: StoredFlag, projectId: string): StoredFlag {
-    return expandFlag(flag, this.segments(projectId))
-  }
-
   /**
    * Closes the streams whose access ended: SDK keys that no longer exist (one
    * query for all of them), dashboard connections whose check fails. A check

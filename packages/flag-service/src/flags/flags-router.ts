@@ -1,5 +1,5 @@
 import { flagKeySchema } from '@flagsync/protocol'
-import { HttpError } from '@flagsync/server-kit'
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { TABLES } from '@flagsync/store'
 import { type Request, Router } from 'express'
 import type { Knex } from 'knex'
@@ -11,7 +11,7 @@ import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { actorOf, changeRequestJson, fileChangeRequest } from './change-requests.js'
 import { assertFitsEnvironment, assertNoDependents } from './checks.js'
-import { flagBodySchema, flagPatchSchema, mergeFlag, parseOr422With, promoteSchema, type ServiceFlag } from './model.js'
+import { flagBodySchema, flagPatchSchema, mergeFlag, promoteSchema, type ServiceFlag } from './model.js'
 
 const noFlag = (key: string) => new HttpError('not_found', `no flag ${JSON.stringify(key)} in this environment`)
 
@@ -76,7 +76,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
   // Create, or replace entirely when the key exists.
   router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
-    const flag = parseOr422With(flagBodySchema, req.body, 'flag')
+    const flag = parseOr422(flagBodySchema, req.body, 'flag')
     await runtime.write(async (trx, flags) => {
       const existing = await flags.get(flag.key, env.id)
       if (existing && (await requiresApproval(trx, env.id))) assertMayBypassApproval(env, 'replacing a flag')
@@ -90,7 +90,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
   router.patch('/:key', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
-    const patch = parseOr422With(flagPatchSchema, req.body, 'patch')
+    const patch = parseOr422(flagPatchSchema, req.body, 'patch')
     const result = await runtime.write(async (trx, flags) => {
       const current = (await flags.get(key, env.id)) as ServiceFlag | undefined
       if (!current) throw noFlag(key)
@@ -128,7 +128,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
   router.post('/:key/promote', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
-    const { target_env_id: targetId } = parseOr422With(promoteSchema, req.body, 'promotion')
+    const { target_env_id: targetId } = parseOr422(promoteSchema, req.body, 'promotion')
     const badTarget = (message: string) =>
       new HttpError('validation_failed', `invalid promotion: target_env_id: ${message}`, {
         issues: [{ path: 'target_env_id', message }],
@@ -148,7 +148,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
       if (target.require_approval && (await flags.get(key, target.id))) {
         assertMayBypassApproval({ name: target.name, role: env.role }, 'promoting over an existing flag')
       }
-      const copy = parseOr422With(flagBodySchema, source, 'flag')
+      const copy = parseOr422(flagBodySchema, source, 'flag')
       await assertFitsEnvironment(flags, { id: target.id, projectId: env.projectId }, copy, `flag in ${target.name}`)
       flags.put(copy, target.id)
       return copy

@@ -11,10 +11,9 @@ import {
   LIMITS,
   operatorSchema,
   prerequisiteSchema,
-  toIssues,
   weightedVariantSchema,
 } from '@flagsync/protocol'
-import { HttpError } from '@flagsync/server-kit'
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { z } from 'zod'
 
 /** A flag as stored and answered by the dashboard routes: document 1's Flag, every default filled in. */
@@ -164,13 +163,6 @@ export function unprocessable(what: string, issues: Issue[]): HttpError {
   )
 }
 
-/** Parses with a schema, or a 422 naming every failing field with `prefix` in front of its path. */
-export function parseOr422With<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(value)
-  if (!result.success) throw unprocessable(what, toIssues(result.error))
-  return result.data
-}
-
 /** Applies a validated merge patch to a stored flag and validates the result as a whole flag. */
 export function mergeFlag(current: ServiceFlag, patch: FlagPatch): ServiceFlag {
   if (patch.key !== undefined && patch.key !== current.key) {
@@ -184,12 +176,7 @@ export function mergeFlag(current: ServiceFlag, patch: FlagPatch): ServiceFlag {
     if (value === null && (field === 'default_value' || field === 'disabled_value')) delete merged[field]
     else merged[field] = value
   }
-  return parseOr422With(flagBodySchema, merged, 'flag after the patch')
-}
-
-/** A stored flag read back (rows written by this feature are valid; anything else is parsed leniently). */
-export function storedFlag(data: unknown): ServiceFlag {
-  return data as ServiceFlag
+  return parseOr422(flagBodySchema, merged, 'flag after the patch')
 }
 
 // ---------------------------------------------------------------------------------------------------------------

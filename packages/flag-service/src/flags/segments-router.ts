@@ -1,5 +1,5 @@
 import { flagKeySchema } from '@flagsync/protocol'
-import { HttpError } from '@flagsync/server-kit'
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { TABLES } from '@flagsync/store'
 import { type Request, Router } from 'express'
 import { roleAtLeast } from '../auth/context.js'
@@ -8,7 +8,7 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes
 import type { ServiceRuntime } from '../service-runtime.js'
 import { segmentUsage } from './checks.js'
 import { segmentScope } from './expand.js'
-import { createSegmentSchema, parseOr422With, type Segment, updateSegmentSchema } from './model.js'
+import { createSegmentSchema, type Segment, updateSegmentSchema } from './model.js'
 
 const noSegment = (key: string) => new HttpError('not_found', `no segment ${JSON.stringify(key)} in this project`)
 
@@ -53,7 +53,7 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
   })
 
   router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
-    const input = parseOr422With(createSegmentSchema, req.body, 'segment')
+    const input = parseOr422(createSegmentSchema, req.body, 'segment')
     const projectId = projectOf(req).id
     const now = new Date(runtime.clock()).toISOString()
     const segment: Segment = { ...input, created_at: now, updated_at: now }
@@ -68,7 +68,7 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
 
   router.patch('/:key', requireProjectRole('editor'), ...body, async (req, res) => {
     const key = keyOf(req)
-    const input = parseOr422With(updateSegmentSchema, req.body, 'segment')
+    const input = parseOr422(updateSegmentSchema, req.body, 'segment')
     if (input.key !== undefined && input.key !== key) {
       throw new HttpError(
         'validation_failed',

@@ -107,6 +107,8 @@ async function tokenUser(runtime: ServiceRuntime, tokenId: number): Promise<Auth
   return row ? { id: Number(row.id), email: row.email, name: row.name, role: row.role } : undefined
 }
 
+const MAX_LISTED_ENVIRONMENTS = 100
+
 interface EnvironmentRef {
   id: string
   projectId: string
@@ -131,6 +133,11 @@ async function dashboardEnvironments(
     .join({ p: 'flagsync_projects' }, 'p.id', 'e.project_id')
     .orderBy([{ column: 'p.created_at' }, { column: 'p.name' }, { column: 'e.position' }])
     .select('e.id', 'e.project_id')
+  if (listed.length > MAX_LISTED_ENVIRONMENTS) {
+    throw new HttpError('validation_failed', `environment_id: at most ${MAX_LISTED_ENVIRONMENTS} environments`, {
+      issues: [{ path: 'environment_id', message: `at most ${MAX_LISTED_ENVIRONMENTS} environments` }],
+    })
+  }
   if (listed.length > 0) {
     const bad = listed.find((id) => !UUID_PATTERN.test(id))
     if (bad !== undefined) throw new HttpError('not_found', `no environment ${JSON.stringify(bad)}`)

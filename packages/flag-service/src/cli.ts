@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { createLogger } from '@flagsync/server-kit'
+import { createLogger, stopOnSignals } from '@flagsync/server-kit'
 import { ConfigError, loadServiceConfig } from './config.js'
 import { startFlagServiceServer } from './server.js'
 
@@ -11,20 +11,7 @@ async function main(): Promise<void> {
   const db = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres'
   logger.info(`flagsync service listening on ${server.url} (database ${db})`)
 
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
-    logger.info(`${signal}: closing the server and the database`)
-    const force = setTimeout(() => process.exit(1), 5000)
-    force.unref()
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    )
-  }
-  process.on('SIGTERM', () => stop('SIGTERM'))
-  process.on('SIGINT', () => stop('SIGINT'))
+  stopOnSignals(server, logger)
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import { parseOrigins } from '@flagsync/server-kit'
+import { ConfigError, envInt, parseOrigins } from '@flagsync/server-kit'
 import { parseDatabaseUrl } from '@flagsync/store'
 import { z } from 'zod'
 
@@ -31,9 +31,7 @@ export interface ServiceConfig {
   cookieSecure: boolean | 'auto'
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError'
-}
+export { ConfigError } from '@flagsync/server-kit'
 
 export const SETUP_VARIABLES = ['ADMIN_EMAIL', 'ADMIN_PASSWORD', 'WORKSPACE_NAME'] as const
 
@@ -49,12 +47,12 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
   }
   return {
     host: env.HOST || '127.0.0.1',
-    port: int(env, 'PORT', DEFAULT_SERVICE_PORT, 0, 65535),
+    port: envInt(env, 'PORT', DEFAULT_SERVICE_PORT, 0, 65535),
     databaseUrl,
     setup: setupFrom(env),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     bodyLimit: bodyLimit(env),
-    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
+    keepAliveTimeoutMs: envInt(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
     cookieSecure: cookieSecure(env),
   }
 }
@@ -97,14 +95,4 @@ function cookieSecure(env: Record<string, string | undefined>): boolean | 'auto'
   if (raw === 'true' || raw === '1') return true
   if (raw === 'false' || raw === '0') return false
   throw new ConfigError(`COOKIE_SECURE must be auto, true or false (got ${JSON.stringify(env.COOKIE_SECURE)})`)
-}
-
-function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`)
-  }
-  return value
 }

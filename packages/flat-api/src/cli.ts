@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { createLogger } from '@flagsync/server-kit'
+import { createLogger, stopOnSignals } from '@flagsync/server-kit'
 import { ConfigError, loadConfig } from './config.js'
 import { startFlatApiServer } from './server.js'
 
@@ -18,20 +18,7 @@ async function main(): Promise<void> {
   const db = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl : 'postgres'
   logger.info(`flagsync listening on ${server.url} (database ${db})`)
 
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
-    logger.info(`${signal}: closing streams and the database`)
-    const force = setTimeout(() => process.exit(1), 5000)
-    force.unref()
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    )
-  }
-  process.on('SIGTERM', () => stop('SIGTERM'))
-  process.on('SIGINT', () => stop('SIGINT'))
+  stopOnSignals(server, logger)
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,7 @@
 import {
+  ConfigError,
   createLogger,
+  envInt,
   errorHandler,
   type Logger,
   listen,
@@ -27,9 +29,7 @@ export interface ReceiverServerConfig {
   pruneIntervalMs?: number
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError'
-}
+export { ConfigError } from '@flagsync/server-kit'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -55,23 +55,13 @@ export function loadReceiverConfig(env: Record<string, string | undefined>): Rec
   }
   return {
     host: env.HOST || '127.0.0.1',
-    port: int(env, 'PORT', 8789, 0, 65535),
+    port: envInt(env, 'PORT', 8789, 0, 65535),
     databaseUrl,
     token: env.RECEIVER_TOKEN || env.SDK_KEY || undefined,
     corsOrigins,
-    batchRetentionMs: int(env, 'BATCH_RETENTION_DAYS', 30, 1, 3650) * DAY_MS,
+    batchRetentionMs: envInt(env, 'BATCH_RETENTION_DAYS', 30, 1, 3650) * DAY_MS,
     path,
   }
-}
-
-function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`)
-  }
-  return value
 }
 
 function isOrigin(value: string): boolean {

@@ -69,7 +69,7 @@ export class ImpressionReporter {
   private closed = false
   private controller: AbortController | undefined
   private timer: unknown
-  private wakeUp: (() => void) | undefined
+  private wakeUp: ((how: 'timer' | 'woken') => void) | undefined
   private unsubscribeOnline: (() => void) | undefined
   private loopDone: Promise<void> = Promise.resolve()
 
@@ -152,7 +152,7 @@ export class ImpressionReporter {
    * device is offline (never rejects).
    */
   flush(): Promise<void> {
-    if (!this.enabled || this.closed) return Promise.resolve()
+    if (!this.enabled || this.closed || !this.queue) return Promise.resolve()
     return new Promise((resolve) => {
       this.flushWaiters.push(resolve)
       this.flushRequested = true
@@ -220,7 +220,8 @@ export class ImpressionReporter {
       const urgent = this.flushRequested
       const now = this.deps.clock.now()
       if (!urgent && this.attempts > 0 && this.nextAttemptAt > now) {
-        await this.sleep(this.nextAttemptAt - now)
+        // A timer may fire a millisecond early by the clock: when it fired, the attempt is due.
+        if ((await this.sleep(this.nextAttemptAt - now)) === 'timer') this.nextAttemptAt = 0
         continue
       }
       await (this.persisting ?? this.persist())
@@ -331,20 +332,23 @@ export class ImpressionReporter {
     for (const resolve of waiters) resolve()
   }
 
-  private sleep(ms: number): Promise<void> {
-    if (this.closed) return Promise.resolve()
+  /** Waits `ms` (forever for Infinity); resolves 'timer' when the time ran out, 'woken' when `wake` ended it. */
+  private sleep(ms: number): Promise<'timer' | 'woken'> {
+    if (this.closed) return Promise.resolve('woken')
     return new Promise((resolve) => {
       this.wakeUp = resolve
-      this.timer = Number.isFinite(ms) ? this.deps.clock.setTimeout(() => this.wake(), Math.max(0, ms)) : undefined
+      this.timer = Number.isFinite(ms)
+        ? this.deps.clock.setTimeout(() => this.wake('timer'), Math.max(0, ms))
+        : undefined
     })
   }
 
-  private wake(): void {
+  private wake(how: 'timer' | 'woken' = 'woken'): void {
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer)
     this.timer = undefined
     const resolve = this.wakeUp
     this.wakeUp = undefined
-    resolve?.()
+    resolve?.(how)
   }
 }
 
@@ -364,9 +368,12 @@ export function wireValue(value: unknown): string | undefined {
   return truncate(text, IMPRESSION_WIRE_LIMITS.valueLength)
 }
 
-/** The context as JSON text: `null` when there is none, it cannot be serialized, or it is longer than the service takes. */
+/**
+ * The context as JSON text: `null` when there is none (or it is empty), it
+ * cannot be serialized, or it is longer than the service takes.
+ */
 function wireContext(context: Record<string, unknown> | undefined): string {
-  if (!context) return 'null'
+  if (!context || Object.keys(context).length === 0) return 'null'
   try {
     const json = JSON.stringify(context)
     // A toJSON could turn it into something else than an object, which the service would refuse with the whole batch.

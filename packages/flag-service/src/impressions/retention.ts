@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js'
+import { envInt } from '@flagsync/server-kit'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { pruneImpressions } from './store.js'
 
@@ -22,19 +22,9 @@ export const DEFAULT_RETENTION_DAYS = 30
  * startup with a message naming the variable, like every other setting.
  */
 export function retentionFromEnv(env: Record<string, string | undefined>): ImpressionRetention {
-  const days = int(env, 'IMPRESSION_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, 36_500)
-  const minutes = int(env, 'IMPRESSION_PRUNE_INTERVAL_MINUTES', 60, 1, 10_080)
+  const days = envInt(env, 'IMPRESSION_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, 36_500)
+  const minutes = envInt(env, 'IMPRESSION_PRUNE_INTERVAL_MINUTES', 60, 1, 10_080)
   return { maxAgeMs: days * DAY_MS, intervalMs: minutes * 60_000, firstRunMs: 60_000 }
-}
-
-function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
-  const raw = env[name]
-  if (raw === undefined || raw.trim() === '') return fallback
-  const value = Number(raw)
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`)
-  }
-  return value
 }
 
 /** Deletes the impressions older than the retention age now (by the runtime's clock); returns how many. */

@@ -1,7 +1,7 @@
 import { corsAllowList, errorHandler, notFound, securityHeaders } from '@flagsync/server-kit'
 import express, { type Express } from 'express'
 import { authenticate } from './auth/authenticate.js'
-import { mountFlagFeature } from './flags/index.js'
+import { type FlagStreamOptions, mountFlagFeature } from './flags/index.js'
 import { mountImpressionFeature } from './impressions/index.js'
 import { createAuthRouter } from './routes/auth.js'
 import { createProjectsRouter } from './routes/projects.js'
@@ -16,6 +16,8 @@ export interface ServiceAppOptions {
   corsOrigins?: readonly string[]
   /** `Secure` on the session cookie (default 'auto': when the request came over HTTPS). */
   cookieSecure?: boolean | 'auto'
+  /** /stream settings (keep-alive, poll interval, slow-subscriber buffer); defaults when absent. */
+  stream?: FlagStreamOptions
 }
 
 /**
@@ -41,7 +43,7 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   app.use('/api/users', auth, createUsersRouter(runtime, routerOptions))
   app.use('/api/tokens', auth, createTokensRouter(runtime, routerOptions))
   app.use('/api/projects', auth, createProjectsRouter(runtime, routerOptions))
-  mountFlagFeature(app, runtime, { auth, routerOptions })
+  mountFlagFeature(app, runtime, { auth, routerOptions, flags: options.stream })
   mountImpressionFeature(app, runtime, { auth, routerOptions })
 
   app.use(notFound)

@@ -29,6 +29,8 @@ export interface ServiceConfig {
   keepAliveTimeoutMs: number
   /** `Secure` on the session cookie: always, never, or when the request came over HTTPS (COOKIE_SECURE, default auto). */
   cookieSecure: boolean | 'auto'
+  /** /stream settings: STREAM_KEEPALIVE_MS (15 000), POLL_INTERVAL_MS (1 000), STREAM_MAX_BUFFER_BYTES (1 MiB). */
+  stream: { keepAliveMs: number; pollIntervalMs: number; maxStreamBufferBytes: number }
 }
 
 export { ConfigError } from '@flagsync/server-kit'
@@ -53,6 +55,11 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     bodyLimit: bodyLimit(env),
     keepAliveTimeoutMs: envInt(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
+    stream: {
+      keepAliveMs: envInt(env, 'STREAM_KEEPALIVE_MS', 15_000, 1, 3_600_000),
+      pollIntervalMs: envInt(env, 'POLL_INTERVAL_MS', 1000, 10, 600_000),
+      maxStreamBufferBytes: envInt(env, 'STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    },
     cookieSecure: cookieSecure(env),
   }
 }

@@ -14,6 +14,7 @@ export const SERVICE_TABLES = {
   members: 'flagsync_project_members',
   environments: 'flagsync_environments',
   sdkKeys: 'flagsync_sdk_keys',
+  changeRequests: 'flagsync_change_requests',
 } as const
 
 /** knex's bookkeeping table for this list, apart from the flag store's `flagsync_migrations`. */

@@ -33,6 +33,7 @@ export async function startFlagServiceServer(
       bodyLimit: config.bodyLimit,
       corsOrigins: config.corsOrigins,
       cookieSecure: config.cookieSecure,
+      stream: config.stream,
     })
     running = await listen(app, { host: config.host, port: config.port, keepAliveTimeoutMs: config.keepAliveTimeoutMs })
   } catch (error) {

@@ -129,7 +129,18 @@ describe('loadServiceConfig', () => {
       bodyLimit: '1mb',
       keepAliveTimeoutMs: 65_000,
       cookieSecure: 'auto',
+      stream: { keepAliveMs: 15_000, pollIntervalMs: 1000, maxStreamBufferBytes: 1024 * 1024 },
     })
+  })
+
+  it('reads the stream settings and refuses malformed ones by name', () => {
+    const config = loadServiceConfig({
+      STREAM_KEEPALIVE_MS: '40',
+      POLL_INTERVAL_MS: '200',
+      STREAM_MAX_BUFFER_BYTES: '4096',
+    })
+    expect(config.stream).toEqual({ keepAliveMs: 40, pollIntervalMs: 200, maxStreamBufferBytes: 4096 })
+    expect(() => loadServiceConfig({ POLL_INTERVAL_MS: 'soon' })).toThrow(/POLL_INTERVAL_MS/)
   })
 
   it('reads the setup variables (email lowercased, name defaulting to the local part)', () => {

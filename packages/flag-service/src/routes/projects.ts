@@ -8,6 +8,7 @@ import {
   requireProjectRole,
   requireWorkspaceAdmin,
 } from '../auth/guards.js'
+import { segmentScope } from '../flags/expand.js'
 import { SERVICE_TABLES } from '../migrations.js'
 import {
   assertSlugFree,
@@ -89,7 +90,8 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
         throw new HttpError('validation_failed', 'cannot delete the last project: a workspace keeps at least one')
       }
       const environmentIds = (await trx(T.environments).where('project_id', id).pluck('id')) as string[]
-      await deleteEnvironmentFlags(flags, environmentIds)
+      // Its environments' flags and its segments go through the change log, so every stream hears of it.
+      await deleteEnvironmentFlags(flags, [...environmentIds, segmentScope(id)])
       // Environments, members and SDK keys (and whatever later tables reference them) cascade.
       await trx(T.projects).where('id', id).delete()
     })

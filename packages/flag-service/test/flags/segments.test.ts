@@ -263,17 +263,26 @@ describe.each(DIALECTS)('segments on %s', (dialect) => {
     expect((await segments(p.id).patch('beta', { rules: [] })).status).toBe(200)
   })
 
-  it('segments of a deleted project are swept from the flag store and the live set (at start and hourly)', async () => {
+  it('deleting a project removes its segments at once, through the change log', async () => {
     const p = await createProject(h)
     await segments(p.id).create(BETA)
     await segments(p.id).create({ ...BETA, key: 'gamma' })
     const knex = h.server.runtime.knex
     const rows = () => knex(TABLES.flags).where('scope', `seg:${p.id}`).select('key')
     expect(await rows()).toHaveLength(2)
+    const before = await knex(TABLES.changes).where('scope', `seg:${p.id}`).count({ n: '*' }).first()
     expect((await h.call(`/api/projects/${p.id}`, { method: 'DELETE', as: h.admin })).status).toBe(204)
-    expect(await sweepOrphanSegments(h.server.runtime)).toBe(2)
     expect(await rows()).toEqual([])
+    const after = await knex(TABLES.changes).where('scope', `seg:${p.id}`).count({ n: '*' }).first()
+    expect(Number(after?.n) - Number(before?.n)).toBe(2) // two deletions every instance will follow
     expect(flagStreamsOf(h.server.runtime).live.size(`seg:${p.id}`)).toBe(0)
     expect(await sweepOrphanSegments(h.server.runtime)).toBe(0)
+  })
+
+  it('the start-up and hourly sweep still removes segments left without a project', async () => {
+    const orphan = 'seg:00000000-0000-4000-8000-000000000000'
+    await h.server.runtime.write(async (_trx, flags) => flags.put({ key: 'lost', name: 'Lost', rules: [] }, orphan))
+    expect(await sweepOrphanSegments(h.server.runtime)).toBe(1)
+    expect(await h.server.runtime.knex(TABLES.flags).where('scope', orphan).select('key')).toEqual([])
   })
 })

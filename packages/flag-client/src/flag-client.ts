@@ -141,7 +141,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
 
   const poller = options.snapshotUrl
     ? new SnapshotPoller(
-        options.snapshotUrl,
+        withKeyInQuery(options.snapshotUrl, options.sdkKeyInQuery ? options.sdkKey : undefined),
         headers,
         fetchImpl,
         clock,
@@ -313,4 +313,12 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
 function statusOf(error: Error): { status?: number } {
   const status = (error as { status?: unknown }).status
   return typeof status === 'number' && status > 0 ? { status } : {}
+}
+
+/** The snapshot takes the key the same way the stream does: in the query when `sdkKeyInQuery` is set. */
+function withKeyInQuery(url: string, sdkKey: string | undefined): string {
+  if (!sdkKey) return url
+  const withKey = new URL(url)
+  withKey.searchParams.set('sdk_key', sdkKey)
+  return withKey.toString()
 }

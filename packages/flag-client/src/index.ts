@@ -3,7 +3,12 @@ export { createFlagClient } from './flag-client.js'
 export { BOOTSTRAP_COMPLETE_COMMENT, DEFAULT_RECONNECT } from './flag-stream.js'
 export type { ImpressionQueue, QueuedImpression } from './impressions/impression-queue.js'
 export { DexieImpressionQueue, MemoryImpressionQueue } from './impressions/impression-queue.js'
-export { IMPRESSION_DEFAULTS, IMPRESSION_WIRE_LIMITS, wireValue } from './impressions/impression-reporter.js'
+export {
+  IMPRESSION_DEFAULTS,
+  IMPRESSION_WIRE_LIMITS,
+  wireUserId,
+  wireValue,
+} from './impressions/impression-reporter.js'
 export type { ManualOnlineSource } from './online.js'
 export { browserOnlineSource, manualOnlineSource } from './online.js'
 export { FlagsyncProvider } from './openfeature-provider.js'

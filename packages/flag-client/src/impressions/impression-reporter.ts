@@ -120,15 +120,9 @@ export class ImpressionReporter {
       return
     }
     const now = this.deps.clock.now()
-    const userId = context?.user_id
     const head = JSON.stringify({
       flag_key: flagKey,
-      user_id:
-        typeof userId === 'string' && userId.length > 0 && userId.length <= IMPRESSION_WIRE_LIMITS.userIdLength
-          ? userId
-          : typeof userId === 'number' && Number.isFinite(userId)
-            ? String(userId)
-            : null,
+      user_id: wireUserId(context?.user_id),
       value,
       evaluated_at: new Date(now).toISOString(),
     })
@@ -352,7 +346,26 @@ export class ImpressionReporter {
   }
 }
 
-/** The evaluated value as the service stores it: booleans and numbers as text, objects as JSON, at most 512 code units. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g')
+
+/**
+ * The user as the service takes it (a string or number `user_id` of the
+ * context); null (anonymous) for anything it would refuse, so one odd id
+ * never costs the whole batch.
+ */
+export function wireUserId(userId: unknown): string | null {
+  const text = typeof userId === 'number' && Number.isFinite(userId) ? String(userId) : userId
+  if (typeof text !== 'string' || text.length === 0 || text.length > IMPRESSION_WIRE_LIMITS.userIdLength) return null
+  return CONTROL.test(text) || LONE_SURROGATE.test(text) ? null : text
+}
+
+/**
+ * The evaluated value as the service stores it: booleans and numbers as
+ * text, objects as JSON, unpaired surrogates as U+FFFD, at most 512 code units.
+ */
 export function wireValue(value: unknown): string | undefined {
   let text: string | undefined
   if (typeof value === 'string') text = value
@@ -365,7 +378,7 @@ export function wireValue(value: unknown): string | undefined {
     }
   }
   if (text === undefined) return undefined
-  return truncate(text, IMPRESSION_WIRE_LIMITS.valueLength)
+  return truncate(text.replace(LONE_SURROGATES, '\uFFFD'), IMPRESSION_WIRE_LIMITS.valueLength)
 }
 
 /**

@@ -12,13 +12,29 @@ export {
   retentionFromEnv,
   startImpressionRetention,
 } from './retention.js'
-export { createImpressionsRouter } from './routes.js'
+export { createImpressionsRouter, writerOf } from './routes.js'
 export type { ImpressionInput, ListQuery } from './schemas.js'
 export { impressionBatchSchema, impressionInputSchema, listQuerySchema } from './schemas.js'
-export type { Dialect, ImpressionJson, ImpressionRow, ImpressionStatsJson, PruneOptions } from './store.js'
-export { impressionStats, indexFor, ingestImpressions, listImpressions, pruneImpressions } from './store.js'
-/** Impressions (issue 11). Migrations are named 0200_… so they sort after the flag feature's. */
+export type {
+  Dialect,
+  ImpressionJson,
+  ImpressionRow,
+  ImpressionStatsJson,
+  IngestBatch,
+  PruneOptions,
+} from './store.js'
+export {
+  impressionStats,
+  indexFor,
+  ingestBatches,
+  ingestImpressions,
+  listImpressions,
+  pruneImpressions,
+} from './store.js'
 export { IMPRESSION_INDEXES, IMPRESSION_LIMITS, IMPRESSION_TABLES, impressionMigrations } from './tables.js'
+/** Impressions (issue 11). Migrations are named 0200_… so they sort after the flag feature's. */
+export type { ImpressionWriterOptions } from './writer.js'
+export { ImpressionWriter } from './writer.js'
 
 /** Runtimes whose retention job runs already (an app built twice on one runtime starts it once). */
 const retained = new WeakSet<ServiceRuntime>()

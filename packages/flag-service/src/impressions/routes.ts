@@ -5,8 +5,9 @@ import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { impressionBatchSchema, listQuerySchema } from './schemas.js'
-import { type ImpressionRow, impressionStats, ingestImpressions, listImpressions } from './store.js'
+import { type ImpressionRow, impressionStats, listImpressions } from './store.js'
 import { IMPRESSION_LIMITS } from './tables.js'
+import { ImpressionWriter } from './writer.js'
 
 /**
  * An SDK key reaches only its own environment's impressions. `loadEnvironment`
@@ -23,6 +24,20 @@ function requireKeyOfThisEnvironment(req: Request, env: EnvironmentAccess): void
   }
 }
 
+const writers = new WeakMap<ServiceRuntime, ImpressionWriter>()
+
+/** The runtime's one group-commit writer (closing the runtime waits for what it holds). */
+export function writerOf(runtime: ServiceRuntime): ImpressionWriter {
+  let writer = writers.get(runtime)
+  if (!writer) {
+    const created = new ImpressionWriter(runtime.knex, runtime.db.config.dialect)
+    writers.set(runtime, created)
+    runtime.onClose(() => created.whenIdle())
+    writer = created
+  }
+  return writer
+}
+
 /**
  * /api/environments/:env_id/impressions (after `authenticate` and `loadEnvironment`):
  * - POST: SDK key of this environment only (document 1 §5.9: no admin role needed); users report nothing;
@@ -32,6 +47,7 @@ export function createImpressionsRouter(runtime: ServiceRuntime, options: Router
   const router = Router({ mergeParams: true })
   const { knex } = runtime
   const dialect = runtime.db.config.dialect
+  const writer = writerOf(runtime)
 
   router.post('/', ...jsonBodyFor(options), async (req, res) => {
     const env = environmentOf(req)
@@ -59,7 +75,7 @@ export function createImpressionsRouter(runtime: ServiceRuntime, options: Router
       context: item.context ?? null,
       evaluated_at: item.evaluated_at ?? receivedAt,
     }))
-    await ingestImpressions(knex, dialect, env.id, rows, receivedAt)
+    await writer.write({ environmentId: env.id, rows, receivedAt })
     noContent(res)
   })
 

@@ -5,6 +5,10 @@ import { IMPRESSION_LIMITS as L } from './tables.js'
 // service: an unknown field is a 422 naming it.
 
 const FLAG_KEY = /^[A-Za-z0-9_-]+$/
+// As for the protocol's ids: drivers turn unpaired surrogates into U+FFFD (two user ids would become one).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/
 
 const flagKey = z
   .string()
@@ -16,8 +20,15 @@ const userId = z
   .string()
   .min(1, 'must not be empty (send null for an anonymous user)')
   .max(L.userIdLength, `must be at most ${L.userIdLength} characters`)
+  .refine(
+    (s) => !CONTROL.test(s) && !LONE_SURROGATE.test(s),
+    'must not contain control characters or unpaired surrogates',
+  )
 
-const value = z.string().max(L.valueLength, `must be at most ${L.valueLength} characters`)
+const value = z
+  .string()
+  .max(L.valueLength, `must be at most ${L.valueLength} characters`)
+  .refine((s) => !LONE_SURROGATE.test(s), 'must not contain unpaired surrogates')
 
 /** An ISO 8601 timestamp with a time zone, as epoch ms. */
 const timestamp = z.iso

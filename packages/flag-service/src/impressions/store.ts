@@ -41,8 +41,8 @@ export interface ImpressionStatsJson {
 
 type Num = number | string
 
-/** Rows per INSERT statement: far below SQLite's 32 766 and PostgreSQL's 65 535 bound parameters. */
-const ROWS_PER_STATEMENT = 2000
+/** Rows per INSERT statement of impressions or pairs (each is one statement of a few bound values). */
+const ROWS_PER_STATEMENT = 5000
 
 const placeholderCache = new Map<string, string>()
 /** `(?,?,?),(?,?,?)…` for `rows` rows of `columns` values, built once per shape. */
@@ -77,20 +77,36 @@ function chunks<T>(items: readonly T[], size = ROWS_PER_STATEMENT): T[][] {
  * Interned ids by name, per database handle. Ids are never reused (they only
  * disappear with their environment, whose requests then answer 404), so an
  * entry can only go stale by pointing at a row that no request will name again.
+ * A transaction stages the ids it creates and publishes them after its commit:
+ * an id another transaction has not committed yet is never handed out (it could
+ * roll back, and waiting on its row lock could deadlock).
  */
 class InternCache {
   private readonly map = new Map<string, number>()
   get(key: string): number | undefined {
     return this.map.get(key)
   }
-  set(key: string, id: number): void {
-    if (this.map.size >= 100_000) this.map.clear()
-    this.map.set(key, id)
+  publish(entries: Map<string, number>): void {
+    if (this.map.size + entries.size > 100_000) this.map.clear()
+    for (const [key, id] of entries) this.map.set(key, id)
   }
   clear(): void {
     this.map.clear()
   }
 }
+
+/** The cache as one transaction sees it: its own new ids first, published only after the commit. */
+class TxCache {
+  readonly staged = new Map<string, number>()
+  constructor(private readonly shared: InternCache) {}
+  get(key: string): number | undefined {
+    return this.staged.get(key) ?? this.shared.get(key)
+  }
+  set(key: string, id: number): void {
+    this.staged.set(key, id)
+  }
+}
+
 const caches = new WeakMap<Knex, InternCache>()
 function cacheOf(knex: Knex): InternCache {
   let cache = caches.get(knex)
@@ -108,7 +124,7 @@ function cacheOf(knex: Knex): InternCache {
  */
 async function intern(
   trx: Knex.Transaction,
-  cache: InternCache,
+  cache: TxCache,
   spec: { table: string; ownerColumn: string; nameColumn: string; zeros: Record<string, number> },
   owner: string | number,
   names: readonly string[],
@@ -146,7 +162,7 @@ async function intern(
 }
 
 /** The environment's interned id (created with its first batch). */
-async function internEnvironment(trx: Knex.Transaction, cache: InternCache, environmentId: string): Promise<number> {
+async function internEnvironment(trx: Knex.Transaction, cache: TxCache, environmentId: string): Promise<number> {
   const key = `${T.envs}\u0000${environmentId}`
   const cached = cache.get(key)
   if (cached !== undefined) return cached
@@ -161,189 +177,313 @@ async function internEnvironment(trx: Knex.Transaction, cache: InternCache, envi
 
 const FLAG_ZEROS = { total: 0, true_count: 0, false_count: 0, unique_users: 0, last_seen: 0, stored: 0 }
 
-/**
- * Stores a batch and updates the counters, all in one transaction: intern
- * the environment, flags, values and (flag, value) series not seen before
- * (cached, so usually no statement at all); one multi-row INSERT of the rows;
- * the (flag, user) pairs not seen before (INSERT … ON CONFLICT DO NOTHING
- * RETURNING tells which are new); then one multi-row upsert per counter
- * table. Rows of a table are always written in sorted order, and the tables
- * in a fixed order, so concurrent batches on PostgreSQL take row locks in the
- * same order and cannot deadlock.
- */
-export async function ingestImpressions(
+/** One request's impressions for one environment. */
+export interface IngestBatch {
+  environmentId: string
+  rows: readonly ImpressionRow[]
+  receivedAt: number
+}
+
+/** Stores one batch (see `ingestBatches`). */
+export function ingestImpressions(
   knex: Knex,
   dialect: Dialect,
   environmentId: string,
   rows: readonly ImpressionRow[],
   receivedAt: number,
 ): Promise<void> {
-  if (rows.length === 0) return
-  const cache = cacheOf(knex)
-  const flagKeys = new Set<string>()
-  const valueNames = new Set<string>()
-  for (const row of rows) {
-    flagKeys.add(row.flag_key)
-    valueNames.add(row.value)
+  return ingestBatches(knex, dialect, [{ environmentId, rows, receivedAt }])
+}
+
+/**
+ * Stores batches and updates the counters, all in one transaction: intern
+ * the environments, flags, values and (flag, value) series not seen before
+ * (cached, so usually no statement at all); multi-row INSERTs of the rows;
+ * the (flag, user) pairs not seen before (INSERT … ON CONFLICT DO NOTHING
+ * RETURNING tells which are new); then one multi-row upsert per counter
+ * table. Rows of a table are always written in sorted order, and the tables
+ * in a fixed order, so concurrent transactions on PostgreSQL take row locks in
+ * the same order and cannot deadlock.
+ */
+export async function ingestBatches(knex: Knex, dialect: Dialect, batches: readonly IngestBatch[]): Promise<void> {
+  const live = batches.filter((b) => b.rows.length > 0)
+  if (live.length === 0) return
+  const shared = cacheOf(knex)
+  const cache = new TxCache(shared)
+  // Names per environment, environments in sorted order.
+  const names = new Map<string, { flags: Set<string>; values: Set<string> }>()
+  for (const batch of [...live].sort((a, b) => byText(a.environmentId, b.environmentId))) {
+    let n = names.get(batch.environmentId)
+    if (!n) {
+      n = { flags: new Set(), values: new Set() }
+      names.set(batch.environmentId, n)
+    }
+    for (const row of batch.rows) {
+      n.flags.add(row.flag_key)
+      n.values.add(row.value)
+    }
   }
   try {
     await knex.transaction(async (trx) => {
-      const envId = await internEnvironment(trx, cache, environmentId)
-      const flagIds = await intern(
-        trx,
-        cache,
-        { table: T.flags, ownerColumn: 'environment_id', nameColumn: 'flag_key', zeros: FLAG_ZEROS },
-        environmentId,
-        [...flagKeys],
-      )
-      const valueIds = await intern(
-        trx,
-        cache,
-        { table: T.values, ownerColumn: 'environment_id', nameColumn: 'value', zeros: { stored: 0 } },
-        environmentId,
-        [...valueNames],
-      )
-
-      // Per flag: the lifetime stats; per series, value and flag: the stored rows.
-      const perFlag = new Map<
-        number,
-        { key: string; total: number; trueCount: number; falseCount: number; newUsers: number; lastSeen: number }
-      >()
-      const perSeriesName = new Map<string, { flagId: number; valueId: number; n: number }>()
-      const perValue = new Map<number, number>()
-      const pairs = new Map<string, [number, string]>()
-      for (const row of rows) {
-        const flagId = flagIds.get(row.flag_key) as number
-        const valueId = valueIds.get(row.value) as number
-        let flag = perFlag.get(flagId)
-        if (!flag) {
-          flag = { key: row.flag_key, total: 0, trueCount: 0, falseCount: 0, newUsers: 0, lastSeen: row.evaluated_at }
-          perFlag.set(flagId, flag)
-        }
-        flag.total++
-        if (row.value === 'true') flag.trueCount++
-        else if (row.value === 'false') flag.falseCount++
-        if (row.evaluated_at > flag.lastSeen) flag.lastSeen = row.evaluated_at
-        const seriesName = `${flagId}:${valueId}`
-        const series = perSeriesName.get(seriesName)
-        if (series) series.n++
-        else perSeriesName.set(seriesName, { flagId, valueId, n: 1 })
-        perValue.set(valueId, (perValue.get(valueId) ?? 0) + 1)
-        if (row.user_id !== null) pairs.set(`${flagId}\u0000${row.user_id}`, [flagId, row.user_id])
+      const envIds = new Map<string, number>()
+      for (const environmentId of names.keys()) {
+        envIds.set(environmentId, await internEnvironment(trx, cache, environmentId))
       }
-      // A series is named by its flag and value ids, owned by the flag.
-      const seriesIds = new Map<string, number>()
-      const missingSeries: Array<{ name: string; flagId: number; valueId: number }> = []
-      for (const [name, s] of perSeriesName) {
-        const id = cache.get(`${T.series}\u0000${name}`)
-        if (id === undefined) missingSeries.push({ name, flagId: s.flagId, valueId: s.valueId })
-        else seriesIds.set(name, id)
-      }
-      if (missingSeries.length > 0) {
-        missingSeries.sort((a, b) => a.flagId - b.flagId || a.valueId - b.valueId)
-        for (const chunk of chunks(missingSeries, 500)) {
-          const bindings: number[] = []
-          for (const s of chunk) bindings.push(s.flagId, s.valueId, 0)
-          await trx.raw(
-            `insert into ${T.series} (flag_id, value_id, stored) values ${placeholders(chunk.length, 3)} on conflict (flag_id, value_id) do nothing`,
-            bindings,
-          )
-          const found = (await trx(T.series)
-            .whereIn(
-              'flag_id',
-              chunk.map((s) => s.flagId),
-            )
-            .whereIn(
-              'value_id',
-              chunk.map((s) => s.valueId),
-            )
-            .select('id', 'flag_id', 'value_id')) as Array<{ id: Num; flag_id: Num; value_id: Num }>
-          for (const row of found) {
-            const name = `${Number(row.flag_id)}:${Number(row.value_id)}`
-            seriesIds.set(name, Number(row.id))
-            cache.set(`${T.series}\u0000${name}`, Number(row.id))
-          }
-        }
-      }
-
-      for (const chunk of chunks(rows)) {
-        const bindings: Knex.RawBinding[] = []
-        for (const r of chunk) {
-          const flagId = flagIds.get(r.flag_key) as number
-          const valueId = valueIds.get(r.value) as number
-          const seriesId = seriesIds.get(`${flagId}:${valueId}`) as number
-          bindings.push(envId, flagId, valueId, seriesId, r.user_id, r.context, r.evaluated_at, receivedAt)
-        }
-        await trx.raw(
-          `insert into ${T.impressions} (env_id, flag_id, value_id, series_id, user_id, context, evaluated_at, received_at) values ${placeholders(chunk.length, 8)}`,
-          bindings,
+      const flagIds = new Map<string, Map<string, number>>()
+      for (const [environmentId, n] of names) {
+        flagIds.set(
+          environmentId,
+          await intern(
+            trx,
+            cache,
+            { table: T.flags, ownerColumn: 'environment_id', nameColumn: 'flag_key', zeros: FLAG_ZEROS },
+            environmentId,
+            [...n.flags],
+          ),
         )
       }
+      const valueIds = new Map<string, Map<string, number>>()
+      for (const [environmentId, n] of names) {
+        valueIds.set(
+          environmentId,
+          await intern(
+            trx,
+            cache,
+            { table: T.values, ownerColumn: 'environment_id', nameColumn: 'value', zeros: { stored: 0 } },
+            environmentId,
+            [...n.values],
+          ),
+        )
+      }
+
+      // Every row's ids; per flag the lifetime stats; per environment, value, series and flag the stored rows.
+      const perFlag = new Map<number, FlagTally>()
+      const perEnv = new Map<number, { environmentId: string; n: number }>()
+      const perValue = new Map<number, { environmentId: string; value: string; n: number }>()
+      const perSeriesName = new Map<string, { flagId: number; valueId: number; n: number }>()
+      const pairs = new Map<string, [number, string]>()
+      const rowIds: Array<[number, number, number, string]> = [] // env, flag, value, series name
+      for (const batch of live) {
+        const envId = envIds.get(batch.environmentId) as number
+        const flagsOfEnv = flagIds.get(batch.environmentId) as Map<string, number>
+        const valuesOfEnv = valueIds.get(batch.environmentId) as Map<string, number>
+        const env = perEnv.get(envId) ?? { environmentId: batch.environmentId, n: 0 }
+        env.n += batch.rows.length
+        perEnv.set(envId, env)
+        for (const row of batch.rows) {
+          const flagId = flagsOfEnv.get(row.flag_key) as number
+          const valueId = valuesOfEnv.get(row.value) as number
+          let flag = perFlag.get(flagId)
+          if (!flag) {
+            flag = {
+              environmentId: batch.environmentId,
+              key: row.flag_key,
+              total: 0,
+              trueCount: 0,
+              falseCount: 0,
+              newUsers: 0,
+              lastSeen: row.evaluated_at,
+            }
+            perFlag.set(flagId, flag)
+          }
+          flag.total++
+          if (row.value === 'true') flag.trueCount++
+          else if (row.value === 'false') flag.falseCount++
+          if (row.evaluated_at > flag.lastSeen) flag.lastSeen = row.evaluated_at
+          const seriesName = `${flagId}:${valueId}`
+          const series = perSeriesName.get(seriesName)
+          if (series) series.n++
+          else perSeriesName.set(seriesName, { flagId, valueId, n: 1 })
+          const value = perValue.get(valueId)
+          if (value) value.n++
+          else perValue.set(valueId, { environmentId: batch.environmentId, value: row.value, n: 1 })
+          if (row.user_id !== null) pairs.set(`${flagId}\u0000${row.user_id}`, [flagId, row.user_id])
+          rowIds.push([envId, flagId, valueId, seriesName])
+        }
+      }
+
+      // A series is named by its flag and value ids (globally unique, so no owner).
+      const seriesIds = new Map<string, number>()
+      const missingSeries: Array<{ flagId: number; valueId: number }> = []
+      for (const [name, s] of perSeriesName) {
+        const id = cache.get(`${T.series}\u0000${name}`)
+        if (id === undefined) missingSeries.push({ flagId: s.flagId, valueId: s.valueId })
+        else seriesIds.set(name, id)
+      }
+      missingSeries.sort((a, b) => a.flagId - b.flagId || a.valueId - b.valueId)
+      for (const chunk of chunks(missingSeries, 500)) {
+        const bindings: number[] = []
+        for (const s of chunk) bindings.push(s.flagId, s.valueId, 0)
+        await trx.raw(
+          `insert into ${T.series} (flag_id, value_id, stored) values ${placeholders(chunk.length, 3)} on conflict (flag_id, value_id) do nothing`,
+          bindings,
+        )
+        const found = (await trx(T.series)
+          .whereIn(
+            'flag_id',
+            chunk.map((s) => s.flagId),
+          )
+          .whereIn(
+            'value_id',
+            chunk.map((s) => s.valueId),
+          )
+          .select('id', 'flag_id', 'value_id')) as Array<{ id: Num; flag_id: Num; value_id: Num }>
+        for (const row of found) {
+          const name = `${Number(row.flag_id)}:${Number(row.value_id)}`
+          seriesIds.set(name, Number(row.id))
+          cache.set(`${T.series}\u0000${name}`, Number(row.id))
+        }
+      }
+
+      // The rows: one statement per ROWS_PER_STATEMENT, as columns (PostgreSQL) or one JSON array (SQLite).
+      const tuples: ImpressionTuple[] = []
+      let i = 0
+      for (const batch of live) {
+        for (const r of batch.rows) {
+          const [envId, flagId, valueId, seriesName] = rowIds[i++] as [number, number, number, string]
+          const seriesId = seriesIds.get(seriesName) as number
+          tuples.push([envId, flagId, valueId, seriesId, r.user_id, r.context, r.evaluated_at, batch.receivedAt])
+        }
+      }
+      for (const chunk of chunks(tuples)) await insertRows(trx, dialect, chunk)
 
       const sortedPairs = [...pairs.values()].sort((a, b) => a[0] - b[0] || byText(a[1], b[1]))
       for (const chunk of chunks(sortedPairs)) {
-        const bindings: Knex.RawBinding[] = []
-        for (const [flagId, user] of chunk) bindings.push(flagId, user)
-        const inserted = rowsOf<{ flag_id: Num }>(
-          await trx.raw(
-            `insert into ${T.users} (flag_id, user_id) values ${placeholders(chunk.length, 2)} on conflict do nothing returning flag_id`,
-            bindings,
-          ),
-        )
-        for (const { flag_id } of inserted) {
+        for (const { flag_id } of await insertNewPairs(trx, dialect, chunk)) {
           const flag = perFlag.get(Number(flag_id))
           if (flag) flag.newUsers++
         }
       }
 
       // Counters, in table order envs → values → series → flags, each by ascending id.
-      await trx.raw(`update ${T.envs} set stored = stored + ? where id = ?`, [rows.length, envId])
-      const values: StoredIncrement[] = []
-      for (const [name, id] of valueIds) values.push([id, environmentId, name, perValue.get(id) ?? 0])
-      await addStored(trx, T.values, ['environment_id', 'value'], values)
-      const series: StoredIncrement[] = []
-      for (const [name, s] of perSeriesName) series.push([seriesIds.get(name) as number, s.flagId, s.valueId, s.n])
-      await addStored(trx, T.series, ['flag_id', 'value_id'], series)
-      const flags = [...perFlag.entries()].sort((a, b) => byNumber(a[0], b[0]))
-      const flagBindings: Knex.RawBinding[] = []
-      for (const [id, f] of flags) {
-        flagBindings.push(id, environmentId, f.key, f.total, f.trueCount, f.falseCount, f.newUsers, f.lastSeen, f.total)
-      }
-      const greatest = dialect === 'postgres' ? 'greatest' : 'max'
-      const F = T.flags
-      await trx.raw(
-        `insert into ${F} (id, environment_id, flag_key, total, true_count, false_count, unique_users, last_seen, stored) ` +
-          `values ${placeholders(flags.length, 9)} on conflict (id) do update set ` +
-          `total = ${F}.total + excluded.total, true_count = ${F}.true_count + excluded.true_count, ` +
-          `false_count = ${F}.false_count + excluded.false_count, unique_users = ${F}.unique_users + excluded.unique_users, ` +
-          `last_seen = ${greatest}(${F}.last_seen, excluded.last_seen), stored = ${F}.stored + excluded.stored`,
-        flagBindings,
+      await addStored(
+        trx,
+        T.envs,
+        ['environment_id'],
+        [...perEnv].map(([id, e]) => [id, [e.environmentId], e.n]),
       )
+      await addStored(
+        trx,
+        T.values,
+        ['environment_id', 'value'],
+        [...perValue].map(([id, v]) => [id, [v.environmentId, v.value], v.n]),
+      )
+      await addStored(
+        trx,
+        T.series,
+        ['flag_id', 'value_id'],
+        [...perSeriesName].map(([name, s]) => [seriesIds.get(name) as number, [s.flagId, s.valueId], s.n]),
+      )
+      await addFlagStats(trx, dialect, perFlag)
     })
   } catch (error) {
     // An interned row may have gone with its environment meanwhile: start from the database next time.
-    cache.clear()
+    shared.clear()
     throw error
+  }
+  shared.publish(cache.staged)
+}
+
+/** env_id, flag_id, value_id, series_id, user_id, context, evaluated_at, received_at */
+type ImpressionTuple = [number, number, number, number, string | null, string | null, number, number]
+
+const ROW_COLUMNS = 'env_id, flag_id, value_id, series_id, user_id, context, evaluated_at, received_at'
+
+/**
+ * One INSERT for many rows without a bound parameter per value: PostgreSQL
+ * gets one array per column (`unnest`), SQLite one JSON array of rows
+ * (`json_each`). Both parse and plan a short statement, and the driver binds
+ * 8 or 1 values instead of thousands.
+ */
+async function insertRows(trx: Knex.Transaction, dialect: Dialect, rows: ImpressionTuple[]): Promise<void> {
+  if (dialect === 'postgres') {
+    const columns = Array.from({ length: 8 }, (_, c) => rows.map((r) => r[c]))
+    await trx.raw(
+      `insert into ${T.impressions} (${ROW_COLUMNS}) select * from unnest(?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])`,
+      columns as Knex.RawBinding[],
+    )
+    return
+  }
+  await trx.raw(
+    `insert into ${T.impressions} (${ROW_COLUMNS}) select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7 from json_each(?)`,
+    [JSON.stringify(rows)],
+  )
+}
+
+/** Inserts the (flag, user) pairs not stored yet, in the given order; answers one row per new pair. */
+async function insertNewPairs(
+  trx: Knex.Transaction,
+  dialect: Dialect,
+  pairs: Array<[number, string]>,
+): Promise<Array<{ flag_id: Num }>> {
+  if (dialect === 'postgres') {
+    return rowsOf<{ flag_id: Num }>(
+      await trx.raw(
+        `insert into ${T.users} (flag_id, user_id) select * from unnest(?::int[], ?::text[]) on conflict do nothing returning flag_id`,
+        [pairs.map((p) => p[0]), pairs.map((p) => p[1])] as Knex.RawBinding[],
+      ),
+    )
+  }
+  // `where true` tells SQLite's parser that ON CONFLICT is the upsert clause, not a join's ON.
+  return rowsOf<{ flag_id: Num }>(
+    await trx.raw(
+      `insert into ${T.users} (flag_id, user_id) select value ->> 0, value ->> 1 from json_each(?) where true on conflict do nothing returning flag_id`,
+      [JSON.stringify(pairs)],
+    ),
+  )
+}
+
+interface FlagTally {
+  environmentId: string
+  key: string
+  total: number
+  trueCount: number
+  falseCount: number
+  newUsers: number
+  lastSeen: number
+}
+
+/** Adds a transaction's tallies to the flags' lifetime stats and stored rows, by ascending id. */
+async function addFlagStats(trx: Knex.Transaction, dialect: Dialect, perFlag: Map<number, FlagTally>): Promise<void> {
+  const flags = [...perFlag.entries()].sort((a, b) => byNumber(a[0], b[0]))
+  const F = T.flags
+  const greatest = dialect === 'postgres' ? 'greatest' : 'max'
+  for (const chunk of chunks(flags, 1000)) {
+    const bindings: Knex.RawBinding[] = []
+    for (const [id, f] of chunk) {
+      bindings.push(id, f.environmentId, f.key, f.total, f.trueCount, f.falseCount, f.newUsers, f.lastSeen, f.total)
+    }
+    await trx.raw(
+      `insert into ${F} (id, environment_id, flag_key, total, true_count, false_count, unique_users, last_seen, stored) ` +
+        `values ${placeholders(chunk.length, 9)} on conflict (id) do update set ` +
+        `total = ${F}.total + excluded.total, true_count = ${F}.true_count + excluded.true_count, ` +
+        `false_count = ${F}.false_count + excluded.false_count, unique_users = ${F}.unique_users + excluded.unique_users, ` +
+        `last_seen = ${greatest}(${F}.last_seen, excluded.last_seen), stored = ${F}.stored + excluded.stored`,
+      bindings,
+    )
   }
 }
 
-/** `[id, key column 1, key column 2, rows to add]` of an interned row. */
-type StoredIncrement = [number, string | number, string | number, number]
+/** `[id, the other NOT NULL key columns, rows to add]` of an interned row. */
+type StoredIncrement = [number, Array<string | number>, number]
 
-/** Adds to `stored` of existing rows, by ascending id, in one statement (an upsert that always updates). */
+/** Adds to `stored` of existing rows, by ascending id, 1000 per statement (an upsert that always updates). */
 async function addStored(
   trx: Knex.Transaction,
   table: string,
-  keyColumns: [string, string],
+  keyColumns: string[],
   increments: StoredIncrement[],
 ): Promise<void> {
-  if (increments.length === 0) return
   increments.sort((a, b) => byNumber(a[0], b[0]))
-  await trx.raw(
-    `insert into ${table} (id, ${keyColumns.join(', ')}, stored) values ${placeholders(increments.length, 4)} ` +
-      `on conflict (id) do update set stored = ${table}.stored + excluded.stored`,
-    increments.flat(),
-  )
+  for (const chunk of chunks(increments, 1000)) {
+    const bindings: Knex.RawBinding[] = []
+    for (const [id, keys, n] of chunk) bindings.push(id, ...keys, n)
+    await trx.raw(
+      `insert into ${table} (id, ${keyColumns.join(', ')}, stored) values ${placeholders(chunk.length, keyColumns.length + 2)} ` +
+        `on conflict (id) do update set stored = ${table}.stored + excluded.stored`,
+      bindings,
+    )
+  }
 }
 
 interface StoredRow {

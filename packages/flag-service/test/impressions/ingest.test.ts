@@ -130,6 +130,8 @@ describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
       { flag_key: 'fine', value: 'x', context: { blob: 'y'.repeat(5000) } },
       { flag_key: 'fine', value: 'x', evaluated_at: '2026-01-01T00:00:00' },
       'not an object',
+      { flag_key: 'fine', value: 'x', user_id: 'tab\there' },
+      { flag_key: 'fine', value: 'half \ud800 a pair' },
     ])
     expect(res.status).toBe(422)
     expect(res.body.code).toBe('validation_failed')
@@ -146,7 +148,10 @@ describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
       '[9].context',
       '[10].evaluated_at',
       '[11]',
+      '[12].user_id',
+      '[13].value',
     ])
+    expect(res.body.issues[11].message).toBe('must not contain control characters or unpaired surrogates')
     expect(res.body.issues[3].message).toMatch(/ISO 8601/)
     expect(res.body.issues[8].message).toMatch(/at most 4096 characters as JSON/)
     const notArray = await f.post({ flag_key: 'fine', value: 'true' })

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DIALECTS } from '../../../../test/support/databases.js'
+import { IMPRESSION_TABLES, ImpressionWriter, type IngestBatch } from '../../src/impressions/index.js'
+import { T0 } from '../harness.js'
+import { type ImpressionFixture, startImpressionFixture } from './fixture.js'
+
+describe.each(DIALECTS)('group commit of impression batches on %s', (dialect) => {
+  let f: ImpressionFixture
+  beforeAll(async () => {
+    f = await startImpressionFixture(dialect)
+  })
+  afterAll(async () => {
+    await f?.dispose()
+  })
+
+  const batch = (environmentId: string, flag: string, n: number): IngestBatch => ({
+    environmentId,
+    receivedAt: T0,
+    rows: Array.from({ length: n }, (_, i) => ({
+      flag_key: flag,
+      user_id: `u${i}`,
+      value: 'true',
+      context: null,
+      evaluated_at: T0,
+    })),
+  })
+  /** How many INSERTs of impression rows (one per transaction here) run during `fn`. */
+  const countInserts = async (fn: () => Promise<unknown>) => {
+    const knex = f.h.server.runtime.knex
+    let inserts = 0
+    const listener = (q: { sql: string }) => {
+      if (q.sql.startsWith(`insert into ${IMPRESSION_TABLES.impressions} `)) inserts++
+    }
+    knex.on('query', listener)
+    try {
+      await fn()
+    } finally {
+      knex.off('query', listener)
+    }
+    return inserts
+  }
+
+  it('stores batches queued together in shared transactions, and each is answered', async () => {
+    const writer = new ImpressionWriter(f.h.server.runtime.knex, dialect)
+    const inserts = await countInserts(() =>
+      Promise.all(Array.from({ length: 6 }, (_, i) => writer.write(batch(f.envId, `group-${i % 2}`, 100)))),
+    )
+    // The first batch goes alone at once; the others queue meanwhile and share the next transaction(s).
+    expect(inserts).toBe(dialect === 'sqlite' ? 2 : 3)
+    expect((await f.list('flag_key=group-0')).body.total).toBe(300)
+    expect((await f.list('flag_key=group-1')).body.total).toBe(300)
+    const stats = (await f.stats()).body as Array<{ flag_key: string; total: number; unique_users: number }>
+    expect(stats.filter((s) => s.flag_key.startsWith('group-'))).toEqual([
+      expect.objectContaining({ flag_key: 'group-0', total: 300, unique_users: 100 }),
+      expect.objectContaining({ flag_key: 'group-1', total: 300, unique_users: 100 }),
+    ])
+    await writer.whenIdle()
+  })
+
+  it('splits a group that fails, so only the failing batch is refused', async () => {
+    const writer = new ImpressionWriter(f.h.server.runtime.knex, dialect)
+    const gone = '00000000-0000-4000-8000-000000000000' // no such environment: its foreign key fails
+    const first = writer.write(batch(f.envId, 'split-a', 10))
+    const results = await Promise.allSettled([
+      first,
+      writer.write(batch(f.envId, 'split-b', 10)),
+      writer.write(batch(gone, 'split-c', 10)),
+      writer.write(batch(f.stagingId, 'split-d', 10)),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
+    expect((await f.list('flag_key=split-b')).body.total).toBe(10)
+    expect((await f.list('flag_key=split-d', f.h.admin, f.stagingId)).body.total).toBe(10)
+    const knex = f.h.server.runtime.knex
+    expect(await knex(IMPRESSION_TABLES.envs).where('environment_id', gone)).toEqual([])
+    expect(await knex(IMPRESSION_TABLES.flags).where('flag_key', 'split-c')).toEqual([])
+  })
+})

@@ -586,13 +586,17 @@ export async function listImpressions(
     else if (query.user_id === undefined) qb.where('i.env_id', ids.envId)
     return qb
   }
-  const page = filter(knex.from(from))
-    .join({ f: T.flags }, 'f.id', 'i.flag_id')
-    .join({ v: T.values }, 'v.id', 'i.value_id')
-    .select('i.id', 'f.flag_key', 'i.user_id', 'v.value', 'i.context', 'i.evaluated_at')
-    .limit(query.limit)
-  if (query.since_id !== undefined) page.where('i.id', '>', query.since_id).orderBy('i.id', 'asc')
-  else page.orderBy('i.id', 'desc').offset(query.offset)
+  // The page's ids first, from the index alone (rows skipped by an offset are never read), then those rows.
+  const pageIds = filter(knex.from(from)).select('i.id').limit(query.limit)
+  if (query.since_id !== undefined) pageIds.where('i.id', '>', query.since_id).orderBy('i.id', 'asc')
+  else pageIds.orderBy('i.id', 'desc').offset(query.offset)
+  const page = knex
+    .from({ r: T.impressions })
+    .join({ f: T.flags }, 'f.id', 'r.flag_id')
+    .join({ v: T.values }, 'v.id', 'r.value_id')
+    .whereIn('r.id', pageIds)
+    .select('r.id', 'f.flag_key', 'r.user_id', 'v.value', 'r.context', 'r.evaluated_at')
+    .orderBy('r.id', query.since_id !== undefined ? 'asc' : 'desc')
 
   const total =
     query.user_id === undefined

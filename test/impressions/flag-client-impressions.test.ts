@@ -110,6 +110,22 @@ describe('the flag client reports impressions to the real service', () => {
     })
   })
 
+  it('sends a lone evaluation once the flush interval has passed, also after the queue ran empty', async () => {
+    const http = recordingFetch()
+    const flags = client({ fetch: http.impl, impressions: { flushIntervalMs: 150 } })
+    await flags.ready()
+    await new Promise((r) => setTimeout(r, 200)) // the reporter has found its queue empty and sleeps
+    flags.isEnabled('checkout', { user_id: 'first' })
+    await expect.poll(() => flags.impressionStatus().delivered, { timeout: 5000 }).toBe(1)
+    await new Promise((r) => setTimeout(r, 200))
+    const started = Date.now()
+    flags.isEnabled('checkout', { user_id: 'second' })
+    flags.isEnabled('checkout', { user_id: 'third' })
+    await expect.poll(() => flags.impressionStatus().delivered, { timeout: 5000 }).toBe(3)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140) // waited for the batch to fill
+    expect(http.posts.map((p) => p.items)).toEqual([1, 2])
+  })
+
   it('buffers in IndexedDB while offline and delivers in batches of at most 500 when back online', async () => {
     const http = recordingFetch()
     const online = manualOnlineSource(true)

@@ -70,6 +70,8 @@ export class ImpressionReporter {
   private controller: AbortController | undefined
   private timer: unknown
   private wakeUp: ((how: 'timer' | 'woken') => void) | undefined
+  /** A wake that came while the loop was not asleep: its next sleep returns at once (no lost wake-up). */
+  private wakePending = false
   private unsubscribeOnline: (() => void) | undefined
   private loopDone: Promise<void> = Promise.resolve()
 
@@ -135,9 +137,11 @@ export class ImpressionReporter {
       owner: '',
     })
     this.start()
-    if (this.firstRecordAt === null) this.firstRecordAt = now
+    // The first record after the queue ran empty starts the flush window; a full batch goes at once.
+    const first = this.firstRecordAt === null
+    if (first) this.firstRecordAt = now
     if (!this.persisting) this.persisting = Promise.resolve().then(() => this.persist())
-    if (this.queued + this.pending.length >= this.batchSize) this.wake()
+    if (first || this.queued + this.pending.length >= this.batchSize) this.wake()
   }
 
   /**
@@ -240,6 +244,8 @@ export class ImpressionReporter {
         continue
       }
       if (batch.length === 0) {
+        // Recorded meanwhile: go round again (the rows are written first).
+        if (this.pending.length > 0 || this.persisting) continue
         // Empty (or every row is another tab's): sleep until something is recorded, or a lease may have run out.
         this.firstRecordAt = null
         this.batchSize = this.maxBatch
@@ -328,7 +334,10 @@ export class ImpressionReporter {
 
   /** Waits `ms` (forever for Infinity); resolves 'timer' when the time ran out, 'woken' when `wake` ended it. */
   private sleep(ms: number): Promise<'timer' | 'woken'> {
-    if (this.closed) return Promise.resolve('woken')
+    if (this.closed || this.wakePending) {
+      this.wakePending = false
+      return Promise.resolve('woken')
+    }
     return new Promise((resolve) => {
       this.wakeUp = resolve
       this.timer = Number.isFinite(ms)
@@ -342,7 +351,8 @@ export class ImpressionReporter {
     this.timer = undefined
     const resolve = this.wakeUp
     this.wakeUp = undefined
-    resolve?.(how)
+    if (resolve) resolve(how)
+    else this.wakePending = true
   }
 }
 

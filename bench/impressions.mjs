@@ -13,7 +13,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
-import { IMPRESSION_INDEXES, IMPRESSION_TABLES as T } from '../packages/flag-service/dist/impressions/index.js'
+import {
+  IMPRESSION_INDEXES,
+  listImpressions,
+  IMPRESSION_TABLES as T,
+} from '../packages/flag-service/dist/impressions/index.js'
 import { openServiceRuntime } from '../packages/flag-service/dist/index.js'
 import { atLeast, atMost, benchMain, log, row } from './lib/cli.mjs'
 import { startCli, tempDir } from './lib/proc.mjs'
@@ -27,7 +31,7 @@ const USERS = 100_000
 const DAY = 86_400_000
 
 /** The value flag `f` gives, by a draw in [0, 1). @param {number} f @param {number} r */
-const valueOf = (f, r) => (f < 40 ? (r < 0.5 ? 'true' : 'false') : `variant-${Math.floor(r * 3)}`)
+const valueFor = (f, r) => (f < 40 ? (r < 0.5 ? 'true' : 'false') : `variant-${Math.floor(r * 3)}`)
 const VALUES = ['true', 'false', 'variant-0', 'variant-1', 'variant-2']
 
 /** `count` request bodies of 500 impressions each (seeded, so every run sends the same). */
@@ -41,7 +45,7 @@ function makeBodies(count, seed) {
         return {
           flag_key: `flag-${f}`,
           user_id: user,
-          value: valueOf(f, random()),
+          value: valueFor(f, random()),
           context: random() < 0.25 ? { user_id: user, country: 'DE', plan: 'pro' } : null,
         }
       }),
@@ -310,7 +314,14 @@ async function measureReads({ url, key, environmentId, knex, dialect, runs }) {
     const body = await getJson(target, key)
     const ours = await timeIt(runs, () => getJson(target, key))
     const base = await timeIt(runs, () => bare())
-    list[query] = { ms: ours.median, p95: ours.p95, baseline: base.median, items: body.items.length, total: body.total }
+    list[query] = {
+      ms: ours.median,
+      p95: ours.p95,
+      baseline: base.median,
+      items: body.items.length,
+      total: body.total,
+      plan: await planOf(knex, dialect, environmentId, query),
+    }
     if (ours.median > slowest.ours) slowest = { name: query, ours: ours.median, base: base.median, p95: ours.p95 }
   }
   const statsUrl = `${url}/api/environments/${environmentId}/impressions/stats`
@@ -323,6 +334,35 @@ async function measureReads({ url, key, environmentId, knex, dialect, runs }) {
       .orderBy('flag_key'),
   )
   return { list, slowest, stats, statsBase, flags: statsBody.length }
+}
+
+/** The plans of the statements the service runs for a list query (`EXPLAIN`), one string per statement. */
+async function planOf(knex, dialect, environmentId, query) {
+  const params = new URLSearchParams(query === '(none)' ? '' : query)
+  const filter = { limit: 50, offset: Number(params.get('offset') ?? 0) }
+  for (const name of ['flag_key', 'user_id', 'value']) if (params.has(name)) filter[name] = params.get(name)
+  if (params.has('since_id')) filter.since_id = Number(params.get('since_id'))
+  const seen = []
+  const listener = (q) => {
+    if (q.sql.includes(`${T.impressions} as i`)) seen.push(q)
+  }
+  knex.on('query', listener)
+  try {
+    await listImpressions(knex, dialect, environmentId, filter)
+  } finally {
+    knex.off('query', listener)
+  }
+  const plans = []
+  for (const q of seen) {
+    if (dialect === 'sqlite') {
+      const rows = await knex.raw(`explain query plan ${q.sql}`, q.bindings)
+      plans.push(rows.map((r) => r.detail).join(' | '))
+    } else {
+      const result = await knex.raw(`explain (costs off) ${q.sql.replace(/\$\d+/g, '?')}`, q.bindings)
+      plans.push(result.rows.map((r) => r['QUERY PLAN'].trim()).join(' | '))
+    }
+  }
+  return plans
 }
 
 /** What the rollup saves: the stats computed from the rows (COUNT DISTINCT over millions), once. */

@@ -380,6 +380,32 @@ describe('SQL only through bound parameters: the source', () => {
     ],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
     'packages/store/src/change-feed.ts': ['conn.query(`LISTEN ${NOTIFY_CHANNEL}`'],
+    // Reviewed: only table/column constants, an index name from the store's own list and `?` placeholder
+    // lists are interpolated; every value is bound.
+    'packages/flag-service/src/impressions/store.ts': [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      "trx.raw(\n      `insert into ${spec.table} (${columns.join(', ')}) values ${placeholders(chunk.length, columns.length)} on conflict (${spec.ownerColumn}, ${spec.nameColumn}) do nothing`",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n    `insert into ${T.envs} (environment_id, stored) values (?, 0) on conflict (environment_id) do nothing`',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n          `insert into ${T.series} (flag_id, value_id, stored) values ${placeholders(chunk.length, 3)} on conflict (flag_id, value_id) do nothing`',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n      `insert into ${T.impressions} (${ROW_COLUMNS}) select * from unnest(?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])`',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n    `insert into ${T.impressions} (${ROW_COLUMNS}) select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7 from json_each(?)`',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n        `insert into ${T.users} (flag_id, user_id) select * from unnest(?::int[], ?::text[]) on conflict do nothing returning flag_id`',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n      `insert into ${T.users} (flag_id, user_id) select value ->> 0, value ->> 1 from json_each(?) where true on conflict do nothing returning flag_id`',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n      `insert into ${F} (id, environment_id, flag_key, total, true_count, false_count, unique_users, last_seen, stored) `',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      "trx.raw(\n      `insert into ${table} (id, ${keyColumns.join(', ')}, stored) values ${placeholders(chunk.length, keyColumns.length + 2)} `",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      "knex.raw(`${T.impressions} as i${dialect === 'sqlite' ? `",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n          `delete from ${T.impressions} where id in (select id from ${T.impressions} order by id limit ?) and received_at < ? returning env_id, flag_id, value_id, series_id`',
+    ],
   }
 
   function sources(dir: string): string[] {
@@ -393,6 +419,7 @@ describe('SQL only through bound parameters: the source', () => {
   it('no raw SQL is built from values: every raw/query/exec call is a plain literal or listed here', () => {
     const found: Record<string, string[]> = {}
     const plain: string[] = []
+    const unlisted: string[] = []
     const files = readdirSync(join(root, 'packages')).flatMap((pkg) => {
       const src = join(root, 'packages', pkg, 'src')
       try {
@@ -422,17 +449,19 @@ describe('SQL only through bound parameters: the source', () => {
           continue
         }
         const snippet = text.slice(from, from + match[0].length - 1 + (literal?.length ?? 40))
-        expect(ALLOWED[rel] ?? [], `${rel}: SQL built from values? ${snippet}`).toContainEqual(snippet)
+        if (!(ALLOWED[rel] ?? []).includes(snippet)) unlisted.push(`${rel}: ${snippet}`)
         found[rel] = [...(found[rel] ?? []), snippet]
       }
     }
+    // Every call that builds SQL text was reviewed and listed above.
+    expect(unlisted, 'SQL built from values?').toEqual([])
     // Every allow-listed call still exists (a stale entry would allow a future one silently).
     for (const [file, snippets] of Object.entries(ALLOWED)) {
       for (const snippet of snippets) expect(found[file] ?? [], file).toContainEqual(snippet)
     }
     // The scan really sees the store's literal raw calls (so a broken pattern cannot pass vacuously).
     expect(plain).toContain("packages/store/src/flag-store.ts: trx.raw('select pg_notify(?, ?)'")
-    expect(plain).toContain("packages/store/src/open-database.ts: knex.raw('select pg_advisory_lock(?)'")
+    expect(plain).toContain("packages/store/src/run-migrations.ts: knex.raw('select pg_advisory_lock(?)'")
   })
 })
 

@@ -101,7 +101,7 @@ describe('compact: the rules', () => {
     expect(new Set(ids).size).toBe(ids.length)
     expect(out.length).toBeLessThanOrEqual(10_000)
     const firstSeen = new Map<string, number>()
-    ops.forEach((op, i) => firstSeen.has(op.recordId) || firstSeen.set(op.recordId, i))
+    for (const [i, op] of ops.entries()) if (!firstSeen.has(op.recordId)) firstSeen.set(op.recordId, i)
     const positions = ids.map((id) => firstSeen.get(id) as number)
     expect(positions).toEqual([...positions].sort((a, b) => a - b))
   })

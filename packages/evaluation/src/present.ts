@@ -55,14 +55,19 @@ export function present(flag: CheckedFlag, decision: Decision): EvaluationResult
   }
 }
 
-function fitsType(type: FlagType, value: unknown): boolean {
+/**
+ * Whether `value` is a value of `type`: integers are safe integers (what every
+ * JSON parser reads back exactly), json is any JSON value. The flag service
+ * checks values on save with this same function.
+ */
+export function fitsType(type: FlagType, value: unknown): boolean {
   switch (type) {
     case 'boolean':
       return typeof value === 'boolean'
     case 'string':
       return typeof value === 'string'
     case 'integer':
-      return Number.isInteger(value)
+      return Number.isSafeInteger(value)
     case 'json':
       return true
   }

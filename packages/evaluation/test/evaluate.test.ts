@@ -169,6 +169,7 @@ describe('typed values', () => {
     ['a string flag serving a number', on({ flag_type: 'string', default_value: 5 })],
     ['an integer flag serving a fraction', on({ flag_type: 'integer', default_value: 1.5 })],
     ['an integer flag serving a numeric string', on({ flag_type: 'integer', default_value: '1' })],
+    ['an integer flag serving an unsafe integer', on({ flag_type: 'integer', default_value: 2 ** 60 })],
     ['a boolean flag serving a string', on({ default_value: 'true' })],
     ['a string flag serving null', on({ flag_type: 'string', default_value: null })],
   ])('%s is a TYPE_MISMATCH error', (_name, flag) => {

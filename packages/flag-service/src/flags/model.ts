@@ -1,3 +1,4 @@
+import { fitsType } from '@flagsync/evaluation'
 import {
   type FlagType,
   type FullFlag,
@@ -22,19 +23,8 @@ export type ServiceFlag = FullFlag
 /** The largest weight of one variant: 100 variants of it stay below 2^32, the range of the bucketing hash. */
 export const MAX_VARIANT_WEIGHT = 1_000_000
 
-/** Whether `value` is a value of `type`: integers are safe integers, json is any JSON value. */
-export function fitsType(type: FlagType, value: unknown): boolean {
-  switch (type) {
-    case 'boolean':
-      return typeof value === 'boolean'
-    case 'string':
-      return typeof value === 'string'
-    case 'integer':
-      return Number.isSafeInteger(value)
-    case 'json':
-      return true
-  }
-}
+// One definition of "a value of this flag_type" for saving and for evaluating.
+export { fitsType } from '@flagsync/evaluation'
 
 const article = (type: FlagType) => (type === 'integer' ? 'an integer' : type === 'json' ? 'JSON' : `a ${type}`)
 export const typeMessage = (type: FlagType) => `must be ${article(type)} (flag_type is ${type})`

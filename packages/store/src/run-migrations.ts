@@ -36,6 +36,7 @@ export async function runMigrations<M>(knex: Knex, config: DatabaseConfig, run: 
   const deadline = Date.now() + 15_000
   for (let attempt = 1; ; attempt++) {
     try {
+      await prepareSqliteBookkeeping(knex, run.tableName)
       await latest()
       return
     } catch (error) {
@@ -43,6 +44,27 @@ export async function runMigrations<M>(knex: Knex, config: DatabaseConfig, run: 
       await new Promise((resolve) => setTimeout(resolve, Math.min(50 * attempt, 500)))
     }
   }
+}
+
+/**
+ * knex creates its lock row with "select; insert if none", which two instances
+ * starting on a fresh file can both do: the table then holds two rows, knex's
+ * "update where is_locked = 0" changes both and it reports "already locked"
+ * forever. Creating the tables with IF NOT EXISTS and the row in one
+ * INSERT ... WHERE NOT EXISTS statement (atomic in SQLite) closes the race;
+ * the DELETE repairs a file an earlier version left with duplicates (no
+ * instance can hold a duplicated lock, so dropping the extras is safe).
+ * The DDL is knex's own for these tables, so knex finds them as it expects.
+ */
+async function prepareSqliteBookkeeping(knex: Knex, tableName: string): Promise<void> {
+  const lock = `${tableName}_lock`
+  await knex.raw(
+    `create table if not exists ?? (\`id\` integer not null primary key autoincrement, \`name\` varchar(255), \`batch\` integer, \`migration_time\` datetime)`,
+    [tableName],
+  )
+  await knex.raw('create table if not exists ?? (`index` integer not null primary key autoincrement, `is_locked` integer)', [lock])
+  await knex.raw('insert into ?? (`is_locked`) select 0 where not exists (select 1 from ??)', [lock, lock])
+  await knex.raw('delete from ?? where `index` > (select min(`index`) from ??)', [lock, lock])
 }
 
 function isLockContention(error: unknown): boolean {

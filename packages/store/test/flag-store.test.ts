@@ -128,6 +128,36 @@ describe('openDatabase', () => {
     expect((await new FlagStore(dbs[0] as Database).loadAll()).rows).toHaveLength(1)
   })
 
+  it('opens a file where two racing starts left knex two lock rows (once "already locked" forever)', async () => {
+    const first = await openDatabase(url)
+    await first.knex('flagsync_migrations_lock').insert({ is_locked: 0 })
+    expect(await first.knex('flagsync_migrations_lock').count({ n: '*' })).toEqual([{ n: 2 }])
+    await first.knex('flagsync_migrations').del()
+    await first.knex.schema.dropTable('flagsync_changes')
+    await first.knex.schema.dropTable('flagsync_flags')
+    await first.knex.schema.dropTable('flagsync_batches')
+    await first.knex.schema.dropTable('flagsync_meta')
+    await first.close()
+    const db = await openDatabase(url)
+    opened.push(db)
+    expect(await db.knex('flagsync_migrations_lock').count({ n: '*' })).toEqual([{ n: 1 }])
+    await new FlagStore(db).write(async (w) => w.put(flag('a')))
+    expect((await new FlagStore(db).loadAll()).rows).toHaveLength(1)
+  })
+
+  // Four, not more: in one process every SQLite connection waits for a lock on
+  // one of libuv's four threads, so a fifth would stall the lock holder for a
+  // whole busy timeout (separate processes, the real case, do not share them).
+  it('keeps one lock row when instances race on fresh files, round after round', async () => {
+    for (let round = 0; round < 6; round++) {
+      const fresh = `sqlite:${join(dir, `race-${round}.sqlite`)}`
+      const dbs = await Promise.all(Array.from({ length: 4 }, () => openDatabase(fresh)))
+      opened.push(...dbs)
+      expect(await (dbs[0] as Database).knex('flagsync_migrations_lock').count({ n: '*' })).toEqual([{ n: 1 }])
+      expect(await (dbs[3] as Database).knex('flagsync_migrations').count({ n: '*' })).toEqual([{ n: 1 }])
+    }
+  })
+
   it('rejects a DATABASE_URL it cannot use, naming the accepted forms', async () => {
     await expect(openDatabase('mysql://localhost/x')).rejects.toThrow(/sqlite: or postgres:\/\//)
   })

@@ -62,7 +62,10 @@ async function prepareSqliteBookkeeping(knex: Knex, tableName: string): Promise<
     `create table if not exists ?? (\`id\` integer not null primary key autoincrement, \`name\` varchar(255), \`batch\` integer, \`migration_time\` datetime)`,
     [tableName],
   )
-  await knex.raw('create table if not exists ?? (`index` integer not null primary key autoincrement, `is_locked` integer)', [lock])
+  await knex.raw(
+    'create table if not exists ?? (`index` integer not null primary key autoincrement, `is_locked` integer)',
+    [lock],
+  )
   await knex.raw('insert into ?? (`is_locked`) select 0 where not exists (select 1 from ??)', [lock, lock])
   await knex.raw('delete from ?? where `index` > (select min(`index`) from ??)', [lock, lock])
 }

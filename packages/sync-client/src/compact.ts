@@ -64,9 +64,88 @@ export interface CompactOptions {
   existsRemotely?: (collection: string, recordId: string) => boolean
 }
 
+const NONE = 0
+const INSERT = 1
+const UPDATE = 2
+const DELETE = 3
+type Kind = typeof NONE | typeof INSERT | typeof UPDATE | typeof DELETE
+
+/**
+ * The compacted state of one record while the queue is scanned. Updates that
+ * land on an insert or an update are only linked here and merged once at the
+ * end: merging each into a fresh copy costs a copy of every field so far per
+ * update, and even collecting them in per-record arrays costs more than the
+ * Map lookup. So the links live in one typed array indexed by queue position
+ * (written in order, no allocation), and `kind` mirrors `base.action` so the
+ * scan never touches the earlier operation's memory.
+ */
 interface Slot {
-  op: Operation | null
+  /** The last insert or delete, or the first update after it; null when cancelled out. */
+  base: Operation | null
+  kind: Kind
+  /** Queue index of the newest update to merge into `base`, -1 for none; earlier ones via `previous`. */
+  tail: number
   mayExist: boolean
+}
+
+function kindOf(op: Operation): Kind {
+  return op.action === 'insert' ? INSERT : op.action === 'update' ? UPDATE : DELETE
+}
+
+/** Own enumerable fields of `sources` in order, later ones winning; `__proto__` stays a plain field as with spread. */
+function mergeFields(
+  first: Record<string, unknown>,
+  sources: readonly Record<string, unknown>[],
+): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...first }
+  for (const source of sources) {
+    for (const key of Object.keys(source)) {
+      if (key === '__proto__') {
+        Object.defineProperty(merged, key, { value: source[key], enumerable: true, writable: true, configurable: true })
+      } else merged[key] = source[key]
+    }
+  }
+  return merged
+}
+
+function materialize(slot: Slot, ops: readonly Operation[], previous: Int32Array): Operation | null {
+  const { base } = slot
+  if (base === null || slot.tail < 0) return base
+  const changes: Record<string, unknown>[] = []
+  for (let i = slot.tail; i >= 0; i = previous[i] as number) {
+    changes.push((ops[i] as Extract<Operation, { action: 'update' }>).changes)
+  }
+  changes.reverse()
+  const { collection, recordId } = base
+  if (base.action === 'insert')
+    return { action: 'insert', collection, recordId, record: mergeFields(base.record, changes) }
+  if (base.action === 'update')
+    return { action: 'update', collection, recordId, changes: mergeFields(base.changes, changes) }
+  return base
+}
+
+/** Folds queue entry `i` into its record's slot (the same rules as `fold`). */
+function absorb(slot: Slot, op: Operation, i: number, previous: Int32Array): void {
+  const action = op.action
+  if (action === 'update') {
+    if (slot.kind === NONE) {
+      slot.base = op
+      slot.kind = UPDATE
+    } else if (slot.kind !== DELETE) {
+      previous[i] = slot.tail
+      slot.tail = i
+    }
+    // Update after delete changes nothing (see fold).
+    return
+  }
+  if (action === 'delete' && slot.kind === INSERT && !slot.mayExist) {
+    slot.base = null
+    slot.kind = NONE
+  } else {
+    slot.base = op
+    slot.kind = action === 'delete' ? DELETE : INSERT
+  }
+  slot.tail = -1
 }
 
 /**
@@ -76,31 +155,44 @@ interface Slot {
  * starts the record's run and the record does not exist remotely, see
  * `options.existsRemotely`). Records keep the order of their first appearance.
  *
- * Pure and O(n): one Map lookup per operation; the inputs are never mutated.
- * Only pass operations that have not been sent yet: compacting into an
- * operation the receiver may already have applied is wrong.
+ * Pure and O(n): one Map lookup per operation, each record's merged fields
+ * built once; the inputs are never mutated. Only pass operations that have
+ * not been sent yet: compacting into an operation the receiver may already
+ * have applied is wrong.
  */
 export function compact(ops: readonly Operation[], options: CompactOptions = {}): Operation[] {
   const { existsRemotely } = options
   const byCollection = new Map<string, Map<string, Slot>>()
   const order: Slot[] = []
-  for (const op of ops) {
-    let records = byCollection.get(op.collection)
-    if (records === undefined) {
-      records = new Map()
-      byCollection.set(op.collection, records)
+  const previous = new Int32Array(ops.length)
+  let lastCollection: string | undefined
+  let records: Map<string, Slot> | undefined
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i] as Operation
+    // Queues are mostly one collection: skip the outer lookup while it repeats.
+    if (op.collection !== lastCollection || records === undefined) {
+      lastCollection = op.collection
+      records = byCollection.get(op.collection)
+      if (records === undefined) {
+        records = new Map()
+        byCollection.set(op.collection, records)
+      }
     }
     const slot = records.get(op.recordId)
     if (slot === undefined) {
-      const mayExist = op.action !== 'insert' || (existsRemotely?.(op.collection, op.recordId) ?? false)
-      const created: Slot = { op, mayExist }
+      const kind = kindOf(op)
+      const mayExist = kind !== INSERT || (existsRemotely?.(op.collection, op.recordId) ?? false)
+      const created: Slot = { base: op, kind, tail: -1, mayExist }
       records.set(op.recordId, created)
       order.push(created)
     } else {
-      slot.op = fold(slot.op, op, slot.mayExist)
+      absorb(slot, op, i, previous)
     }
   }
   const out: Operation[] = []
-  for (const slot of order) if (slot.op !== null) out.push(slot.op)
+  for (const slot of order) {
+    const op = materialize(slot, ops, previous)
+    if (op !== null) out.push(op)
+  }
   return out
 }

@@ -259,3 +259,35 @@ describe('compact: property against a model receiver', () => {
     )
   })
 })
+
+describe('compact: agrees with the one-record fold', () => {
+  const anyOp = step.map(({ rec, kind, data }): Operation => {
+    const [collection, recordId] = RECORDS[rec] as (typeof RECORDS)[number]
+    if (kind === 0) return { action: 'insert', collection, recordId, record: data }
+    if (kind === 1) return { action: 'update', collection, recordId, changes: data }
+    return { action: 'delete', collection, recordId }
+  })
+
+  it('equals compactRecord of each record, in order of first appearance, without touching its input', () => {
+    fc.assert(
+      fc.property(fc.array(anyOp, { maxLength: 80 }), (raw) => {
+        const before = structuredClone(raw)
+        const expected = firstAppearance(raw)
+          .map((key) => compactRecord(raw.filter((op) => keyOf(op) === key)))
+          .filter((op) => op !== null)
+        expect(compact(raw)).toEqual(expected)
+        expect(raw).toEqual(before)
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('keeps a "__proto__" field a plain field when merging updates, as spreading does', () => {
+    const changes = JSON.parse('{"__proto__": {"polluted": true}, "a": 2}') as Record<string, unknown>
+    const [merged] = compact([ins('1', { a: 1 }), upd('1', { b: 1 }), upd('1', changes)])
+    const record = (merged as Extract<Operation, { action: 'insert' }>).record
+    expect(Object.getPrototypeOf(record)).toBe(Object.prototype)
+    expect(Object.keys(record)).toEqual(['a', 'b', '__proto__'])
+    expect(record.a).toBe(2)
+  })
+})

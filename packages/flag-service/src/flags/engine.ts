@@ -36,6 +36,11 @@ export interface FlagStreamOptions {
   revalidateMs?: number
 }
 
+export interface EnvironmentRef {
+  id: string
+  projectId: string
+}
+
 /** One environment's flags as SDKs see them (segment-expanded), built once per change and shared by every reader. */
 interface EnvironmentView {
   projectId: string
@@ -94,6 +99,11 @@ export class FlagStreams {
   /** The SDK key behind each SDK connection, and the check of each dashboard connection's access. */
   private readonly keyOf = new Map<SseConnection, number>()
   private readonly accessOf = new Map<SseConnection, () => Promise<boolean>>()
+  /** Environments each dashboard connection follows, and how follow-everything ones list what their user sees now. */
+  private readonly followedBy = new Map<SseConnection, Set<string>>()
+  private readonly followingAll = new Map<SseConnection, () => Promise<EnvironmentRef[]>>()
+  private refreshing: Promise<void> | undefined
+  private refreshAgain = false
   private revalidateTimer: ReturnType<typeof setInterval> | undefined
   private starting: Promise<void> | undefined
   private pruneTimer: ReturnType<typeof setInterval> | undefined
@@ -172,13 +182,16 @@ export class FlagStreams {
   /**
    * Opens a dashboard stream (session or token): `connected` with a null
    * environment, the flags of every listed environment (each update names its
-   * `env_id`), `ready` with the total, then their live updates.
+   * `env_id`), `ready` with the total, then their live updates. With
+   * `visibleNow` (a connection that follows everything its user can see) it
+   * also picks up environments that become visible later: see `followNew`.
    */
   openDashboardStream(
     req: IncomingMessage,
     res: ServerResponse,
-    environments: ReadonlyArray<{ id: string; projectId: string }>,
+    environments: readonly EnvironmentRef[],
     stillAllowed: () => Promise<boolean>,
+    visibleNow?: () => Promise<EnvironmentRef[]>,
   ): void {
     let chunk = connectedFrame(null)
     let count = 0
@@ -189,23 +202,66 @@ export class FlagStreams {
     }
     const conn = this.hub.open(req, res, DASHBOARD_SCOPE)
     this.accessOf.set(conn, stillAllowed)
-    for (const env of environments) {
-      let set = this.dashboards.get(env.id)
-      if (!set) {
-        set = new Set()
-        this.dashboards.set(env.id, set)
-      }
-      set.add(conn)
-    }
+    const following = new Set<string>()
+    this.followedBy.set(conn, following)
+    for (const env of environments) this.follow(conn, following, env.id)
+    if (visibleNow) this.followingAll.set(conn, visibleNow)
     res.on('close', () => {
       this.accessOf.delete(conn)
-      for (const env of environments) {
-        const set = this.dashboards.get(env.id)
+      this.followingAll.delete(conn)
+      this.followedBy.delete(conn)
+      for (const id of following) {
+        const set = this.dashboards.get(id)
         set?.delete(conn)
-        if (set?.size === 0) this.dashboards.delete(env.id)
+        if (set?.size === 0) this.dashboards.delete(id)
       }
     })
     conn.write(chunk + readyFrame(count))
+  }
+
+  /**
+   * Dashboards that follow everything their user can see add the environments
+   * that became visible since they connected (a new project, a new membership):
+   * the environment's current flags are sent and its updates follow, in one
+   * synchronous step as at connect. Runs after a change to an environment such
+   * a dashboard does not follow yet, and on every revalidation; concurrent
+   * calls share one run, and one more runs after it if asked meanwhile.
+   */
+  followNew(): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true
+      return this.refreshing
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false
+        for (const [conn, visibleNow] of [...this.followingAll]) {
+          const environments = await visibleNow().catch(() => [])
+          const following = this.followedBy.get(conn)
+          if (!following) continue // closed meanwhile
+          let chunk = ''
+          for (const env of environments) {
+            if (following.has(env.id)) continue
+            chunk += this.view(env.id, env.projectId).updates
+            this.follow(conn, following, env.id)
+          }
+          if (chunk !== '') conn.write(chunk)
+        }
+      } while (this.refreshAgain && !this.closed)
+    })().finally(() => {
+      this.refreshing = undefined
+    })
+    return this.refreshing
+  }
+
+  private follow(conn: SseConnection, following: Set<string>, environmentId: string): void {
+    following.add(environmentId)
+    let set = this.dashboards.get(environmentId)
+    if (!set) {
+      set = new Set()
+      this.dashboards.set(environmentId, set)
+    }
+    set.add(conn)
   }
 
   /** The segment-expanded flags of an environment as a JSON array, with a strong ETag. */
@@ -249,6 +305,7 @@ export class FlagStreams {
         closed++
       }
     }
+    await this.followNew()
     return closed
   }
 
@@ -319,6 +376,12 @@ export class FlagStreams {
     return view
   }
 
+  /** Whether a follow-everything dashboard does not follow this environment (yet). */
+  private someoneMisses(environmentId: string): boolean {
+    for (const conn of this.followingAll.keys()) if (!this.followedBy.get(conn)?.has(environmentId)) return true
+    return false
+  }
+
   private hasSubscribers(environmentId: string): boolean {
     return this.hub.size(environmentId) > 0 || (this.dashboards.get(environmentId)?.size ?? 0) > 0
   }
@@ -341,6 +404,7 @@ export class FlagStreams {
     const env = change.scope
     this.live.apply(change)
     this.views.delete(env)
+    if (this.followingAll.size > 0 && this.someoneMisses(env)) void this.followNew()
     if (!this.hasSubscribers(env)) return
     if (!change.flag || change.json === null) {
       this.send(env, deleteFrame(env, change.key, change.revision))

@@ -7,7 +7,7 @@ import { sessionCookieValue, sessionUser } from '../auth/sessions.js'
 import { allowOnly } from '../routes/common.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import type { FlagStreams } from './engine.js'
+import type { EnvironmentRef, FlagStreams } from './engine.js'
 
 /**
  * Browsers' EventSource cannot send headers, so `/stream` (and the snapshot)
@@ -41,9 +41,18 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
       return
     }
     const environments = await dashboardEnvironments(runtime, caller, req.query.environment_id)
-    const stillAllowed = accessCheck(runtime, caller, sessionCookieValue(req), environments)
+    const userNow = currentUser(runtime, caller, sessionCookieValue(req))
+    const stillAllowed = accessCheck(runtime, caller, userNow, environments)
+    // Without environment_id the connection follows everything its user can see, now and later.
+    const visibleNow =
+      req.query.environment_id === undefined
+        ? async () => {
+            const user = await userNow()
+            return user ? dashboardEnvironments(runtime, { ...caller, user }, undefined) : []
+          }
+        : undefined
     await streams.current()
-    streams.openDashboardStream(req, res, environments, stillAllowed)
+    streams.openDashboardStream(req, res, environments, stillAllowed, visibleNow)
   })
 
   router.get('/flags/snapshot', sdkKeyFromQuery, auth, async (req, res) => {
@@ -78,19 +87,30 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
 function accessCheck(
   runtime: ServiceRuntime,
   caller: AuthContext,
-  sessionId: string | undefined,
+  userNow: () => Promise<AuthUser | undefined>,
   environments: readonly EnvironmentRef[],
 ): () => Promise<boolean> {
   const projects = [...new Set(environments.map((e) => e.projectId))]
   return async () => {
-    let user: AuthUser | undefined
-    if (caller.kind === 'session') user = sessionId === undefined ? undefined : await sessionUser(runtime, sessionId)
-    else if (caller.kind === 'pat' && caller.tokenId !== undefined) user = await tokenUser(runtime, caller.tokenId)
+    const user = await userNow()
     if (!user) return false
     for (const projectId of projects) {
       if (!(await projectRole(runtime, { ...caller, user }, projectId))) return false
     }
     return true
+  }
+}
+
+/** The connection's user as the database has it now (role included); undefined once its session or token ended. */
+function currentUser(
+  runtime: ServiceRuntime,
+  caller: AuthContext,
+  sessionId: string | undefined,
+): () => Promise<AuthUser | undefined> {
+  return async () => {
+    if (caller.kind === 'session') return sessionId === undefined ? undefined : sessionUser(runtime, sessionId)
+    if (caller.kind === 'pat' && caller.tokenId !== undefined) return tokenUser(runtime, caller.tokenId)
+    return undefined
   }
 }
 
@@ -108,11 +128,6 @@ async function tokenUser(runtime: ServiceRuntime, tokenId: number): Promise<Auth
 }
 
 const MAX_LISTED_ENVIRONMENTS = 100
-
-interface EnvironmentRef {
-  id: string
-  projectId: string
-}
 
 /**
  * The environments a dashboard connection follows: those named by

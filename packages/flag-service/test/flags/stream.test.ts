@@ -202,6 +202,59 @@ describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
     expect(parsed(one, fromOne).map(([, d]) => d.flag.key)).toEqual(['sf2'])
   })
 
+  it('a follow-everything dashboard picks up environments that become visible after it connected', async () => {
+    const first = await createProject(h)
+    const viewer = await member(h, first.id, 'viewer', 'viewer')
+    const cookie = { Cookie: (viewer.as as { cookie: string }).cookie }
+    const adminCookie = { Cookie: (h.admin as { cookie: string }).cookie }
+    const all = await open(adminCookie)
+    const mine = await open(cookie)
+    const pinned = await open(cookie, `?environment_id=${first.production}`)
+    for (const s of [all, mine, pinned]) await bootstrapOf(s)
+    const [fromAll, fromMine, fromPinned] = [all.events.length, mine.events.length, pinned.events.length]
+
+    // A project created after the admin connected: its first flag arrives without a reconnect.
+    const later = await createProject(h)
+    await putFlag(h, later.staging, { key: 'born-later', is_enabled: true })
+    await all.waitFor((e) => e.data.includes('born-later'), 5000, fromAll)
+    expect(parsed(all, fromAll).map(([, d]) => [d.env_id, d.flag.key])).toEqual([[later.staging, 'born-later']])
+    await putFlag(h, later.staging, { key: 'born-later', is_enabled: false })
+    await all.waitFor((e) => e.data.includes('"is_enabled":false'), 5000, fromAll)
+
+    // The viewer cannot see it; once made a member, the next revalidation sends its flags and follows it.
+    await putFlag(h, later.production, { key: 'for-members', is_enabled: true })
+    await flagStreamsOf(h.server.runtime).followNew()
+    expect(mine.events.slice(fromMine).some((e) => e.data.includes(later.id) || e.data.includes('born-later'))).toBe(
+      false,
+    )
+    const added = await h.call(`/api/projects/${later.id}/members`, {
+      method: 'POST',
+      as: h.admin,
+      body: { user_id: viewer.id, role: 'viewer' },
+    })
+    expect(added.status).toBe(200)
+    expect(await flagStreamsOf(h.server.runtime).revalidate()).toBe(0)
+    await mine.waitFor((e) => e.data.includes('for-members'), 5000, fromMine)
+    expect(
+      parsed(mine, fromMine)
+        .map(([, d]) => [d.env_id, d.flag.key])
+        .sort(),
+    ).toEqual(
+      [
+        [later.production, 'for-members'],
+        [later.staging, 'born-later'],
+      ].sort(),
+    )
+    const fromMineLive = mine.events.length
+    await putFlag(h, later.development, { key: 'dev-live', is_enabled: true })
+    await mine.waitFor((e) => e.data.includes('dev-live'), 5000, fromMineLive)
+
+    // A connection that named its environments keeps exactly those.
+    await putFlag(h, first.production, { key: 'pinned-sees', is_enabled: true })
+    await pinned.waitFor((e) => e.data.includes('pinned-sees'), 5000, fromPinned)
+    expect(parsed(pinned, fromPinned).map(([, d]) => d.flag.key)).toEqual(['pinned-sees'])
+  })
+
   it('/flags/snapshot: the stream flags as a plain array for an SDK key; 400 for a session, 401 without or with bad credentials', async () => {
     const p = await createProject(h)
     await putFlag(h, p.production, { key: 'n', is_enabled: true, rollout_percentage: 30 })

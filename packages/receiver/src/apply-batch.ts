@@ -23,10 +23,16 @@ export async function applyBatch(
   now: number,
 ): Promise<BatchOutcome> {
   const { trx } = writer
-  // The store took the revision lock before calling us, so two requests with
-  // the same batchId cannot both get past this check.
-  const seen = await trx(TABLES.batches).where('batch_id', batchId).first('batch_id')
-  if (seen) return { applied: 0, duplicate: true }
+  // Records the id and checks it in one statement: no row inserted means a
+  // replay. The store took the revision lock before calling us, so two
+  // requests with the same batchId cannot both insert it, and a batch that
+  // fails rolls the row back with everything else.
+  const recorded = await trx(TABLES.batches)
+    .insert({ batch_id: batchId, applied: operations.length, applied_at: now })
+    .onConflict('batch_id')
+    .ignore()
+    .returning('batch_id')
+  if (recorded.length === 0) return { applied: 0, duplicate: true }
 
   const ctx: CollectionContext = { trx, writer }
   for (const [name, ids] of recordIdsByCollection(operations)) {
@@ -44,7 +50,6 @@ export async function applyBatch(
       throw operationFailure(index, op, error)
     }
   }
-  await trx(TABLES.batches).insert({ batch_id: batchId, applied: operations.length, applied_at: now })
   return { applied: operations.length, duplicate: false }
 }
 

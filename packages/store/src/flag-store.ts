@@ -2,12 +2,11 @@ import type { Knex } from 'knex'
 import { FlagWriter, type StagedChange } from './flag-writer.js'
 import { TABLES } from './migrations.js'
 import type { Database } from './open-database.js'
+import { appendChanges, applyChangesToFlags, lockRevision, setRevision } from './statements.js'
 import { isDatabaseFailure, toStoreError } from './store-error.js'
 import type { FlagChange, StoredFlag, StoredFlagRow } from './types.js'
 
 export const NOTIFY_CHANNEL = 'flagsync_changes'
-// Rows per multi-row statement: 500 × 5 columns stays far below SQLite's and PostgreSQL's parameter limits.
-const CHUNK = 500
 
 export interface FlagStoreOptions {
   /** Runs inside every write transaction just before it commits; tests use it to inject faults. */
@@ -52,10 +51,8 @@ export class FlagStore {
         if (this.db.config.dialect === 'postgres') await trx.raw(`set local lock_timeout = '5s'`)
         // The lock first: SQLite cannot upgrade a read lock to a write lock
         // while another process writes, so taking it late would fail with BUSY.
-        await trx(TABLES.meta)
-          .where('name', 'revision')
-          .update({ value: trx.raw('value') })
-        const writer = new FlagWriter(trx, scope)
+        const base = await lockRevision(trx)
+        const writer = new FlagWriter(trx, scope, this.db.config.dialect)
         let result: T
         try {
           result = await fn(writer)
@@ -63,7 +60,7 @@ export class FlagStore {
           fnError = { error }
           throw error
         }
-        const changes = await this.flush(trx, await writer.changes())
+        const changes = await this.flush(trx, base, await writer.changes())
         await this.options.beforeCommit?.(trx)
         return { result, changes }
       })
@@ -73,50 +70,32 @@ export class FlagStore {
     }
   }
 
-  private async flush(trx: Knex.Transaction, staged: StagedChange[]): Promise<FlagChange[]> {
+  /**
+   * Commits the staged changes: the change log first, then the flags table
+   * follows from it inside the database, then the revision; a handful of
+   * statements whatever the number of changes.
+   */
+  private async flush(trx: Knex.Transaction, base: number, staged: StagedChange[]): Promise<FlagChange[]> {
     if (staged.length === 0) return []
-    const row = await trx(TABLES.meta).where('name', 'revision').first('value')
-    const base = Number(row?.value ?? 0)
-    const now = this.now()
     const changes: FlagChange[] = staged.map((c, i) => ({
       revision: base + i + 1,
       scope: c.scope,
       key: c.key,
       flag: c.flag,
+      // Serialized once: the same string is stored and streamed.
       json: c.flag ? JSON.stringify(c.flag) : null,
     }))
-    const upserts = changes.filter((c) => c.json !== null)
-    for (let i = 0; i < upserts.length; i += CHUNK) {
-      const rows = upserts.slice(i, i + CHUNK).map((c) => ({
-        scope: c.scope,
-        key: c.key,
-        data: c.json,
-        revision: c.revision,
-        updated_at: now,
-      }))
-      await trx(TABLES.flags).insert(rows).onConflict(['scope', 'key']).merge(['data', 'revision', 'updated_at'])
-    }
-    for (const [scope, keys] of groupDeletes(changes)) {
-      for (let i = 0; i < keys.length; i += CHUNK) {
-        await trx(TABLES.flags)
-          .where('scope', scope)
-          .whereIn('key', keys.slice(i, i + CHUNK))
-          .delete()
-      }
-    }
-    for (let i = 0; i < changes.length; i += CHUNK) {
-      const rows = changes.slice(i, i + CHUNK).map((c) => ({
-        revision: c.revision,
-        scope: c.scope,
-        key: c.key,
-        data: c.json,
-        created_at: now,
-      }))
-      await trx(TABLES.changes).insert(rows)
-    }
+    const { dialect } = this.db.config
+    const rows = changes.map((c) => ({ scope: c.scope, key: c.key, data: c.json }))
+    await appendChanges(trx, dialect, rows, base, this.now())
+    await applyChangesToFlags(
+      trx,
+      base,
+      changes.some((c) => c.json === null),
+    )
     const last = base + changes.length
-    await trx(TABLES.meta).where('name', 'revision').update({ value: last })
-    if (this.db.config.dialect === 'postgres') {
+    await setRevision(trx, last)
+    if (dialect === 'postgres') {
       // Delivered on commit only, so listeners never see uncommitted revisions.
       await trx.raw('select pg_notify(?, ?)', [NOTIFY_CHANNEL, String(last)])
     }
@@ -201,15 +180,4 @@ export class FlagStore {
       .andWhere('revision', '<=', floor)
       .delete()
   }
-}
-
-function groupDeletes(changes: FlagChange[]): Map<string, string[]> {
-  const byScope = new Map<string, string[]>()
-  for (const c of changes) {
-    if (c.json !== null) continue
-    const keys = byScope.get(c.scope) ?? []
-    keys.push(c.key)
-    byScope.set(c.scope, keys)
-  }
-  return byScope
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
-import { TABLES } from './migrations.js'
+import type { DatabaseConfig } from './database-url.js'
+import { selectFlags } from './statements.js'
 import { toStoreError } from './store-error.js'
 import type { StoredFlag } from './types.js'
 
@@ -13,38 +14,37 @@ export interface StagedChange {
 }
 
 const idOf = (scope: string, key: string) => `${scope}\u0000${key}`
-const CHUNK = 500
 
 /**
  * The write side of one transaction. Reads go to the database once per key
- * (batched by `load`), writes are staged in memory and flushed as multi-row
- * statements at commit, so a 500-operation batch costs a handful of queries.
+ * (batched by `load`), writes are staged in memory and flushed at commit
+ * with one statement per step, so a 500-operation batch costs a handful of queries.
  */
 export class FlagWriter {
   readonly trx: Knex.Transaction
   readonly scope: string
+  private readonly dialect: DatabaseConfig['dialect']
   private readonly original = new Map<string, StoredFlag | null>()
   private readonly staged = new Map<string, StagedChange>()
 
-  constructor(trx: Knex.Transaction, scope: string) {
+  constructor(trx: Knex.Transaction, scope: string, dialect: DatabaseConfig['dialect']) {
     this.trx = trx
     this.scope = scope
+    this.dialect = dialect
   }
 
-  /** Prefetches keys so later `get` calls need no query. */
+  /** Prefetches keys (one query) so later `get` calls need none. */
   async load(keys: Iterable<string>, scope = this.scope): Promise<void> {
     const missing = [...new Set(keys)].filter((k) => !this.original.has(idOf(scope, k)))
-    for (let i = 0; i < missing.length; i += CHUNK) {
-      const chunk = missing.slice(i, i + CHUNK)
-      let rows: Array<{ key: string; data: string }>
-      try {
-        rows = await this.trx(TABLES.flags).select('key', 'data').where('scope', scope).whereIn('key', chunk)
-      } catch (error) {
-        throw toStoreError(error)
-      }
-      for (const key of chunk) this.original.set(idOf(scope, key), null)
-      for (const row of rows) this.original.set(idOf(scope, row.key), JSON.parse(row.data) as StoredFlag)
+    if (missing.length === 0) return
+    let rows: Array<{ key: string; data: string }>
+    try {
+      rows = await selectFlags(this.trx, this.dialect, scope, missing)
+    } catch (error) {
+      throw toStoreError(error)
     }
+    for (const key of missing) this.original.set(idOf(scope, key), null)
+    for (const row of rows) this.original.set(idOf(scope, row.key), JSON.parse(row.data) as StoredFlag)
   }
 
   /** The flag as this transaction sees it, staged writes included. */
@@ -72,11 +72,10 @@ export class FlagWriter {
   /** Net changes in first-touched order; writes that cancel out (create then delete) are dropped. */
   async changes(): Promise<StagedChange[]> {
     const staged = [...this.staged.values()]
+    // Deleted keys never read (put, then delete): whether they existed decides if the delete is a change.
     const unknown = staged.filter((c) => c.flag === null && c.existed === undefined)
-    for (const c of unknown) {
-      await this.load([c.key], c.scope)
-      c.existed = this.original.get(idOf(c.scope, c.key)) !== null
-    }
+    for (const [scope, keys] of keysByScope(unknown)) await this.load(keys, scope)
+    for (const c of unknown) c.existed = this.original.get(idOf(c.scope, c.key)) !== null
     return staged.filter((c) => c.existed !== false || c.flag !== null)
   }
 
@@ -87,4 +86,14 @@ export class FlagWriter {
     const existed = prior ? prior.existed : this.original.has(id) ? this.original.get(id) !== null : undefined
     this.staged.set(id, { scope, key, flag, existed })
   }
+}
+
+function keysByScope(changes: readonly StagedChange[]): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const c of changes) {
+    const keys = out.get(c.scope) ?? []
+    keys.push(c.key)
+    out.set(c.scope, keys)
+  }
+  return out
 }

@@ -1,25 +1,12 @@
 import { connect } from 'node:net'
-import {
-  type FlatApiServer,
-  type FlatApiServerExtras,
-  loadConfig,
-  type ServerConfig,
-  startFlatApiServer,
-} from '@flagsync/flat-api'
+import type { FlatApiServerExtras, ServerConfig } from '@flagsync/flat-api'
 import { streamUpdateSchema } from '@flagsync/protocol'
-import { type Logger, silentLogger } from '@flagsync/server-kit'
+import type { Logger } from '@flagsync/server-kit'
 import type { EventSourceMessage } from 'eventsource-parser'
-import { createTestDatabase, type Dialect, type TestDatabase } from '../support/databases.js'
+import type { Dialect } from '../support/databases.js'
+import { startTestServer, type TestServer } from '../support/test-server.js'
 
-export interface ReliabilityServer extends FlatApiServer {
-  databaseUrl: string
-  config: ServerConfig
-  /** fetch with JSON helpers and the SDK key when one is configured. */
-  request(path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>
-  /** Stops the server; the database stays until `dispose`. */
-  stop(): Promise<void>
-  dispose(): Promise<void>
-}
+export type ReliabilityServer = TestServer
 
 export interface StartOptions {
   dialect?: Dialect
@@ -31,46 +18,10 @@ export interface StartOptions {
   logger?: Logger
 }
 
-/**
- * The real flat-API server in-process on 127.0.0.1:0, like `startTestServer`, but with the runtime extras
- * (fault injection, stream buffer size) and the logger under the test's control.
- */
-export async function startServer(options: StartOptions = {}): Promise<ReliabilityServer> {
-  const db: TestDatabase | undefined = options.databaseUrl
-    ? undefined
-    : await createTestDatabase(options.dialect ?? 'sqlite')
-  const config: ServerConfig = {
-    ...loadConfig(options.env ?? {}, { port: 0 }),
-    pollIntervalMs: 100,
-    ...options.config,
-    databaseUrl: options.databaseUrl ?? (db as TestDatabase).url,
-  }
-  const server = await startFlatApiServer(config, options.logger ?? silentLogger(), options.extras)
-  let stopped: Promise<void> | undefined
-  const stop = () => {
-    stopped ??= server.close()
-    return stopped
-  }
-  return {
-    ...server,
-    config,
-    databaseUrl: config.databaseUrl,
-    request(path, init = {}) {
-      const headers: Record<string, string> = { ...(init.headers ?? {}) }
-      if (config.sdkKey && headers.Authorization === undefined) headers.Authorization = `Bearer ${config.sdkKey}`
-      let body: string | undefined
-      if (init.body !== undefined) {
-        body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
-        headers['Content-Type'] ??= 'application/json'
-      }
-      return fetch(`${server.url}${path}`, { method: init.method ?? 'GET', headers, body })
-    },
-    stop,
-    async dispose() {
-      await stop()
-      await db?.drop()
-    },
-  }
+/** `startTestServer` with the runtime extras (fault injection, stream buffer size) and the logger under the test's control. */
+export function startServer(options: StartOptions = {}): Promise<ReliabilityServer> {
+  const { config, ...rest } = options
+  return startTestServer({ ...config, ...rest })
 }
 
 /**

@@ -1,9 +1,16 @@
-import { type FlatApiServer, loadConfig, type ServerConfig, startFlatApiServer } from '@flagsync/flat-api'
-import { silentLogger } from '@flagsync/server-kit'
+import {
+  type FlatApiServer,
+  type FlatApiServerExtras,
+  loadConfig,
+  type ServerConfig,
+  startFlatApiServer,
+} from '@flagsync/flat-api'
+import { type Logger, silentLogger } from '@flagsync/server-kit'
 import { createTestDatabase, type Dialect, type TestDatabase } from './databases.js'
 
 export interface TestServer extends FlatApiServer {
   databaseUrl: string
+  config: ServerConfig
   /** fetch against the server with JSON helpers and the SDK key when one is set. */
   request(path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>
   /** Stops the server; the database file stays until `dispose`. */
@@ -17,9 +24,15 @@ export interface TestServer extends FlatApiServer {
  * existing DATABASE_URL (to restart on the same data).
  */
 export async function startTestServer(
-  overrides: Partial<ServerConfig> & { env?: Record<string, string>; dialect?: Dialect } = {},
+  overrides: Partial<ServerConfig> & {
+    env?: Record<string, string>
+    dialect?: Dialect
+    /** Runtime hooks (fault injection, stream buffer size). */
+    extras?: FlatApiServerExtras
+    logger?: Logger
+  } = {},
 ): Promise<TestServer> {
-  const { env = {}, dialect = 'sqlite', ...rest } = overrides
+  const { env = {}, dialect = 'sqlite', extras, logger, ...rest } = overrides
   const db: TestDatabase | undefined = overrides.databaseUrl ? undefined : await createTestDatabase(dialect)
   const config: ServerConfig = {
     ...loadConfig(env, { port: 0 }),
@@ -27,15 +40,15 @@ export async function startTestServer(
     ...rest,
     databaseUrl: overrides.databaseUrl ?? (db as TestDatabase).url,
   }
-  const server = await startFlatApiServer(config, silentLogger())
-  let stopped = false
-  const stop = async () => {
-    if (stopped) return
-    stopped = true
-    await server.close()
+  const server = await startFlatApiServer(config, logger ?? silentLogger(), extras)
+  let stopped: Promise<void> | undefined
+  const stop = () => {
+    stopped ??= server.close()
+    return stopped
   }
   return {
     ...server,
+    config,
     databaseUrl: config.databaseUrl,
     request(path, init = {}) {
       const headers: Record<string, string> = { ...(init.headers ?? {}) }

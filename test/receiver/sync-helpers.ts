@@ -5,25 +5,7 @@ import type { SseReader } from '../support/sse-reader.js'
 export const fullFlag = (key: string, extra: Record<string, unknown> = {}): Flag =>
   ({ key, is_enabled: true, rollout_percentage: null, description: null, rules: [], ...extra }) as Flag
 
-export const insert = (recordId: string, record: Record<string, unknown>, collection = 'flags') => ({
-  action: 'insert',
-  collection,
-  recordId,
-  record,
-})
-export const update = (recordId: string, changes: Record<string, unknown>, collection = 'flags') => ({
-  action: 'update',
-  collection,
-  recordId,
-  changes,
-})
-export const remove = (recordId: string, collection = 'flags') => ({ action: 'delete', collection, recordId })
-
-let counter = 0
-export const batch = (operations: unknown[], batchId = `xb-${process.pid}-${Date.now()}-${++counter}`) => ({
-  batchId,
-  operations,
-})
+export { batch, insert, remove, update } from '../support/operations.js'
 
 type EventSourceMessage = SseReader['events'][number]
 

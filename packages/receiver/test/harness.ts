@@ -103,22 +103,7 @@ export const fullFlag = (key: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
-export const insert = (recordId: string, record: Record<string, unknown>, collection = 'flags') => ({
-  action: 'insert',
-  collection,
-  recordId,
-  record,
-})
-export const update = (recordId: string, changes: Record<string, unknown>, collection = 'flags') => ({
-  action: 'update',
-  collection,
-  recordId,
-  changes,
-})
-export const remove = (recordId: string, collection = 'flags') => ({ action: 'delete', collection, recordId })
-
-let counter = 0
-export const batch = (operations: unknown[], batchId = `batch-${process.pid}-${++counter}`) => ({ batchId, operations })
+export { batch, insert, remove, update } from '../../../test/support/operations.js'
 
 /** Every flag in the store, by key. */
 export async function flagsOf(store: FlagStore): Promise<Record<string, unknown>> {

@@ -1,6 +1,7 @@
 import { applyFlagPatch, type Flag, flagSchema, toIssues } from '@flagsync/protocol'
 import type { Collection } from './collection.js'
 import { OperationRejected } from './operation-rejected.js'
+import { quickFlag, quickPatch } from './quick-parse.js'
 
 /** The built-in `flags` collection: `recordId` is the flag key; writes go to the flag store and its stream. */
 export const flagsCollection: Collection = {
@@ -13,6 +14,11 @@ export const flagsCollection: Collection = {
       throw new OperationRejected('record.key must equal recordId', [
         { path: 'record.key', message: `expected ${JSON.stringify(recordId)} (the recordId)` },
       ])
+    }
+    const quick = quickFlag(record, recordId)
+    if (quick) {
+      writer.put(quick)
+      return
     }
     const parsed = flagSchema.safeParse({ ...record, key: recordId })
     if (!parsed.success) {
@@ -31,6 +37,11 @@ export const flagsCollection: Collection = {
       throw new OperationRejected(`flag ${JSON.stringify(recordId)} does not exist`, [
         { path: 'recordId', message: 'no flag with this key; insert it first' },
       ])
+    }
+    const quick = quickPatch(existing, changes)
+    if (quick) {
+      writer.put(quick)
+      return
     }
     const result = applyFlagPatch(existing, changes)
     if (!result.ok) {

@@ -13,6 +13,7 @@ import { type Request, type RequestHandler, type Response, Router } from 'expres
 import { applyBatch, operationIssuePath } from './apply-batch.js'
 import type { Collection } from './collection.js'
 import { flagsCollection } from './flags-collection.js'
+import { quickOperation } from './quick-parse.js'
 
 export interface ReceiverOptions {
   store: FlagStore
@@ -131,20 +132,11 @@ const exposeRetryAfter: RequestHandler = (_req, res, next) => {
 }
 
 function parseOperation(raw: unknown, index: number, collections: ReadonlyMap<string, Collection>): Operation {
-  const parsed = operationSchema.safeParse(raw)
-  if (!parsed.success) {
-    const issues = toIssues(parsed.error, ['operations', index])
-    const first = issues[0]
+  const op = quickOperation(raw) ?? parseOperationWithSchema(raw, index)
+  if (!collections.has(op.collection)) {
     throw new HttpError(
       'validation_failed',
-      `operation ${index}: ${first ? `${first.path}: ${first.message}` : 'invalid operation'}`,
-      { operationIndex: index, issues },
-    )
-  }
-  if (!collections.has(parsed.data.collection)) {
-    throw new HttpError(
-      'validation_failed',
-      `operation ${index}: unknown collection ${JSON.stringify(parsed.data.collection)}`,
+      `operation ${index}: unknown collection ${JSON.stringify(op.collection)}`,
       {
         operationIndex: index,
         issues: [
@@ -154,6 +146,21 @@ function parseOperation(raw: unknown, index: number, collections: ReadonlyMap<st
           },
         ],
       },
+    )
+  }
+  return op
+}
+
+/** The schema decides what the quick check left open, and words the error. */
+function parseOperationWithSchema(raw: unknown, index: number): Operation {
+  const parsed = operationSchema.safeParse(raw)
+  if (!parsed.success) {
+    const issues = toIssues(parsed.error, ['operations', index])
+    const first = issues[0]
+    throw new HttpError(
+      'validation_failed',
+      `operation ${index}: ${first ? `${first.path}: ${first.message}` : 'invalid operation'}`,
+      { operationIndex: index, issues },
     )
   }
   return parsed.data

@@ -40,7 +40,8 @@ const LEASE_POLL_MS = 250
 
 /**
  * Without Web Locks: a lease row in IndexedDB, taken in a transaction, renewed
- * before every attempt for longer than the attempt can last, and deleted at
+ * before an attempt unless it still outlasts the attempt by half a lease
+ * (so at most every `leaseMs / 2` while draining a backlog), and deleted at
  * the end of each drain and on close, so another instance can take over at
  * once. A crashed holder's lease expires after `leaseMs` (plus the request
  * timeout when it died mid-request).
@@ -68,13 +69,27 @@ export function leaseDeliveryLock(
 
   return {
     async run(fn, wait) {
-      while (!(await db.acquireLease(owner, clock.now(), leaseMs))) {
+      let heldUntil = 0
+      for (;;) {
+        const now = clock.now()
+        if (await db.acquireLease(owner, now, leaseMs)) {
+          heldUntil = now + leaseMs
+          break
+        }
         if (!wait || signal.aborted) return { acquired: false }
         await sleep(LEASE_POLL_MS)
         if (signal.aborted) return { acquired: false }
       }
+      const keepAlive = async (ms: number): Promise<boolean> => {
+        // Still held for longer than the attempt can last, with half a lease to spare: no need to write it again.
+        // Nobody else can take a lease before it expires, so the copy in memory is the truth.
+        const now = clock.now()
+        if (heldUntil - now >= ms + leaseMs / 2) return true
+        if (!(await db.acquireLease(owner, now, ms + leaseMs))) return false
+        heldUntil = now + ms + leaseMs
+        return true
+      }
       try {
-        const keepAlive = (ms: number): Promise<boolean> => db.acquireLease(owner, clock.now(), ms + leaseMs)
         return { acquired: true, value: await fn(keepAlive) }
       } finally {
         await db.releaseLease(owner).catch(() => undefined)

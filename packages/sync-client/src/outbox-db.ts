@@ -1,11 +1,12 @@
 import type { Operation } from '@flagsync/protocol'
 import { Dexie } from 'dexie'
 import { compact } from './compact.js'
-import { cutBatch } from './cut-batch.js'
+import { type CutOptions, cutBatch, type QueueView } from './cut-batch.js'
 import { SyncClientError } from './errors.js'
 import {
   type BatchRow,
   clearTombstonesOf,
+  mayHaveBeenApplied,
   type OutboxDeps,
   type OutboxDexie,
   recomputeTombstones,
@@ -14,7 +15,16 @@ import {
 } from './outbox-schema.js'
 import type { DeadLetter, DeliveryError, OutboxEntry } from './types.js'
 
+export { type CutOptions, EMPTY_VIEW, type QueueView } from './cut-batch.js'
 export type { BatchRow, StoredOp } from './outbox-schema.js'
+
+export interface NextBatch {
+  batch: BatchRow | undefined
+  /** The view of the queue for the next cut of this drain. */
+  view: QueueView
+  /** Cut by this call (not a persisted batch read back). */
+  fresh: boolean
+}
 
 /**
  * The outbox in IndexedDB (through Dexie):
@@ -41,6 +51,10 @@ export class OutboxDb {
       lease: 'name',
       deadLetters: '++id, batchId',
     })
+    // liveQuery support: an AbortController and a cross-context broadcast per read-write transaction. Nothing
+    // observes this private database through Dexie (the client has its own change notification), so drop it.
+    db.unuse({ stack: 'dbcore', name: 'Cache' })
+    db.unuse({ stack: 'dbcore', name: 'Observability' })
     this.db = db
   }
 
@@ -76,48 +90,47 @@ export class OutboxDb {
   }
 
   /**
-   * The batch to deliver next: the persisted one when there is one, else a
-   * new one cut from the queue (see `cutBatch`) in the same transaction.
+   * The batch to deliver after the one numbered `after` (null: the first):
+   * a persisted one when there is one, else a new one cut from the queue (see
+   * `cutBatch`) in the same transaction. `fresh` says it was cut here.
    */
-  nextBatch(batchSize: number, newBatchId: () => string, now: number): Promise<BatchRow | undefined> {
+  nextBatch(after: number | null, cut: CutOptions): Promise<NextBatch> {
     const { db } = this
     return db.transaction('rw', db.ops, db.batches, db.tombstones, db.remoteRecords, async () => {
-      const existing = await db.batches.toCollection().first()
-      if (existing) return existing
-      return cutBatch(db, batchSize, newBatchId, now)
+      const batches = after === null ? db.batches.toCollection() : db.batches.where(':id').above(after)
+      const existing = await batches.first()
+      if (existing) return { batch: existing, view: cut.view, fresh: false }
+      return { ...(await cutBatch(db, cut)), fresh: true }
     })
   }
 
   /** Marks an attempt as on the wire; false when the batch is gone (discarded meanwhile). */
   async markSending(batchId: string, until: number): Promise<boolean> {
-    return (await this.db.batches.where('batchId').equals(batchId).modify({ sendingUntil: until })) > 0
+    const marked = await this.db.batches.where('batchId').equals(batchId).modify({ sendingUntil: until, sent: true })
+    return marked > 0
+  }
+
+  /** A batch cut to go out next never left (the one before it failed): its operations may be discarded again. */
+  async releaseUnsent(batchId: string): Promise<void> {
+    await this.db.batches.where('batchId').equals(batchId).modify({ sendingUntil: 0, sent: false })
   }
 
   /**
    * After a 2xx: removes the batch and with it exactly the operations it
-   * consumed, and remembers which records now exist at the receiver.
+   * consumed, and remembers which records now exist at the receiver. Takes
+   * the batch as it was sent (its row never changes but for attempt
+   * bookkeeping) instead of reading the whole row back.
    */
-  complete(batchId: string): Promise<number> {
+  complete(batch: BatchRow): Promise<number> {
     const { db } = this
+    const seq = batch.seq as number
     return db.transaction('rw', db.batches, db.tombstones, db.remoteRecords, async () => {
-      const batch = await db.batches.where('batchId').equals(batchId).first()
-      if (!batch) return 0
+      if ((await db.batches.where(':id').equals(seq).count()) === 0) return 0
       await clearTombstonesOf(db, batch.sources)
-      const created = new Set<string>()
-      const deleted = new Set<string>()
-      for (const op of batch.operations) {
-        const key = recordKey(op)
-        if (op.action === 'delete') {
-          deleted.add(key)
-          created.delete(key)
-        } else {
-          created.add(key)
-          deleted.delete(key)
-        }
-      }
-      if (deleted.size > 0) await db.remoteRecords.bulkDelete([...deleted])
-      if (created.size > 0) await db.remoteRecords.bulkPut([...created].map((key) => ({ key })))
-      await db.batches.delete(batch.seq as number)
+      const { created, deleted } = remoteEffect(batch.operations)
+      if (deleted.length > 0) await db.remoteRecords.bulkDelete(deleted)
+      if (created.length > 0) await db.remoteRecords.bulkPut(created.map((key) => ({ key })))
+      await db.batches.delete(seq)
       return 1
     })
   }
@@ -157,16 +170,20 @@ export class OutboxDb {
    * receiver named (`operationIndex`) when it did, else the whole batch. The
    * batch is dropped; operations not moved go back to the queue and are cut
    * into a new batch with a new id (the receiver applied nothing of the
-   * rejected one).
+   * rejected one), and so do those of batches cut after it, which must not
+   * overtake them. Resolves 0 when that is not safe (a later batch may have
+   * been applied): the batch then stays, blocked.
    */
   deadLetter(batchId: string, error: DeliveryError, now: number): Promise<number> {
     const { db } = this
     return db.transaction('rw', db.ops, db.batches, db.tombstones, db.deadLetters, async () => {
-      const row = await db.batches.where('batchId').equals(batchId).first()
-      if (!row) return 0
-      const index = error.operationIndex
-      const named = index !== undefined && index >= 0 && index < row.operations.length ? index : undefined
-      const moved = named === undefined ? row.operations.map((_, i) => i) : [named]
+      const batches = await db.batches.toArray()
+      const index = batches.findIndex((b) => b.batchId === batchId)
+      const row = batches[index]
+      if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
+      const named = error.operationIndex
+      const moved =
+        named !== undefined && named >= 0 && named < row.operations.length ? [named] : row.operations.map((_, i) => i)
       const movedIds = new Set<number>()
       for (const i of moved) for (const id of row.sourceIds[i] ?? []) movedIds.add(id)
       await db.deadLetters.bulkAdd(
@@ -178,8 +195,7 @@ export class OutboxDb {
           deadAt: now,
         })),
       )
-      await db.batches.delete(row.seq as number)
-      if (named !== undefined) await db.ops.bulkPut(row.sources.filter((s) => !movedIds.has(s.id)))
+      await dissolve(db, batches.slice(index), (s) => !movedIds.has(s.id))
       await recomputeTombstones(
         db,
         row.sources.filter((s) => movedIds.has(s.id)),
@@ -189,29 +205,32 @@ export class OutboxDb {
   }
 
   /**
-   * Removes queued operations by local id. Ids inside the current batch are
-   * only removable while that batch is safe to change: never attempted, or
-   * rejected by the receiver (so not applied). The batch is then dropped and
-   * its other operations go back to the queue, to be cut again under a new
-   * batchId. Resolves 'busy' while an attempt may be on the wire.
+   * Removes queued operations by local id. Ids inside a batch are only
+   * removable while that batch and every batch cut after it are safe to
+   * change: never sent, or rejected by the receiver (so not applied). Those
+   * batches are then dropped and their other operations go back to the
+   * queue, to be cut again under new batchIds. Resolves 'busy' while an
+   * attempt may be on the wire or about to start.
    */
   discard(ids: readonly number[], now: number): Promise<number | 'busy'> {
     const { db } = this
     const wanted = new Set(ids)
     return db.transaction('rw', db.ops, db.batches, db.tombstones, async () => {
       const removed: StoredOp[] = []
-      const batch = await db.batches.toCollection().first()
-      if (batch?.sources.some((s) => wanted.has(s.id))) {
-        if (batch.sendingUntil > now) return 'busy'
-        if (batch.attempts > 0 && batch.lastError?.kind !== 'rejected') {
+      const batches = await db.batches.toArray()
+      const index = batches.findIndex((b) => b.sources.some((s) => wanted.has(s.id)))
+      if (index >= 0) {
+        const affected = batches.slice(index)
+        const blocker = dissolveBlocker(affected, now)
+        if (blocker === 'busy') return 'busy'
+        if (blocker) {
           throw new SyncClientError(
             'invalid_operation',
-            `cannot discard: batch ${batch.batchId} was sent and may have been applied; only operations of a rejected (blocked) or unsent batch can be discarded`,
+            `cannot discard: batch ${blocker.batchId} was sent and may have been applied; only operations of a rejected (blocked) or unsent batch can be discarded`,
           )
         }
-        for (const s of batch.sources) if (wanted.has(s.id)) removed.push(s)
-        await db.batches.delete(batch.seq as number)
-        await db.ops.bulkPut(batch.sources.filter((s) => !wanted.has(s.id)))
+        for (const batch of affected) for (const s of batch.sources) if (wanted.has(s.id)) removed.push(s)
+        await dissolve(db, affected, (s) => !wanted.has(s.id))
       }
       for (const row of await db.ops.bulkGet([...wanted])) if (row) removed.push(row as StoredOp)
       await db.ops.bulkDelete([...wanted])
@@ -297,4 +316,31 @@ export class OutboxDb {
       if (lease?.owner === owner) await db.lease.delete(LEASE_NAME)
     })
   }
+}
+
+/** Which records a delivered batch leaves existing (created) or gone (deleted) at the receiver; the last operation wins. */
+function remoteEffect(operations: readonly Operation[]): { created: string[]; deleted: string[] } {
+  const exists = new Map<string, boolean>()
+  for (const op of operations) exists.set(recordKey(op), op.action !== 'delete')
+  const created: string[] = []
+  const deleted: string[] = []
+  for (const [key, present] of exists) (present ? created : deleted).push(key)
+  return { created, deleted }
+}
+
+/**
+ * Why `batches` cannot be dropped and re-cut now: 'busy' while an attempt may
+ * be on the wire (or about to start), the first batch that may have been
+ * applied, else null.
+ */
+function dissolveBlocker(batches: readonly BatchRow[], now: number): 'busy' | BatchRow | null {
+  if (batches.some((b) => b.sendingUntil > now)) return 'busy'
+  return batches.find(mayHaveBeenApplied) ?? null
+}
+
+/** Drops `batches` and puts the sources that `keep` accepts back into the queue, under their original ids. */
+async function dissolve(db: OutboxDexie, batches: readonly BatchRow[], keep: (s: StoredOp) => boolean): Promise<void> {
+  if (batches.length === 0) return
+  await db.batches.bulkDelete(batches.map((b) => b.seq as number))
+  await db.ops.bulkPut(batches.flatMap((b) => b.sources.filter(keep)))
 }

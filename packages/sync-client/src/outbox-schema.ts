@@ -28,7 +28,22 @@ export interface BatchRow {
   lastError: DeliveryError | null
   /** Epoch ms until which an attempt may be on the wire; 0 when none is. */
   sendingUntil: number
+  /**
+   * True once the batch may have reached the receiver: set when an attempt is
+   * about to start (or when the batch is cut to go out next), and cleared only
+   * for a batch known never to have left. Absent on rows written by earlier
+   * versions, where `attempts > 0` says the same.
+   */
+  sent?: boolean
   createdAt: number
+}
+
+/** Whether the receiver may have applied the batch: then it must go out again unchanged, under its batchId. */
+export function mayHaveBeenApplied(batch: BatchRow): boolean {
+  // A rejection means the receiver applied nothing of it (a batch it had applied would be acknowledged as a duplicate).
+  if (batch.lastError?.kind === 'rejected') return false
+  // sendingUntil > 0 (even expired): an attempt started and its answer was never recorded (a crash).
+  return batch.sent === true || batch.attempts > 0 || batch.sendingUntil > 0
 }
 
 interface LeaseRow {

@@ -10,7 +10,8 @@ import {
   normalizeOperation,
   toJsonObject,
 } from './normalize-operation.js'
-import { type BatchRow, OutboxDb } from './outbox-db.js'
+import { type BatchRow, type CutOptions, EMPTY_VIEW, type NextBatch, OutboxDb, type QueueView } from './outbox-db.js'
+import { recordKey } from './outbox-schema.js'
 import { type ResolvedOptions, resolveOptions } from './resolve-options.js'
 import type {
   BroadcastChannelLike,
@@ -77,7 +78,28 @@ interface Snapshot {
   pending: number
 }
 
-type AttemptResult = 'delivered' | 'continue' | { failedUntil: number | null }
+type AttemptResult = 'continue' | { failedUntil: number | null }
+
+/** One drain's state. */
+interface Pipeline {
+  /** What the last cut left of its window, for the next cut. */
+  view: QueueView
+  /** The recording of acknowledged batches in IndexedDB, one after another. */
+  acknowledging: Promise<void>
+  /** Acknowledged batches not recorded in IndexedDB yet, in order. */
+  unrecorded: BatchRow[]
+  delivered: number
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
+
+/** Waits for a promise without throwing, so a failure is handled where the loop is ready for it. */
+function settled<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  )
+}
 
 /** How long after the request timeout an attempt still counts as possibly on the wire. */
 const SENDING_MARGIN_MS = 1000
@@ -308,37 +330,130 @@ class OutboxSyncClient implements SyncClient {
       this.refresh()
       return idle
     }
-    const outcome = await this.lock.run(async (keepAlive) => {
-      let delivered = 0
-      for (;;) {
-        if (this.closed || !this.o.online.isOnline()) return { delivered, waitUntil: null }
-        const batch = await this.store.nextBatch(this.o.batchSize, this.o.generateId, this.o.clock.now())
-        if (!batch) return { delivered, waitUntil: null }
-        if (!force && batch.nextAttemptAt > this.o.clock.now()) return { delivered, waitUntil: batch.nextAttemptAt }
-        if (!(await keepAlive(this.o.requestTimeoutMs + SENDING_MARGIN_MS))) return { delivered, waitUntil: null }
-        const attempt = this.attempt(batch)
-        this.currentAttempt = attempt
-        const result = await attempt.finally(() => {
-          this.currentAttempt = null
-        })
-        if (result === 'delivered') delivered += batch.operations.length
-        else if (result !== 'continue') return { delivered, waitUntil: result.failedUntil }
-      }
-    }, force)
+    const outcome = await this.lock.run((keepAlive) => this.deliverAll(keepAlive, force), force)
     this.refresh()
     return outcome.acquired ? outcome.value : idle
   }
 
-  /** One HTTP attempt of a persisted batch, and its bookkeeping in IndexedDB. */
-  private async attempt(batch: BatchRow): Promise<AttemptResult> {
+  /**
+   * Delivers batch after batch, pipelined: while a batch is on the wire the
+   * next one is cut (and persisted, marked as about to be sent) in IndexedDB,
+   * and once it is acknowledged the next request starts at once while the
+   * acknowledgement is recorded. Requests stay strictly one after another:
+   * a batch goes out only after the one before it was acknowledged.
+   */
+  private async deliverAll(keepAlive: (ms: number) => Promise<boolean>, force: boolean): Promise<DrainResult> {
+    const drain: Pipeline = { view: EMPTY_VIEW, acknowledging: Promise.resolve(), unrecorded: [], delivered: 0 }
+    try {
+      let current = await this.store.nextBatch(null, this.cutOptions(drain, undefined))
+      for (;;) {
+        const batch = current.batch
+        const stop = (waitUntil: number | null): Promise<DrainResult> =>
+          this.releaseUnsent(current).then(() => ({ delivered: drain.delivered, waitUntil }))
+        if (!batch) return { delivered: drain.delivered, waitUntil: null }
+        if (this.closed || !this.o.online.isOnline()) return await stop(null)
+        if (!force && batch.nextAttemptAt > this.o.clock.now()) return await stop(batch.nextAttemptAt)
+        if (!(await keepAlive(this.o.requestTimeoutMs + SENDING_MARGIN_MS))) return await stop(null)
+        // Created before the request starts, so it sees the queue as of now and runs while the request is out.
+        const ahead = settled(this.store.nextBatch(batch.seq as number, this.cutOptions(drain, batch)))
+        const outcome = await this.trackAttempt(this.send(batch))
+        const next = await ahead
+        await drain.acknowledging // the previous batch's, recorded meanwhile; throws if storage failed
+        if (!next.ok) throw next.error
+        const step = await this.afterAttempt(drain, batch, outcome, next.value)
+        if (step.done) return { delivered: drain.delivered, waitUntil: step.waitUntil }
+        current = step.next
+        drain.view = current.view
+      }
+    } finally {
+      await drain.acknowledging
+    }
+  }
+
+  /** What the attempt of `batch` leads to: the batch to send next, or the end of this drain. */
+  private async afterAttempt(
+    drain: Pipeline,
+    batch: BatchRow,
+    outcome: DeliveryOutcome | 'gone',
+    ahead: NextBatch,
+  ): Promise<{ done: false; next: NextBatch } | { done: true; waitUntil: number | null }> {
+    if (outcome !== 'gone' && outcome.kind === 'ok') {
+      drain.delivered += batch.operations.length
+      this.acknowledge(drain, batch, isDuplicateAck(outcome.body))
+      if (ahead.batch) return { done: false, next: ahead }
+      // Nothing was queued when the batch went out: look again, writes may have arrived meanwhile.
+      drain.view = ahead.view
+      return { done: false, next: await this.store.nextBatch(batch.seq as number, this.cutOptions(drain, undefined)) }
+    }
+    // The batch cut ahead never left: whatever happens to this one, it must not look sent.
+    await this.releaseUnsent(ahead)
+    const result = outcome === 'gone' ? 'continue' : await this.recordFailure(batch, outcome)
+    if (result !== 'continue') return { done: true, waitUntil: result.failedUntil }
+    // The batch was dropped (discarded, or dead-lettered and its rest put back): start again from the queue's head.
+    drain.view = EMPTY_VIEW
+    return { done: false, next: await this.store.nextBatch(null, this.cutOptions(drain, undefined)) }
+  }
+
+  /**
+   * How to cut a batch in this drain: marked as about to be sent, read from
+   * where the last cut stopped, and with the records of batches cut but not
+   * yet acknowledged in IndexedDB (`onWire` and those in `drain.unrecorded`)
+   * taken as existing or not as those batches leave them.
+   */
+  private cutOptions(drain: Pipeline, onWire: BatchRow | undefined): CutOptions {
+    const pendingRemote = new Map<string, boolean>()
+    for (const batch of onWire ? [...drain.unrecorded, onWire] : drain.unrecorded) {
+      for (const op of batch.operations) pendingRemote.set(recordKey(op), op.action !== 'delete')
+    }
+    const now = this.o.clock.now()
+    return {
+      batchSize: this.o.batchSize,
+      newBatchId: this.o.generateId,
+      now,
+      sendingUntil: now + this.o.requestTimeoutMs + SENDING_MARGIN_MS,
+      view: drain.view,
+      pendingRemote,
+    }
+  }
+
+  /** Records a delivered batch in IndexedDB, after the previous one, without holding up the next request. */
+  private acknowledge(drain: Pipeline, batch: BatchRow, duplicate: boolean): void {
+    drain.unrecorded.push(batch)
+    drain.acknowledging = drain.acknowledging.then(async () => {
+      await this.store.complete(batch)
+      drain.unrecorded.splice(drain.unrecorded.indexOf(batch), 1)
+      this.detachedError = null
+      this.announceDelivered(batch.batchId, batch.operations, { duplicate })
+    })
+  }
+
+  /** A batch this drain cut to send next and did not send: another tab may discard from it again. */
+  private async releaseUnsent(next: NextBatch): Promise<void> {
+    if (next.fresh && next.batch) await this.store.releaseUnsent(next.batch.batchId).catch(() => undefined)
+  }
+
+  private trackAttempt<T>(attempt: Promise<T>): Promise<T> {
+    this.currentAttempt = attempt
+    return attempt.finally(() => {
+      this.currentAttempt = null
+    })
+  }
+
+  /** One HTTP attempt of a persisted batch; 'gone' when it was discarded before it could be marked as sending. */
+  private async send(batch: BatchRow): Promise<DeliveryOutcome | 'gone'> {
     const { clock } = this.o
-    const sendingUntil = clock.now() + this.o.requestTimeoutMs + SENDING_MARGIN_MS
-    if (!(await this.store.markSending(batch.batchId, sendingUntil))) return 'continue'
+    const now = clock.now()
+    // A batch cut for this drain is marked already; mark again only if that might run out before the request does.
+    if (batch.sendingUntil < now + this.o.requestTimeoutMs + SENDING_MARGIN_MS / 2) {
+      const until = now + this.o.requestTimeoutMs + SENDING_MARGIN_MS
+      if (!(await this.store.markSending(batch.batchId, until))) return 'gone'
+      batch.sendingUntil = until
+      batch.sent = true
+    }
     this.attempting = true
     this.notifyFromCache()
-    let outcome: DeliveryOutcome
     try {
-      outcome = await deliver({
+      return await deliver({
         url: this.o.webhookUrl,
         headers: await this.o.headers(),
         batchId: batch.batchId,
@@ -350,17 +465,18 @@ class OutboxSyncClient implements SyncClient {
       })
     } catch (error) {
       // Only the headers function can throw here; count it like a failed request.
-      outcome = { kind: 'network', error, timedOut: false, aborted: false }
+      return { kind: 'network', error, timedOut: false, aborted: false }
     } finally {
       this.attempting = false
     }
+  }
 
-    if (outcome.kind === 'ok') {
-      await this.store.complete(batch.batchId)
-      this.detachedError = null
-      this.announceDelivered(batch.batchId, batch.operations, { duplicate: isDuplicateAck(outcome.body) })
-      return 'delivered'
-    }
+  /** The bookkeeping of a failed attempt in IndexedDB. */
+  private async recordFailure(
+    batch: BatchRow,
+    outcome: Exclude<DeliveryOutcome, { kind: 'ok' }>,
+  ): Promise<AttemptResult> {
+    const { clock } = this.o
     if (outcome.kind === 'network' && outcome.aborted) {
       // close(): not an answer. The batch stays as it is and goes out again, same batchId.
       await this.store.clearSending(batch.batchId).catch(() => undefined)
@@ -370,8 +486,11 @@ class OutboxSyncClient implements SyncClient {
     // The app discards by outbox id: name the queued operations behind the one the receiver rejected.
     const culprits = error.operationIndex === undefined ? undefined : batch.sourceIds[error.operationIndex]
     if (culprits) error.outboxIds = [...culprits]
-    if (outcome.kind === 'rejected' && this.o.deadLetter) {
-      await this.store.deadLetter(batch.batchId, error, clock.now())
+    if (
+      outcome.kind === 'rejected' &&
+      this.o.deadLetter &&
+      (await this.store.deadLetter(batch.batchId, error, clock.now())) > 0
+    ) {
       this.detachedError = error
       this.changed()
       return 'continue'

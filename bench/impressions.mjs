@@ -6,8 +6,10 @@
 //   filter's median; baseline = the bare indexed SELECT of the same page, in-process;
 // - impressions[.pg].stats.ms: GET …/impressions/stats at 5 000 000; baseline = the bare SELECT of the rollup rows;
 // - impressions[.pg].ingest_at_5m_per_s: the ingest run again on the loaded database (no goal; what scale costs).
+// While iterating: `--ingest-only` (or BENCH_IMPRESSIONS_INGEST_ONLY=1) runs only the ingest row of each dialect,
+// `--dialect=sqlite|postgres` (or BENCH_IMPRESSIONS_DIALECT) only one dialect. The full run is the default.
 import { execFileSync } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -83,6 +85,39 @@ function ingestLoad({ url, key, bodies, duration, connections }) {
       },
     )
   })
+}
+
+/**
+ * CPU time a process has used, ms: in all and on its main thread (the rest is mostly SQLite, which node-sqlite3
+ * runs on libuv's pool). Linux only (/proc); undefined elsewhere. @param {number} pid
+ */
+function cpuOf(pid) {
+  const ticks = (path) => {
+    const fields = readFileSync(path, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10 // utime + stime, at USER_HZ = 100
+  }
+  try {
+    const threads = {}
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        threads[tid] = ticks(`/proc/${pid}/task/${tid}/stat`)
+      } catch {}
+    }
+    return { total: ticks(`/proc/${pid}/stat`), main: threads[pid] ?? 0, threads }
+  } catch {
+    return undefined
+  }
+}
+
+/** The CPU ms of the busiest thread other than the main one between two `cpuOf` readings (SQLite's, in practice). */
+function busiestOther(before, after, pid) {
+  let most = 0
+  for (const [tid, ms] of Object.entries(after.threads)) {
+    if (tid !== String(pid)) most = Math.max(most, ms - (before.threads[tid] ?? 0))
+  }
+  return most
 }
 
 /** The service CLI on `databaseUrl`; on an empty database it sets up the workspace and logs the Production key. */
@@ -504,7 +539,7 @@ async function createPgDatabase(adminUrl) {
  * baseline on another fresh one), bulk-load to `size`, read latencies, and
  * the ingest run again at that size.
  */
-async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connections, quick }) {
+async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connections, quick, ingestOnly }) {
   const prefix = dialect === 'postgres' ? 'impressions.pg' : 'impressions'
   const bodies = makeBodies(40, 11)
   const ourDb = await fresh()
@@ -518,11 +553,44 @@ async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connectio
 
     log(`${dialect}: ingest, ${connections} connections × ${ingestSeconds} s (after a 2 s warm-up)`)
     await ingestLoad({ url: ingestUrl, key, bodies, duration: 2, connections })
+    const cpuBefore = cpuOf(service.server.pid)
+    const loadBefore = process.cpuUsage()
     const ingest = await ingestLoad({ url: ingestUrl, key, bodies, duration: ingestSeconds, connections })
-    log(`  ours ${Math.round(ingest.perSecond)} impressions/s (p99 ${ingest.p99} ms per request)`)
+    const cpuAfter = cpuOf(service.server.pid)
+    const load = process.cpuUsage(loadBefore)
+    // The service's CPU per 1000 impressions: steadier than the rate on a machine others load too.
+    const perK = (key) =>
+      cpuBefore && cpuAfter ? (cpuAfter[key] - cpuBefore[key]) / ((ingest.perSecond * ingestSeconds) / 1000) : null
+    const rows = (ingest.perSecond * ingestSeconds) / 1000
+    const cpu = {
+      total: perK('total'),
+      main: perK('main'),
+      worker: cpuBefore && cpuAfter ? busiestOther(cpuBefore, cpuAfter, service.server.pid) / rows : null,
+      load: (load.user + load.system) / 1000 / ((ingest.perSecond * ingestSeconds) / 1000),
+    }
+    log(
+      `  ours ${Math.round(ingest.perSecond)} impressions/s (p99 ${ingest.p99} ms per request; service CPU ${cpu.total?.toFixed(1)} ms per 1000, main thread ${cpu.main?.toFixed(1)}, busiest other thread ${cpu.worker?.toFixed(1)}; autocannon ${cpu.load.toFixed(1)})`,
+    )
     const baseline = await baselineIngest(baseDb.url, bodies, quick ? 60 : 200)
-    log(`  baseline knex ${Math.round(baseline)} rows/s`)
+    log(`  baseline knex ${Math.round(baseline)} rows/s (ours/baseline ${(ingest.perSecond / baseline).toFixed(2)})`)
     await service.server.stop()
+    const ingestRow = row({
+      id: `${prefix}.ingest_per_s`,
+      value: ingest.perSecond,
+      unit: 'impressions/s',
+      baseline,
+      ratio: ingest.perSecond / baseline,
+      goal: atLeast(50_000),
+      note: `POST …/impressions with the SDK key, batches of ${BATCH} (40 seeded bodies: ${FLAGS} flags, ${USERS} users, 25 % with a context) from autocannon, ${connections} connections × ${ingestSeconds} s into a fresh ${dialect} database through the service CLI (many SDKs posting at once; the service's group commit stores the batches queued meanwhile, up to 5000 rows, in one transaction): validation, interning, rows, unique-user pairs, counters. Baseline: knex inserting the same rows into the same table and indexes, one multi-row insert per batch and transaction, sequential, in-process`,
+      extra: {
+        p99_request_ms: ingest.p99,
+        service_cpu_ms_per_1000: cpu.total,
+        main_thread_cpu_ms_per_1000: cpu.main,
+        busiest_other_thread_cpu_ms_per_1000: cpu.worker,
+        load_generator_cpu_ms_per_1000: cpu.load,
+      },
+    })
+    if (ingestOnly) return [ingestRow]
 
     log(`${dialect}: bulk-loading to ${size.toLocaleString('en')} impressions`)
     const runtime = await openServiceRuntime({ databaseUrl: ourDb.url })
@@ -562,16 +630,7 @@ async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connectio
 
     const sizeText = size.toLocaleString('en')
     return [
-      row({
-        id: `${prefix}.ingest_per_s`,
-        value: ingest.perSecond,
-        unit: 'impressions/s',
-        baseline,
-        ratio: ingest.perSecond / baseline,
-        goal: atLeast(50_000),
-        note: `POST …/impressions with the SDK key, batches of ${BATCH} (40 seeded bodies: ${FLAGS} flags, ${USERS} users, 25 % with a context) from autocannon, ${connections} connections × ${ingestSeconds} s into a fresh ${dialect} database through the service CLI (many SDKs posting at once; the service's group commit stores the batches queued meanwhile, up to 5000 rows, in one transaction): validation, interning, rows, unique-user pairs, counters. Baseline: knex inserting the same rows into the same table and indexes, one multi-row insert per batch and transaction, sequential, in-process`,
-        extra: { p99_request_ms: ingest.p99 },
-      }),
+      ingestRow,
       row({
         id: `${prefix}.list_filtered.ms`,
         value: reads.slowest.ours,
@@ -611,19 +670,26 @@ async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connectio
 /** @param {{ quick: boolean }} options */
 export async function run({ quick }) {
   const size = quick ? 500_000 : 5_000_000
-  const settings = { size, ingestSeconds: quick ? 4 : 6, runs: quick ? 15 : 25, quick }
+  const ingestOnly = process.argv.includes('--ingest-only') || process.env.BENCH_IMPRESSIONS_INGEST_ONLY === '1'
+  const only =
+    process.argv.find((a) => a.startsWith('--dialect='))?.slice('--dialect='.length) ??
+    process.env.BENCH_IMPRESSIONS_DIALECT
+  const settings = { size, ingestSeconds: quick ? 4 : 6, runs: quick ? 15 : 25, quick, ingestOnly }
   const results = []
-  const sqliteDir = tempDir('impressions')
-  let n = 0
-  try {
-    const fresh = async () => {
-      const url = `sqlite:${join(sqliteDir.dir, `db${n++}.sqlite`)}`
-      return { url, drop: async () => {} }
+  if (only !== 'postgres') {
+    const sqliteDir = tempDir('impressions')
+    let n = 0
+    try {
+      const fresh = async () => {
+        const url = `sqlite:${join(sqliteDir.dir, `db${n++}.sqlite`)}`
+        return { url, drop: async () => {} }
+      }
+      results.push(...(await runDialect({ dialect: 'sqlite', fresh, connections: 32, ...settings })))
+    } finally {
+      sqliteDir.remove()
     }
-    results.push(...(await runDialect({ dialect: 'sqlite', fresh, connections: 32, ...settings })))
-  } finally {
-    sqliteDir.remove()
   }
+  if (only === 'sqlite') return results
 
   const cluster = await startPostgres().catch((error) => {
     log(`PostgreSQL not started: ${error.message}`)

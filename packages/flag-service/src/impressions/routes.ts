@@ -4,7 +4,7 @@ import type { EnvironmentAccess } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { impressionBatchSchema, listQuerySchema } from './schemas.js'
+import { fastImpressionRows, impressionBatchSchema, listQuerySchema } from './schemas.js'
 import { type ImpressionRow, impressionStats, listImpressions } from './store.js'
 import { IMPRESSION_LIMITS } from './tables.js'
 import { ImpressionWriter } from './writer.js'
@@ -22,6 +22,18 @@ function requireKeyOfThisEnvironment(req: Request, env: EnvironmentAccess): void
       'this SDK key is bound to another environment: it reports and reads the impressions of its own environment only',
     )
   }
+}
+
+/** The batch through the schema: the rows, or the 422 naming each failing field. */
+export function rowsOf(body: unknown, receivedAt: number): ImpressionRow[] {
+  const items = parseOr422(impressionBatchSchema, body, 'impressions')
+  return items.map((item) => ({
+    flag_key: item.flag_key,
+    user_id: item.user_id ?? null,
+    value: item.value,
+    context: item.context ?? null,
+    evaluated_at: item.evaluated_at ?? receivedAt,
+  }))
 }
 
 const writers = new WeakMap<ServiceRuntime, ImpressionWriter>()
@@ -67,14 +79,7 @@ export function createImpressionsRouter(runtime: ServiceRuntime, options: Router
         { max_items: IMPRESSION_LIMITS.batch },
       )
     }
-    const items = parseOr422(impressionBatchSchema, req.body, 'impressions')
-    const rows: ImpressionRow[] = items.map((item) => ({
-      flag_key: item.flag_key,
-      user_id: item.user_id ?? null,
-      value: item.value,
-      context: item.context ?? null,
-      evaluated_at: item.evaluated_at ?? receivedAt,
-    }))
+    const rows = fastImpressionRows(req.body, receivedAt) ?? rowsOf(req.body, receivedAt)
     await writer.write({ environmentId: env.id, rows, receivedAt })
     noContent(res)
   })

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { ImpressionRow } from './store.js'
 import { IMPRESSION_LIMITS as L } from './tables.js'
 
 // The wire forms of issue 11. Objects are strict like every other body of the
@@ -72,6 +73,69 @@ export type ImpressionInput = z.output<typeof impressionInputSchema>
 
 /** The POST body once its length is known to be at most 500 (that check comes first: 413). */
 export const impressionBatchSchema = z.array(impressionInputSchema, { error: 'must be an array of impressions' })
+
+const ITEM_KEYS = new Set(['flag_key', 'user_id', 'value', 'context', 'evaluated_at'])
+
+/** An object as JSON.parse makes it: Object.prototype, and no own key that zod's record treats apart. */
+const isJsonObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' &&
+  v !== null &&
+  Object.getPrototypeOf(v) === Object.prototype &&
+  !Object.hasOwn(v, '__proto__') &&
+  !Object.hasOwn(v, 'constructor')
+
+/**
+ * The rows of a valid batch without zod: ingest's hot path (zod builds a copy
+ * of every item and runs a pipeline per field, a large share of a request's
+ * time at 500 items). It accepts exactly what `impressionBatchSchema` accepts
+ * and returns what the route makes of its output (tested against it);
+ * anything it does not accept, invalid or merely unusual, answers undefined,
+ * and the route then runs the schema, which gives the same rows or the 422
+ * naming each field.
+ */
+export function fastImpressionRows(body: unknown, receivedAt: number): ImpressionRow[] | undefined {
+  if (!Array.isArray(body)) return undefined
+  const rows: ImpressionRow[] = new Array(body.length)
+  for (let i = 0; i < body.length; i++) {
+    const item: unknown = body[i]
+    if (!isJsonObject(item)) return undefined
+    for (const key in item) if (!ITEM_KEYS.has(key)) return undefined
+    const { flag_key, user_id, value, context, evaluated_at } = item
+    if (typeof flag_key !== 'string' || flag_key.length > L.flagKeyLength || !FLAG_KEY.test(flag_key)) return undefined
+    if (
+      user_id !== undefined &&
+      user_id !== null &&
+      (typeof user_id !== 'string' ||
+        user_id.length === 0 ||
+        user_id.length > L.userIdLength ||
+        CONTROL.test(user_id) ||
+        LONE_SURROGATE.test(user_id))
+    ) {
+      return undefined
+    }
+    if (typeof value !== 'string' || value.length > L.valueLength || LONE_SURROGATE.test(value)) return undefined
+    let json: string | null = null
+    if (context !== undefined && context !== null) {
+      if (!isJsonObject(context)) return undefined
+      json = JSON.stringify(context)
+      if (json.length > L.contextLength) return undefined
+    }
+    let at = receivedAt
+    if (evaluated_at !== undefined && evaluated_at !== null) {
+      const parsed = timestamp.safeParse(evaluated_at)
+      if (!parsed.success) return undefined
+      at = parsed.data
+    }
+    rows[i] = {
+      flag_key,
+      user_id: (user_id as string | null | undefined) ?? null,
+      value,
+      context: json,
+      evaluated_at: at,
+    }
+  }
+  return rows
+}
 
 /** A non-negative integer in a query string. */
 const queryInt = (min: number, max: number) =>

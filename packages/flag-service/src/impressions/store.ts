@@ -213,21 +213,115 @@ export function ingestImpressions(
   return ingestBatches(knex, dialect, [{ environmentId, rows, receivedAt }])
 }
 
+/** Interned ids by cache key (a shared cache: published ids only; a transaction's: its own new ids too). */
+interface IdLookup {
+  get(key: string): number | undefined
+}
+
+const envKey = (environmentId: string) => `${T.envs}\u0000${environmentId}`
+const flagKey = (environmentId: string, key: string) => `${T.flags}\u0000${environmentId}\u0000${key}`
+const valueKey = (environmentId: string, value: string) => `${T.values}\u0000${environmentId}\u0000${value}`
+const seriesKey = (name: string) => `${T.series}\u0000${name}`
+
+/** What a transaction writes: the statements' bindings, ready before it begins. */
+interface Plan {
+  /** One entry per INSERT of rows (ROWS_PER_STATEMENT each): its bindings. */
+  rows: Knex.RawBinding[][]
+  /** The (flag, user) pairs, sorted, ROWS_PER_STATEMENT per entry. */
+  pairs: Array<Array<[number, string]>>
+  envs: StoredIncrement[]
+  values: StoredIncrement[]
+  series: StoredIncrement[]
+  flags: Map<number, FlagTally>
+}
+
 /**
- * Stores batches and updates the counters, all in one transaction: intern
- * the environments, flags, values and (flag, value) series not seen before
- * (cached, so usually no statement at all); multi-row INSERTs of the rows;
- * the (flag, user) pairs not seen before (INSERT … ON CONFLICT DO NOTHING
- * RETURNING tells which are new); then one multi-row upsert per counter
- * table. Rows of a table are always written in sorted order, and the tables
- * in a fixed order, so concurrent transactions on PostgreSQL take row locks in
- * the same order and cannot deadlock.
+ * Everything a transaction writes, from interned ids alone; undefined when
+ * a name has no id in `ids` yet (the transaction interns it first).
  */
-export async function ingestBatches(knex: Knex, dialect: Dialect, batches: readonly IngestBatch[]): Promise<void> {
-  const live = batches.filter((b) => b.rows.length > 0)
-  if (live.length === 0) return
-  const shared = cacheOf(knex)
-  const cache = new TxCache(shared)
+function planOf(dialect: Dialect, live: readonly IngestBatch[], ids: IdLookup): Plan | undefined {
+  // Per flag the lifetime stats; per environment, value, series and flag the stored rows.
+  const perFlag = new Map<number, FlagTally>()
+  const perEnv = new Map<number, { environmentId: string; n: number }>()
+  const perValue = new Map<number, { environmentId: string; value: string; n: number }>()
+  const perSeries = new Map<number, { flagId: number; valueId: number; n: number }>()
+  const pairs = new Map<string, [number, string]>()
+  const tuples: ImpressionTuple[] = []
+  for (const batch of live) {
+    const environmentId = batch.environmentId
+    const envId = ids.get(envKey(environmentId))
+    if (envId === undefined) return undefined
+    const env = perEnv.get(envId) ?? { environmentId, n: 0 }
+    env.n += batch.rows.length
+    perEnv.set(envId, env)
+    // Names repeat within a batch: look each up once.
+    const flagIds = new Map<string, number>()
+    const valueIds = new Map<string, number>()
+    const seriesIds = new Map<string, number>()
+    for (const row of batch.rows) {
+      let flagId = flagIds.get(row.flag_key)
+      if (flagId === undefined) {
+        flagId = ids.get(flagKey(environmentId, row.flag_key))
+        if (flagId === undefined) return undefined
+        flagIds.set(row.flag_key, flagId)
+      }
+      let valueId = valueIds.get(row.value)
+      if (valueId === undefined) {
+        valueId = ids.get(valueKey(environmentId, row.value))
+        if (valueId === undefined) return undefined
+        valueIds.set(row.value, valueId)
+      }
+      const seriesName = `${flagId}:${valueId}`
+      let seriesId = seriesIds.get(seriesName)
+      if (seriesId === undefined) {
+        seriesId = ids.get(seriesKey(seriesName))
+        if (seriesId === undefined) return undefined
+        seriesIds.set(seriesName, seriesId)
+      }
+      let flag = perFlag.get(flagId)
+      if (!flag) {
+        flag = {
+          environmentId,
+          key: row.flag_key,
+          total: 0,
+          trueCount: 0,
+          falseCount: 0,
+          newUsers: 0,
+          lastSeen: row.evaluated_at,
+        }
+        perFlag.set(flagId, flag)
+      }
+      flag.total++
+      if (row.value === 'true') flag.trueCount++
+      else if (row.value === 'false') flag.falseCount++
+      if (row.evaluated_at > flag.lastSeen) flag.lastSeen = row.evaluated_at
+      const series = perSeries.get(seriesId)
+      if (series) series.n++
+      else perSeries.set(seriesId, { flagId, valueId, n: 1 })
+      const value = perValue.get(valueId)
+      if (value) value.n++
+      else perValue.set(valueId, { environmentId, value: row.value, n: 1 })
+      if (row.user_id !== null) pairs.set(`${flagId}\u0000${row.user_id}`, [flagId, row.user_id])
+      tuples.push([envId, flagId, valueId, seriesId, row.user_id, row.context, row.evaluated_at, batch.receivedAt])
+    }
+  }
+  const sortedPairs = [...pairs.values()].sort((a, b) => a[0] - b[0] || byText(a[1], b[1]))
+  return {
+    rows: chunks(tuples).map((chunk) => rowBindings(dialect, chunk)),
+    pairs: chunks(sortedPairs),
+    envs: [...perEnv].map(([id, e]) => [id, [e.environmentId], e.n]),
+    values: [...perValue].map(([id, v]) => [id, [v.environmentId, v.value], v.n]),
+    series: [...perSeries].map(([id, s]) => [id, [s.flagId, s.valueId], s.n]),
+    flags: perFlag,
+  }
+}
+
+/**
+ * Interns, in the transaction, the environments, flags, values and series of
+ * `live` that `cache` has no id for: environments in sorted order, then flags,
+ * values and series, each sorted (series per environment, in that order).
+ */
+async function internAll(trx: Knex.Transaction, cache: TxCache, live: readonly IngestBatch[]): Promise<void> {
   // Names per environment, environments in sorted order.
   const names = new Map<string, { flags: Set<string>; values: Set<string> }>()
   for (const batch of [...live].sort((a, b) => byText(a.environmentId, b.environmentId))) {
@@ -241,96 +335,56 @@ export async function ingestBatches(knex: Knex, dialect: Dialect, batches: reado
       n.values.add(row.value)
     }
   }
-  try {
-    await knex.transaction(async (trx) => {
-      if (dialect === 'sqlite' && !tuned.has(knex)) await tuneSqlite(trx, knex)
-      const envIds = new Map<string, number>()
-      for (const environmentId of names.keys()) {
-        envIds.set(environmentId, await internEnvironment(trx, cache, environmentId))
-      }
-      const flagIds = new Map<string, Map<string, number>>()
-      for (const [environmentId, n] of names) {
-        flagIds.set(
-          environmentId,
-          await intern(
-            trx,
-            cache,
-            { table: T.flags, ownerColumn: 'environment_id', nameColumn: 'flag_key', zeros: FLAG_ZEROS },
-            environmentId,
-            [...n.flags],
-          ),
-        )
-      }
-      const valueIds = new Map<string, Map<string, number>>()
-      for (const [environmentId, n] of names) {
-        valueIds.set(
-          environmentId,
-          await intern(
-            trx,
-            cache,
-            { table: T.values, ownerColumn: 'environment_id', nameColumn: 'value', zeros: { stored: 0 } },
-            environmentId,
-            [...n.values],
-          ),
-        )
-      }
+  for (const environmentId of names.keys()) await internEnvironment(trx, cache, environmentId)
+  const flagIds = new Map<string, Map<string, number>>()
+  for (const [environmentId, n] of names) {
+    flagIds.set(
+      environmentId,
+      await intern(
+        trx,
+        cache,
+        { table: T.flags, ownerColumn: 'environment_id', nameColumn: 'flag_key', zeros: FLAG_ZEROS },
+        environmentId,
+        [...n.flags],
+      ),
+    )
+  }
+  const valueIds = new Map<string, Map<string, number>>()
+  for (const [environmentId, n] of names) {
+    valueIds.set(
+      environmentId,
+      await intern(
+        trx,
+        cache,
+        { table: T.values, ownerColumn: 'environment_id', nameColumn: 'value', zeros: { stored: 0 } },
+        environmentId,
+        [...n.values],
+      ),
+    )
+  }
 
-      // Every row's ids; per flag the lifetime stats; per environment, value, series and flag the stored rows.
-      const perFlag = new Map<number, FlagTally>()
-      const perEnv = new Map<number, { environmentId: string; n: number }>()
-      const perValue = new Map<number, { environmentId: string; value: string; n: number }>()
-      const perSeriesName = new Map<string, { flagId: number; valueId: number; n: number }>()
-      const pairs = new Map<string, [number, string]>()
-      const rowIds: Array<[number, number, number, string]> = [] // env, flag, value, series name
-      for (const batch of live) {
-        const envId = envIds.get(batch.environmentId) as number
-        const flagsOfEnv = flagIds.get(batch.environmentId) as Map<string, number>
-        const valuesOfEnv = valueIds.get(batch.environmentId) as Map<string, number>
-        const env = perEnv.get(envId) ?? { environmentId: batch.environmentId, n: 0 }
-        env.n += batch.rows.length
-        perEnv.set(envId, env)
-        for (const row of batch.rows) {
-          const flagId = flagsOfEnv.get(row.flag_key) as number
-          const valueId = valuesOfEnv.get(row.value) as number
-          let flag = perFlag.get(flagId)
-          if (!flag) {
-            flag = {
-              environmentId: batch.environmentId,
-              key: row.flag_key,
-              total: 0,
-              trueCount: 0,
-              falseCount: 0,
-              newUsers: 0,
-              lastSeen: row.evaluated_at,
-            }
-            perFlag.set(flagId, flag)
-          }
-          flag.total++
-          if (row.value === 'true') flag.trueCount++
-          else if (row.value === 'false') flag.falseCount++
-          if (row.evaluated_at > flag.lastSeen) flag.lastSeen = row.evaluated_at
-          const seriesName = `${flagId}:${valueId}`
-          const series = perSeriesName.get(seriesName)
-          if (series) series.n++
-          else perSeriesName.set(seriesName, { flagId, valueId, n: 1 })
-          const value = perValue.get(valueId)
-          if (value) value.n++
-          else perValue.set(valueId, { environmentId: batch.environmentId, value: row.value, n: 1 })
-          if (row.user_id !== null) pairs.set(`${flagId}\u0000${row.user_id}`, [flagId, row.user_id])
-          rowIds.push([envId, flagId, valueId, seriesName])
-        }
-      }
-
-      // A series is named by its flag and value ids (globally unique, so no owner).
-      const seriesIds = new Map<string, number>()
-      const missingSeries: Array<{ flagId: number; valueId: number }> = []
-      for (const [name, s] of perSeriesName) {
-        const id = cache.get(`${T.series}\u0000${name}`)
-        if (id === undefined) missingSeries.push({ flagId: s.flagId, valueId: s.valueId })
-        else seriesIds.set(name, id)
-      }
-      missingSeries.sort((a, b) => a.flagId - b.flagId || a.valueId - b.valueId)
-      for (const chunk of chunks(missingSeries, 500)) {
+  // A series is named by its flag and value ids (globally unique, so no owner); the missing ones per environment.
+  const missing = new Map<string, Map<string, { flagId: number; valueId: number }>>()
+  for (const batch of live) {
+    const flagsOfEnv = flagIds.get(batch.environmentId) as Map<string, number>
+    const valuesOfEnv = valueIds.get(batch.environmentId) as Map<string, number>
+    let ofEnv = missing.get(batch.environmentId)
+    if (!ofEnv) {
+      ofEnv = new Map()
+      missing.set(batch.environmentId, ofEnv)
+    }
+    for (const row of batch.rows) {
+      const flagId = flagsOfEnv.get(row.flag_key) as number
+      const valueId = valuesOfEnv.get(row.value) as number
+      const name = `${flagId}:${valueId}`
+      if (cache.get(seriesKey(name)) === undefined) ofEnv.set(name, { flagId, valueId })
+    }
+  }
+  for (const environmentId of names.keys()) {
+    const series = [...(missing.get(environmentId)?.values() ?? [])]
+    if (series.length > 0) {
+      series.sort((a, b) => a.flagId - b.flagId || a.valueId - b.valueId)
+      for (const chunk of chunks(series, 500)) {
         const bindings: number[] = []
         for (const s of chunk) bindings.push(s.flagId, s.valueId, 0)
         await trx.raw(
@@ -347,53 +401,52 @@ export async function ingestBatches(knex: Knex, dialect: Dialect, batches: reado
             chunk.map((s) => s.valueId),
           )
           .select('id', 'flag_id', 'value_id')) as Array<{ id: Num; flag_id: Num; value_id: Num }>
-        for (const row of found) {
-          const name = `${Number(row.flag_id)}:${Number(row.value_id)}`
-          seriesIds.set(name, Number(row.id))
-          cache.set(`${T.series}\u0000${name}`, Number(row.id))
-        }
+        for (const row of found) cache.set(seriesKey(`${Number(row.flag_id)}:${Number(row.value_id)}`), Number(row.id))
       }
+    }
+  }
+}
 
-      // The rows: one statement per ROWS_PER_STATEMENT, as columns (PostgreSQL) or one JSON array (SQLite).
-      const tuples: ImpressionTuple[] = []
-      let i = 0
-      for (const batch of live) {
-        for (const r of batch.rows) {
-          const [envId, flagId, valueId, seriesName] = rowIds[i++] as [number, number, number, string]
-          const seriesId = seriesIds.get(seriesName) as number
-          tuples.push([envId, flagId, valueId, seriesId, r.user_id, r.context, r.evaluated_at, batch.receivedAt])
-        }
+/**
+ * Stores batches and updates the counters, all in one transaction: intern
+ * the environments, flags, values and (flag, value) series not seen before
+ * (cached, so usually no statement at all); multi-row INSERTs of the rows;
+ * the (flag, user) pairs not seen before (INSERT … ON CONFLICT DO NOTHING
+ * RETURNING tells which are new); then one multi-row upsert per counter
+ * table. Rows of a table are always written in sorted order, and the tables
+ * in a fixed order, so concurrent transactions on PostgreSQL take row locks in
+ * the same order and cannot deadlock.
+ *
+ * When every name is interned already (the usual case), the statements'
+ * bindings are all computed before the transaction begins, so the connection
+ * (SQLite's only one) waits for no JavaScript but the new-user tally.
+ */
+export async function ingestBatches(knex: Knex, dialect: Dialect, batches: readonly IngestBatch[]): Promise<void> {
+  const live = batches.filter((b) => b.rows.length > 0)
+  if (live.length === 0) return
+  const shared = cacheOf(knex)
+  const cache = new TxCache(shared)
+  const ready = planOf(dialect, live, shared)
+  try {
+    await knex.transaction(async (trx) => {
+      if (dialect === 'sqlite' && !tuned.has(knex)) await tuneSqlite(trx, knex)
+      let plan = ready
+      if (!plan) {
+        await internAll(trx, cache, live)
+        plan = planOf(dialect, live, cache) as Plan
       }
-      for (const chunk of chunks(tuples)) await insertRows(trx, dialect, chunk)
-
-      const sortedPairs = [...pairs.values()].sort((a, b) => a[0] - b[0] || byText(a[1], b[1]))
-      for (const chunk of chunks(sortedPairs)) {
+      for (const bindings of plan.rows) await insertRows(trx, dialect, bindings)
+      for (const chunk of plan.pairs) {
         for (const { flag_id } of await insertNewPairs(trx, dialect, chunk)) {
-          const flag = perFlag.get(Number(flag_id))
+          const flag = plan.flags.get(Number(flag_id))
           if (flag) flag.newUsers++
         }
       }
-
       // Counters, in table order envs → values → series → flags, each by ascending id.
-      await addStored(
-        trx,
-        T.envs,
-        ['environment_id'],
-        [...perEnv].map(([id, e]) => [id, [e.environmentId], e.n]),
-      )
-      await addStored(
-        trx,
-        T.values,
-        ['environment_id', 'value'],
-        [...perValue].map(([id, v]) => [id, [v.environmentId, v.value], v.n]),
-      )
-      await addStored(
-        trx,
-        T.series,
-        ['flag_id', 'value_id'],
-        [...perSeriesName].map(([name, s]) => [seriesIds.get(name) as number, [s.flagId, s.valueId], s.n]),
-      )
-      await addFlagStats(trx, dialect, perFlag)
+      await addStored(trx, T.envs, ['environment_id'], plan.envs)
+      await addStored(trx, T.values, ['environment_id', 'value'], plan.values)
+      await addStored(trx, T.series, ['flag_id', 'value_id'], plan.series)
+      await addFlagStats(trx, dialect, plan.flags)
     })
   } catch (error) {
     // An interned row may have gone with its environment meanwhile: start from the database next time.
@@ -410,23 +463,28 @@ type ImpressionTuple = [number, number, number, number, string | null, string | 
 const ROW_COLUMNS = 'env_id, flag_id, value_id, series_id, user_id, context, evaluated_at, received_at'
 
 /**
- * One INSERT for many rows without a bound parameter per value: PostgreSQL
- * gets one array per column (`unnest`), SQLite one JSON array of rows
- * (`json_each`). Both parse and plan a short statement, and the driver binds
- * 8 or 1 values instead of thousands.
+ * The bindings of one INSERT for many rows without a bound parameter per
+ * value: PostgreSQL gets one array per column (`unnest`), SQLite one JSON
+ * array of rows (`json_each`). Both parse and plan a short statement, and the
+ * driver binds 8 or 1 values instead of thousands.
  */
-async function insertRows(trx: Knex.Transaction, dialect: Dialect, rows: ImpressionTuple[]): Promise<void> {
+function rowBindings(dialect: Dialect, rows: ImpressionTuple[]): Knex.RawBinding[] {
+  if (dialect === 'postgres') return Array.from({ length: 8 }, (_, c) => rows.map((r) => r[c])) as Knex.RawBinding[]
+  return [JSON.stringify(rows)]
+}
+
+/** One INSERT of rows, with the bindings of `rowBindings`. */
+async function insertRows(trx: Knex.Transaction, dialect: Dialect, bindings: Knex.RawBinding[]): Promise<void> {
   if (dialect === 'postgres') {
-    const columns = Array.from({ length: 8 }, (_, c) => rows.map((r) => r[c]))
     await trx.raw(
       `insert into ${T.impressions} (${ROW_COLUMNS}) select * from unnest(?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])`,
-      columns as Knex.RawBinding[],
+      bindings,
     )
     return
   }
   await trx.raw(
     `insert into ${T.impressions} (${ROW_COLUMNS}) select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7 from json_each(?)`,
-    [JSON.stringify(rows)],
+    bindings,
   )
 }
 

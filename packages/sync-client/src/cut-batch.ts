@@ -1,6 +1,14 @@
 import type { Operation } from '@flagsync/protocol'
 import { compactRecord } from './compact.js'
-import { type BatchRow, clearTombstonesOf, type OutboxDexie, recordKey, type StoredOp } from './outbox-schema.js'
+import {
+  type BatchRow,
+  clearTombstonesOf,
+  encodeBatch,
+  existenceAfter,
+  type OutboxDexie,
+  recordKey,
+  type StoredOp,
+} from './outbox-schema.js'
 
 /** How many queued operations one cut may look at, at least. */
 const MIN_WINDOW = 200
@@ -18,11 +26,11 @@ export interface CutOptions {
   /** What the previous cut of this drain left of its window (see `QueueView`); `EMPTY_VIEW` when unknown. */
   view: QueueView
   /**
-   * Records touched by batches cut but not acknowledged locally yet: true
-   * when the record exists after them. Wins over `remoteRecords`, which those
-   * batches have not updated yet.
+   * Batches delivered or on the wire whose acknowledgement is not recorded
+   * in IndexedDB yet, in order: the records they touch exist or not as these
+   * batches leave them, whatever `remoteRecords` still says.
    */
-  pendingRemote?: ReadonlyMap<string, boolean>
+  unrecorded?: readonly BatchRow[]
 }
 
 /**
@@ -38,7 +46,7 @@ export interface CutOptions {
  * drain cuts is marked as sending until it is acknowledged, so no other tab
  * can drop it, and the drain starts from `EMPTY_VIEW` after dropping one.
  * Operations may still be discarded from the queue meanwhile: a cut checks
- * that `rows` are all still there.
+ * that the rows it takes from `rows` are all still there.
  */
 export interface QueueView {
   from: number
@@ -81,12 +89,12 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
   const window = Math.max(MIN_WINDOW, options.batchSize * 4)
   let view = options.view
   for (;;) {
-    const { rows, exhausted } = await readWindow(db, view, window)
+    const { rows, cached, exhausted } = await readWindow(db, view, window)
     if (rows.length === 0) return { batch: undefined, view }
     const runs = groupByRecord(rows)
-    const remote = await existingRecords(db, runs, options.pendingRemote)
+    const remote = await existingRecords(db, runs, options.unrecorded)
     const selection = select(runs, remote, options.batchSize)
-    await deleteTaken(db, rows, selection.sources)
+    await deleteTaken(db, rows, cached, selection.sources)
     view = viewAfter(rows, selection.sources)
     if (selection.operations.length === 0) {
       // Everything in the window cancelled out: nothing is queued for those records any more.
@@ -97,6 +105,7 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
     const batch: BatchRow = {
       batchId: options.newBatchId(),
       operations: selection.operations,
+      operationsJson: JSON.stringify(selection.operations),
       sourceIds: selection.sourceIds,
       sources: selection.sources,
       attempts: 0,
@@ -106,36 +115,28 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
       sent: options.sendingUntil > 0,
       createdAt: options.now,
     }
-    batch.seq = await db.batches.add(batch)
+    batch.seq = await db.batches.add(encodeBatch(batch))
     return { batch, view }
   }
 }
 
 /**
- * The oldest `window` queued operations: the rows the view holds when they
- * are all still queued, then what follows them. `exhausted`: the queue has
- * nothing beyond the rows returned.
+ * The oldest `window` queued operations: the rows the view holds (`cached`
+ * of them, checked when taken), then what follows them. `exhausted`: the
+ * queue has nothing beyond the rows returned.
  */
 async function readWindow(
   db: OutboxDexie,
   view: QueueView,
   window: number,
-): Promise<{ rows: StoredOp[]; exhausted: boolean }> {
-  let rows: StoredOp[] = []
-  let next = view.from
-  if (view.rows.length > 0) {
-    // A key-only count: no row is read (or copied) to check that none was discarded.
-    const still = await db.ops.where(':id').between(view.from, view.last, true, true).count()
-    if (still === view.rows.length) {
-      rows = [...view.rows]
-      next = view.last + 1
-    }
-  }
+): Promise<{ rows: StoredOp[]; cached: number; exhausted: boolean }> {
+  const rows = [...view.rows]
   const want = window - rows.length
-  if (want <= 0) return { rows, exhausted: false }
+  if (want <= 0) return { rows, cached: rows.length, exhausted: false }
+  const next = rows.length > 0 ? view.last + 1 : view.from
   const more = (await db.ops.where(':id').aboveOrEqual(next).limit(want).toArray()) as StoredOp[]
   for (const row of more) rows.push(row)
-  return { rows, exhausted: more.length < want }
+  return { rows, cached: view.rows.length, exhausted: more.length < want }
 }
 
 function groupByRecord(rows: readonly StoredOp[]): Runs {
@@ -157,15 +158,17 @@ function groupByRecord(rows: readonly StoredOp[]): Runs {
 async function existingRecords(
   db: OutboxDexie,
   runs: Runs,
-  pendingRemote: ReadonlyMap<string, boolean> | undefined,
+  unrecorded: readonly BatchRow[] | undefined,
 ): Promise<Set<string>> {
   const remote = new Set<string>()
   const lookup: string[] = []
+  let pending: Map<string, boolean> | undefined
   for (const [key, run] of runs) {
     if (run[0]?.op.action !== 'insert' || !run.some((row) => row.op.action === 'delete')) continue
-    const pending = pendingRemote?.get(key)
-    if (pending === undefined) lookup.push(key)
-    else if (pending) remote.add(key)
+    pending ??= existenceAfter((unrecorded ?? []).flatMap((batch) => batch.operations))
+    const exists = pending.get(key)
+    if (exists === undefined) lookup.push(key)
+    else if (exists) remote.add(key)
   }
   if (lookup.length > 0) {
     const found = await db.remoteRecords.bulkGet(lookup)
@@ -195,15 +198,40 @@ function select(runs: Runs, remote: ReadonlySet<string>, batchSize: number): Sel
 /**
  * Deletes the taken rows from the queue: one range delete when they are the
  * head of the window (always, unless compaction left records behind), else
- * one delete per row.
+ * one delete per row. Throws `StaleViewError` (aborting the transaction) when
+ * a row taken from the view's memory is no longer queued (another tab
+ * discarded it): the caller cuts again from a fresh read.
  */
-async function deleteTaken(db: OutboxDexie, rows: readonly StoredOp[], taken: readonly StoredOp[]): Promise<void> {
-  const last = rows[taken.length - 1]
+async function deleteTaken(
+  db: OutboxDexie,
+  rows: readonly StoredOp[],
+  cached: number,
+  taken: readonly StoredOp[],
+): Promise<void> {
   const first = rows[0]
-  if (first && last && taken.every((row) => row.id <= last.id)) {
-    await db.ops.where(':id').between(first.id, last.id, true, true).delete()
-  } else {
-    await db.ops.bulkDelete(taken.map((row) => row.id))
+  const last = rows[taken.length - 1]
+  if (!first || !last) return
+  if (taken.every((row) => row.id <= last.id)) {
+    // Dexie counts the range before deleting it: the check that every row is still there comes free.
+    const deleted = await db.ops.where(':id').between(first.id, last.id, true, true).delete()
+    if (cached > 0 && deleted !== taken.length) throw new StaleViewError()
+    return
+  }
+  if (cached > 0) {
+    const ids = taken.map((row) => row.id)
+    const low = Math.min(...ids)
+    const high = Math.max(...ids)
+    const expected = rows.filter((row) => row.id >= low && row.id <= high).length
+    if ((await db.ops.where(':id').between(low, high, true, true).count()) !== expected) throw new StaleViewError()
+  }
+  await db.ops.bulkDelete(taken.map((row) => row.id))
+}
+
+/** A queued operation the view held in memory was discarded meanwhile. */
+export class StaleViewError extends Error {
+  constructor() {
+    super('queued operations changed underneath the cut')
+    this.name = 'StaleViewError'
   }
 }
 

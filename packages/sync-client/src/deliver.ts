@@ -17,6 +17,8 @@ export interface DeliverRequest {
   headers: Record<string, string>
   batchId: string
   operations: readonly Operation[]
+  /** `operations` as JSON text, when already serialized (a persisted batch keeps it). */
+  operationsJson?: string
   fetch: typeof fetch
   clock: Clock
   timeoutMs: number
@@ -51,7 +53,7 @@ export async function deliver(request: DeliverRequest): Promise<DeliveryOutcome>
       const response = await request.fetch(request.url, {
         method: 'POST',
         headers: requestHeaders(request.headers),
-        body: JSON.stringify({ batchId: request.batchId, operations: request.operations }),
+        body: requestBody(request),
         signal: controller.signal,
       })
       return { response, body: await readBody(response) }
@@ -70,6 +72,12 @@ export async function deliver(request: DeliverRequest): Promise<DeliveryOutcome>
     request.clock.clearTimeout(timer)
     request.signal?.removeEventListener('abort', onAbort)
   }
+}
+
+/** `{batchId, operations}` as JSON, the operations' text reused when there is one. */
+function requestBody({ batchId, operations, operationsJson }: DeliverRequest): string {
+  if (operationsJson === undefined) return JSON.stringify({ batchId, operations })
+  return `{"batchId":${JSON.stringify(batchId)},"operations":${operationsJson}}`
 }
 
 /** The configured headers plus `Content-Type: application/json`, which always wins. */

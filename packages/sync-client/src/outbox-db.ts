@@ -1,16 +1,19 @@
 import type { Operation } from '@flagsync/protocol'
 import { Dexie } from 'dexie'
 import { compact } from './compact.js'
-import { type CutOptions, cutBatch, type QueueView } from './cut-batch.js'
+import { type CutOptions, cutBatch, EMPTY_VIEW, type QueueView, StaleViewError } from './cut-batch.js'
 import { SyncClientError } from './errors.js'
 import {
   type BatchRow,
   clearTombstonesOf,
+  decodeBatch,
+  existenceAfter,
   mayHaveBeenApplied,
   type OutboxDeps,
   type OutboxDexie,
   recomputeTombstones,
   recordKey,
+  type StoredBatchRow,
   type StoredOp,
 } from './outbox-schema.js'
 import type { DeadLetter, DeliveryError, OutboxEntry } from './types.js'
@@ -84,22 +87,26 @@ export class OutboxDb {
     })
   }
 
-  /** The batch being delivered, if any. */
-  head(): Promise<BatchRow | undefined> {
-    return this.db.batches.toCollection().first()
-  }
-
   /**
    * The batch to deliver after the one numbered `after` (null: the first):
    * a persisted one when there is one, else a new one cut from the queue (see
    * `cutBatch`) in the same transaction. `fresh` says it was cut here.
    */
-  nextBatch(after: number | null, cut: CutOptions): Promise<NextBatch> {
+  async nextBatch(after: number | null, cut: CutOptions): Promise<NextBatch> {
+    try {
+      return await this.nextBatchOnce(after, cut)
+    } catch (error) {
+      if (!(error instanceof StaleViewError)) throw error
+      return this.nextBatchOnce(after, { ...cut, view: EMPTY_VIEW })
+    }
+  }
+
+  private nextBatchOnce(after: number | null, cut: CutOptions): Promise<NextBatch> {
     const { db } = this
     return db.transaction('rw', db.ops, db.batches, db.tombstones, db.remoteRecords, async () => {
       const batches = after === null ? db.batches.toCollection() : db.batches.where(':id').above(after)
       const existing = await batches.first()
-      if (existing) return { batch: existing, view: cut.view, fresh: false }
+      if (existing) return { batch: decodeBatch(existing), view: cut.view, fresh: false }
       return { ...(await cutBatch(db, cut)), fresh: true }
     })
   }
@@ -141,7 +148,7 @@ export class OutboxDb {
     error: DeliveryError,
     delayFor: (attempt: number) => number,
     now: number,
-  ): Promise<BatchRow | undefined> {
+  ): Promise<StoredBatchRow | undefined> {
     const { db } = this
     return db.transaction('rw', db.batches, async () => {
       const row = await db.batches.where('batchId').equals(batchId).first()
@@ -177,7 +184,7 @@ export class OutboxDb {
   deadLetter(batchId: string, error: DeliveryError, now: number): Promise<number> {
     const { db } = this
     return db.transaction('rw', db.ops, db.batches, db.tombstones, db.deadLetters, async () => {
-      const batches = await db.batches.toArray()
+      const batches = (await db.batches.toArray()).map(decodeBatch)
       const index = batches.findIndex((b) => b.batchId === batchId)
       const row = batches[index]
       if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
@@ -217,7 +224,7 @@ export class OutboxDb {
     const wanted = new Set(ids)
     return db.transaction('rw', db.ops, db.batches, db.tombstones, async () => {
       const removed: StoredOp[] = []
-      const batches = await db.batches.toArray()
+      const batches = (await db.batches.toArray()).map(decodeBatch)
       const index = batches.findIndex((b) => b.sources.some((s) => wanted.has(s.id)))
       if (index >= 0) {
         const affected = batches.slice(index)
@@ -244,7 +251,7 @@ export class OutboxDb {
     const { db } = this
     return db.transaction('r', db.ops, db.batches, async () => {
       const entries: OutboxEntry[] = []
-      for (const batch of await db.batches.toArray()) {
+      for (const batch of (await db.batches.toArray()).map(decodeBatch)) {
         for (const s of batch.sources)
           entries.push({ id: s.id, operation: s.op, batchId: batch.batchId, queuedAt: s.queuedAt })
       }
@@ -259,10 +266,11 @@ export class OutboxDb {
   snapshot(): Promise<{ head: BatchRow | undefined; pending: number }> {
     const { db } = this
     return db.transaction('r', db.ops, db.batches, db.remoteRecords, async () => {
-      const head = await db.batches.toCollection().first()
+      const batches = (await db.batches.toArray()).map(decodeBatch)
+      const head = batches[0]
       const queued = ((await db.ops.toArray()) as StoredOp[]).map((row) => row.op)
       // Batches are never re-compacted: count what they send, plus the compacted rest.
-      const inBatches = (await db.batches.toArray()).reduce((sum, b) => sum + b.operations.length, 0)
+      const inBatches = batches.reduce((sum, b) => sum + b.operations.length, 0)
       // Only records whose run starts with an insert need the remote check.
       const firstInserts = new Set<string>()
       const seen = new Set<string>()
@@ -318,13 +326,11 @@ export class OutboxDb {
   }
 }
 
-/** Which records a delivered batch leaves existing (created) or gone (deleted) at the receiver; the last operation wins. */
+/** Which records a delivered batch leaves existing (created) or gone (deleted) at the receiver. */
 function remoteEffect(operations: readonly Operation[]): { created: string[]; deleted: string[] } {
-  const exists = new Map<string, boolean>()
-  for (const op of operations) exists.set(recordKey(op), op.action !== 'delete')
   const created: string[] = []
   const deleted: string[] = []
-  for (const [key, present] of exists) (present ? created : deleted).push(key)
+  for (const [key, exists] of existenceAfter(operations)) (exists ? created : deleted).push(key)
   return { created, deleted }
 }
 

@@ -36,6 +36,36 @@ export interface BatchRow {
    */
   sent?: boolean
   createdAt: number
+  /** `operations` as JSON text, when known: the request body's, and what IndexedDB stores. */
+  operationsJson?: string
+}
+
+type BatchContent = 'operations' | 'sourceIds' | 'sources' | 'operationsJson'
+
+/**
+ * A batch as IndexedDB holds it: the operations and the sources as JSON text,
+ * which it copies in and out far faster than the same object graphs (the
+ * batch never changes, and the operations text is the request body). Rows
+ * written by earlier versions have the arrays instead.
+ */
+export type StoredBatchRow = Omit<BatchRow, BatchContent> &
+  ({ operationsJson: string; sourcesJson: string } | Pick<BatchRow, 'operations' | 'sourceIds' | 'sources'>)
+
+export function encodeBatch(batch: BatchRow): StoredBatchRow {
+  const { operations, sourceIds, sources, operationsJson, seq, ...bookkeeping } = batch
+  return {
+    ...bookkeeping,
+    ...(seq === undefined ? {} : { seq }),
+    operationsJson: operationsJson ?? JSON.stringify(operations),
+    sourcesJson: JSON.stringify({ sourceIds, sources }),
+  }
+}
+
+export function decodeBatch(row: StoredBatchRow): BatchRow {
+  if (!('operationsJson' in row)) return row
+  const { operationsJson, sourcesJson, ...bookkeeping } = row
+  const { sourceIds, sources } = JSON.parse(sourcesJson) as Pick<BatchRow, 'sourceIds' | 'sources'>
+  return { ...bookkeeping, operations: JSON.parse(operationsJson) as Operation[], sourceIds, sources, operationsJson }
 }
 
 /** Whether the receiver may have applied the batch: then it must go out again unchanged, under its batchId. */
@@ -75,7 +105,7 @@ interface DeadLetterRow {
 
 export type OutboxDexie = Dexie & {
   ops: Table<StoredOp | Omit<StoredOp, 'id'>, number>
-  batches: Table<BatchRow, number>
+  batches: Table<StoredBatchRow, number>
   tombstones: Table<TombstoneRow, string>
   remoteRecords: Table<RemoteRecordRow, string>
   lease: Table<LeaseRow, string>
@@ -85,6 +115,13 @@ export type OutboxDexie = Dexie & {
 /** Key of one record. Collection names cannot contain U+0000, so the separator is unambiguous. */
 export function recordKey(op: Pick<Operation, 'collection' | 'recordId'>): string {
   return `${op.collection}\u0000${op.recordId}`
+}
+
+/** Whether each record the operations touch exists after them at the receiver (the last operation wins). */
+export function existenceAfter(operations: readonly Operation[]): Map<string, boolean> {
+  const exists = new Map<string, boolean>()
+  for (const op of operations) exists.set(recordKey(op), op.action !== 'delete')
+  return exists
 }
 
 export interface OutboxDeps {
@@ -113,7 +150,7 @@ export async function recomputeTombstones(db: OutboxDexie, removed: readonly Sto
   const touched = new Set(removed.map((s) => recordKey(s.op)))
   const last = new Map<string, StoredOp>()
   const remaining: StoredOp[] = []
-  for (const batch of await db.batches.toArray()) remaining.push(...batch.sources)
+  for (const row of await db.batches.toArray()) remaining.push(...decodeBatch(row).sources)
   remaining.push(...((await db.ops.toArray()) as StoredOp[]))
   for (const row of remaining) {
     const key = recordKey(row.op)

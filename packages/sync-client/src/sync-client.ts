@@ -11,7 +11,6 @@ import {
   toJsonObject,
 } from './normalize-operation.js'
 import { type BatchRow, type CutOptions, EMPTY_VIEW, type NextBatch, OutboxDb, type QueueView } from './outbox-db.js'
-import { recordKey } from './outbox-schema.js'
 import { type ResolvedOptions, resolveOptions } from './resolve-options.js'
 import type {
   BroadcastChannelLike,
@@ -401,10 +400,6 @@ class OutboxSyncClient implements SyncClient {
    * taken as existing or not as those batches leave them.
    */
   private cutOptions(drain: Pipeline, onWire: BatchRow | undefined): CutOptions {
-    const pendingRemote = new Map<string, boolean>()
-    for (const batch of onWire ? [...drain.unrecorded, onWire] : drain.unrecorded) {
-      for (const op of batch.operations) pendingRemote.set(recordKey(op), op.action !== 'delete')
-    }
     const now = this.o.clock.now()
     return {
       batchSize: this.o.batchSize,
@@ -412,7 +407,7 @@ class OutboxSyncClient implements SyncClient {
       now,
       sendingUntil: now + this.o.requestTimeoutMs + SENDING_MARGIN_MS,
       view: drain.view,
-      pendingRemote,
+      unrecorded: onWire ? [...drain.unrecorded, onWire] : [...drain.unrecorded],
     }
   }
 
@@ -458,6 +453,7 @@ class OutboxSyncClient implements SyncClient {
         headers: await this.o.headers(),
         batchId: batch.batchId,
         operations: batch.operations,
+        operationsJson: batch.operationsJson,
         fetch: this.o.fetch,
         clock,
         timeoutMs: this.o.requestTimeoutMs,

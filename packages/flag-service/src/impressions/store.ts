@@ -451,6 +451,10 @@ export async function ingestBatches(knex: Knex, dialect: Dialect, batches: reado
         }
       }
       // Counters, in table order envs → values → series → flags, each by ascending id.
+      if (dialect === 'sqlite') {
+        await addCounts(trx, plan, jsonb)
+        return
+      }
       await addStored(trx, T.envs, ['environment_id'], plan.envs)
       await addStored(trx, T.values, ['environment_id', 'value'], plan.values)
       await addStored(trx, T.series, ['flag_id', 'value_id'], plan.series)
@@ -580,6 +584,33 @@ async function addFlagStats(trx: Knex.Transaction, dialect: Dialect, perFlag: Ma
       bindings,
     )
   }
+}
+
+/**
+ * SQLite: every counter of a plan in one statement, through the triggers of
+ * IMPRESSION_COUNTER_VIEW (kind 0 environments, 1 values, 2 series, 3 flags;
+ * each kind by ascending id, as `addStored` and `addFlagStats` write them).
+ */
+async function addCounts(trx: Knex.Transaction, plan: Plan, jsonb: boolean): Promise<void> {
+  const counts: number[][] = []
+  for (const [kind, increments] of [plan.envs, plan.values, plan.series].entries()) {
+    for (const [id, , n] of [...increments].sort((a, b) => byNumber(a[0], b[0]))) counts.push([kind, id, n, 0, 0, 0, 0])
+  }
+  for (const [id, f] of [...plan.flags.entries()].sort((a, b) => byNumber(a[0], b[0]))) {
+    counts.push([3, id, f.total, f.trueCount, f.falseCount, f.newUsers, f.lastSeen])
+  }
+  const bindings = [JSON.stringify(counts)]
+  if (jsonb) {
+    await trx.raw(
+      'insert into flagsync_impression_counts (kind, id, n, true_count, false_count, new_users, last_seen) select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 from jsonb_each(?)',
+      bindings,
+    )
+    return
+  }
+  await trx.raw(
+    'insert into flagsync_impression_counts (kind, id, n, true_count, false_count, new_users, last_seen) select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 from json_each(?)',
+    bindings,
+  )
 }
 
 /** `[id, the other NOT NULL key columns, rows to add]` of an interned row. */

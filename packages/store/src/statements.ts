@@ -32,13 +32,13 @@ function rowsOf<T>(result: unknown): T[] {
  */
 export async function lockRevision(trx: Knex.Transaction): Promise<number> {
   const rows = rowsOf<{ value: number | string }>(
-    await trx.raw(`update flagsync_meta set value = value where name = 'revision' returning value`),
+    await trx.raw(`update "flagsync_meta" set value = value where name = 'revision' returning value`),
   )
   return Number(rows[0]?.value ?? 0)
 }
 
 export async function setRevision(trx: Knex.Transaction, revision: number): Promise<void> {
-  await trx.raw(`update flagsync_meta set value = ? where name = 'revision'`, [revision])
+  await trx.raw(`update "flagsync_meta" set value = ? where name = 'revision'`, [revision])
 }
 
 /** Appends `rows` to the change log with revisions `base + 1`, `base + 2`, … in order. */
@@ -51,7 +51,7 @@ export async function appendChanges(
 ): Promise<void> {
   if (dialect === 'postgres') {
     await trx.raw(
-      `insert into flagsync_changes (revision, scope, key, data, created_at)
+      `insert into "flagsync_changes" (revision, scope, key, data, created_at)
        select ?::bigint + c.n, c.scope, c.key, c.data, ?::bigint
        from unnest(?::text[], ?::text[], ?::text[]) with ordinality as c(scope, key, data, n)`,
       // pg sends JS arrays as array literals (null elements as NULL); knex's types do not know that.
@@ -61,7 +61,7 @@ export async function appendChanges(
   }
   // json_each's `key` is the 0-based array index.
   await trx.raw(
-    `insert into flagsync_changes (revision, scope, key, data, created_at)
+    `insert into "flagsync_changes" (revision, scope, key, data, created_at)
      select ? + key + 1, value ->> 0, value ->> 1, value ->> 2, ? from json_each(?)`,
     [base, now, JSON.stringify(rows.map((r) => [r.scope, r.key, r.data]))],
   )
@@ -74,16 +74,16 @@ export async function appendChanges(
  */
 export async function applyChangesToFlags(trx: Knex.Transaction, base: number, deletes: boolean): Promise<void> {
   await trx.raw(
-    `insert into flagsync_flags (scope, key, data, revision, updated_at)
-     select scope, key, data, revision, created_at from flagsync_changes where revision > ? and data is not null
+    `insert into "flagsync_flags" (scope, key, data, revision, updated_at)
+     select scope, key, data, revision, created_at from "flagsync_changes" where revision > ? and data is not null
      on conflict (scope, key) do update
      set data = excluded.data, revision = excluded.revision, updated_at = excluded.updated_at`,
     [base],
   )
   if (!deletes) return
   await trx.raw(
-    `delete from flagsync_flags
-     where (scope, key) in (select scope, key from flagsync_changes where revision > ? and data is null)`,
+    `delete from "flagsync_flags"
+     where (scope, key) in (select scope, key from "flagsync_changes" where revision > ? and data is null)`,
     [base],
   )
 }
@@ -97,13 +97,13 @@ export async function selectFlags(
 ): Promise<Array<{ key: string; data: string }>> {
   if (dialect === 'postgres') {
     return rowsOf(
-      await trx.raw(`select key, data from flagsync_flags where scope = ? and key = any(?::text[])`, [scope, keys]),
+      await trx.raw(`select key, data from "flagsync_flags" where scope = ? and key = any(?::text[])`, [scope, keys]),
     )
   }
   return rowsOf(
-    await trx.raw(`select key, data from flagsync_flags where scope = ? and key in (select value from json_each(?))`, [
-      scope,
-      JSON.stringify(keys),
-    ]),
+    await trx.raw(
+      `select key, data from "flagsync_flags" where scope = ? and key in (select value from json_each(?))`,
+      [scope, JSON.stringify(keys)],
+    ),
   )
 }

@@ -250,3 +250,80 @@ describe('ChangeFeed on PostgreSQL', () => {
     }
   })
 })
+
+describe.each(['sqlite', 'postgres'] as const)('the write path on %s', (dialect) => {
+  let testDb: TestDatabase
+  beforeEach(async () => {
+    testDb = await createTestDatabase(dialect)
+  })
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((db) => db.close()))
+    await testDb.drop()
+  })
+
+  async function openStore(): Promise<FlagStore> {
+    const db = await openDatabase(testDb.url)
+    opened.push(db)
+    return new FlagStore(db)
+  }
+
+  it('stores and logs each flag as the exact JSON it streams, whatever the text', async () => {
+    const store = await openStore()
+    const odd = [
+      'quotes " and \\ backslashes',
+      'é 🚀 \u2028 \u007f',
+      '\ud800 lone surrogate',
+      '{"looks":"like json"}',
+      'x'.repeat(20_000),
+    ]
+    const flags = odd.map((description, i) => ({
+      key: `odd-${i}`,
+      is_enabled: true,
+      description,
+      nested: { a: [1, null] },
+    }))
+    const { changes } = await store.write(async (w) => {
+      for (const f of flags) w.put(f)
+    })
+    expect(changes.map((c) => c.json)).toEqual(flags.map((f) => JSON.stringify(f)))
+    const { rows } = await store.loadAll('')
+    expect(rows.map((r) => r.json)).toEqual(flags.map((f) => JSON.stringify(f)))
+    expect((await store.changesSince(0)).map((c) => c.json)).toEqual(flags.map((f) => JSON.stringify(f)))
+  })
+
+  it('applies puts and deletes across scopes in one transaction, logging only net changes in order', async () => {
+    const store = await openStore()
+    await store.write(async (w) => {
+      w.put(flag('a'))
+      w.put(flag('b'))
+      w.put(flag('a'), 'env-2')
+    })
+    const { changes } = await store.write(async (w) => {
+      await w.load(['a', 'b', 'missing'])
+      expect(await w.get('a')).toEqual(flag('a'))
+      expect(await w.get('missing')).toBeUndefined()
+      w.put(flag('c'))
+      await w.delete('a')
+      w.put(flag('b', false))
+      w.put(flag('temp'), 'env-2')
+      await w.delete('temp', 'env-2') // created and deleted: no change
+      w.put(flag('gone'), 'env-2')
+      await w.delete('a', 'env-2')
+    })
+    expect(changes.map((c) => [c.revision, c.scope, c.key, c.flag?.is_enabled ?? null])).toEqual([
+      [4, '', 'c', true],
+      [5, '', 'a', null],
+      [6, '', 'b', false],
+      [7, 'env-2', 'gone', true],
+      [8, 'env-2', 'a', null],
+    ])
+    const { revision, rows } = await store.loadAll()
+    expect(revision).toBe(8)
+    expect(rows.map((r) => [r.scope, r.key, r.revision])).toEqual([
+      ['', 'b', 6],
+      ['', 'c', 4],
+      ['env-2', 'gone', 7],
+    ])
+    expect((await store.changesSince(3)).map((c) => c.revision)).toEqual([4, 5, 6, 7, 8])
+  })
+})

@@ -247,12 +247,12 @@ interface Plan {
  * a name has no id in `ids` yet (the transaction interns it first).
  */
 function planOf(dialect: Dialect, live: readonly IngestBatch[], ids: IdLookup): Plan | undefined {
-  // Per flag the lifetime stats; per environment, value, series and flag the stored rows.
+  // Per flag the lifetime stats and users; per environment, value, series and flag the stored rows.
   const perFlag = new Map<number, FlagTally>()
   const perEnv = new Map<number, { environmentId: string; n: number }>()
   const perValue = new Map<number, { environmentId: string; value: string; n: number }>()
   const perSeries = new Map<number, { flagId: number; valueId: number; n: number }>()
-  const pairs = new Map<string, [number, string]>()
+  const users = new Map<number, Set<string>>()
   const tuples: ImpressionTuple[] = []
   for (const batch of live) {
     const environmentId = batch.environmentId
@@ -261,66 +261,99 @@ function planOf(dialect: Dialect, live: readonly IngestBatch[], ids: IdLookup): 
     const env = perEnv.get(envId) ?? { environmentId, n: 0 }
     env.n += batch.rows.length
     perEnv.set(envId, env)
-    // Names repeat within a batch: look each up once.
-    const flagIds = new Map<string, number>()
-    const valueIds = new Map<string, number>()
-    const seriesIds = new Map<string, number>()
+    // A batch repeats few (flag, value) pairs: resolve each once, by flag key then value.
+    const series = new Map<string, Map<string, SeriesOfBatch>>()
     for (const row of batch.rows) {
-      let flagId = flagIds.get(row.flag_key)
-      if (flagId === undefined) {
-        flagId = ids.get(flagKey(environmentId, row.flag_key))
-        if (flagId === undefined) return undefined
-        flagIds.set(row.flag_key, flagId)
+      let ofFlag = series.get(row.flag_key)
+      if (!ofFlag) {
+        ofFlag = new Map()
+        series.set(row.flag_key, ofFlag)
       }
-      let valueId = valueIds.get(row.value)
-      if (valueId === undefined) {
-        valueId = ids.get(valueKey(environmentId, row.value))
-        if (valueId === undefined) return undefined
-        valueIds.set(row.value, valueId)
-      }
-      const seriesName = `${flagId}:${valueId}`
-      let seriesId = seriesIds.get(seriesName)
-      if (seriesId === undefined) {
-        seriesId = ids.get(seriesKey(seriesName))
+      let s = ofFlag.get(row.value)
+      if (!s) {
+        const flagId = ids.get(flagKey(environmentId, row.flag_key))
+        const valueId = ids.get(valueKey(environmentId, row.value))
+        if (flagId === undefined || valueId === undefined) return undefined
+        const seriesId = ids.get(seriesKey(`${flagId}:${valueId}`))
         if (seriesId === undefined) return undefined
-        seriesIds.set(seriesName, seriesId)
-      }
-      let flag = perFlag.get(flagId)
-      if (!flag) {
-        flag = {
-          environmentId,
-          key: row.flag_key,
-          total: 0,
-          trueCount: 0,
-          falseCount: 0,
-          newUsers: 0,
-          lastSeen: row.evaluated_at,
+        let flag = perFlag.get(flagId)
+        if (!flag) {
+          flag = {
+            environmentId,
+            key: row.flag_key,
+            total: 0,
+            trueCount: 0,
+            falseCount: 0,
+            newUsers: 0,
+            lastSeen: row.evaluated_at,
+          }
+          perFlag.set(flagId, flag)
         }
-        perFlag.set(flagId, flag)
+        let value = perValue.get(valueId)
+        if (!value) {
+          value = { environmentId, value: row.value, n: 0 }
+          perValue.set(valueId, value)
+        }
+        let counted = perSeries.get(seriesId)
+        if (!counted) {
+          counted = { flagId, valueId, n: 0 }
+          perSeries.set(seriesId, counted)
+        }
+        let usersOfFlag = users.get(flagId)
+        if (!usersOfFlag) {
+          usersOfFlag = new Set()
+          users.set(flagId, usersOfFlag)
+        }
+        s = { flagId, valueId, seriesId, flag, value, series: counted, users: usersOfFlag }
+        ofFlag.set(row.value, s)
       }
+      const flag = s.flag
       flag.total++
       if (row.value === 'true') flag.trueCount++
       else if (row.value === 'false') flag.falseCount++
       if (row.evaluated_at > flag.lastSeen) flag.lastSeen = row.evaluated_at
-      const series = perSeries.get(seriesId)
-      if (series) series.n++
-      else perSeries.set(seriesId, { flagId, valueId, n: 1 })
-      const value = perValue.get(valueId)
-      if (value) value.n++
-      else perValue.set(valueId, { environmentId, value: row.value, n: 1 })
-      if (row.user_id !== null) pairs.set(`${flagId}\u0000${row.user_id}`, [flagId, row.user_id])
-      tuples.push([envId, flagId, valueId, seriesId, row.user_id, row.context, row.evaluated_at, batch.receivedAt])
+      s.series.n++
+      s.value.n++
+      if (row.user_id !== null) s.users.add(row.user_id)
+      tuples.push([
+        envId,
+        s.flagId,
+        s.valueId,
+        s.seriesId,
+        row.user_id,
+        row.context,
+        row.evaluated_at,
+        batch.receivedAt,
+      ])
     }
   }
-  const sortedPairs = [...pairs.values()].sort((a, b) => a[0] - b[0] || byText(a[1], b[1]))
+  // The pairs by flag id then user: PostgreSQL's writers take their row locks in that order. SQLite has one
+  // writer at a time, whatever the order, so it skips sorting the users.
+  const pairs: Array<[number, string]> = []
+  for (const flagId of [...users.keys()].sort(byNumber)) {
+    const ofFlag = [...(users.get(flagId) as Set<string>)]
+    if (dialect === 'postgres') ofFlag.sort(byText)
+    for (const user of ofFlag) pairs.push([flagId, user])
+  }
   return {
     rows: chunks(tuples).map((chunk) => rowBindings(dialect, chunk)),
-    pairs: chunks(sortedPairs).map((chunk) => pairBindings(dialect, chunk)),
+    pairs: chunks(pairs).map((chunk) => pairBindings(dialect, chunk)),
     envs: [...perEnv].map(([id, e]) => [id, [e.environmentId], e.n]),
     values: [...perValue].map(([id, v]) => [id, [v.environmentId, v.value], v.n]),
     series: [...perSeries].map(([id, s]) => [id, [s.flagId, s.valueId], s.n]),
     flags: perFlag,
   }
+}
+
+/** What a (flag, value) pair of a batch resolves to: its ids and the tallies its rows add to. */
+interface SeriesOfBatch {
+  flagId: number
+  valueId: number
+  seriesId: number
+  flag: FlagTally
+  value: { n: number }
+  series: { n: number }
+  users: Set<string>
 }
 
 /**

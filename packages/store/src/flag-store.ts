@@ -86,8 +86,7 @@ export class FlagStore {
       json: c.flag ? JSON.stringify(c.flag) : null,
     }))
     const { dialect } = this.db.config
-    const rows = changes.map((c) => ({ scope: c.scope, key: c.key, data: c.json }))
-    await appendChanges(trx, dialect, rows, base, this.now())
+    await appendChanges(trx, dialect, changes, base, this.now())
     await applyChangesToFlags(
       trx,
       base,

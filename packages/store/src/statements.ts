@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import type { DatabaseConfig } from './database-url.js'
+import type { FlagChange } from './types.js'
 
 /**
  * The write path's SQL, one statement per step whatever the number of rows.
@@ -14,12 +15,8 @@ import type { DatabaseConfig } from './database-url.js'
 
 type Dialect = DatabaseConfig['dialect']
 
-/** One change-log row to append: `data` is the flag's JSON, null for a delete. */
-export interface ChangeRow {
-  scope: string
-  key: string
-  data: string | null
-}
+/** One change-log row to append: `json` is the flag's JSON, null for a delete. */
+type ChangeRow = Pick<FlagChange, 'scope' | 'key' | 'json'>
 
 /** Rows of a raw query: knex hands back the driver's result (pg: `{ rows }`, sqlite3: the rows themselves). */
 function rowsOf<T>(result: unknown): T[] {
@@ -55,7 +52,7 @@ export async function appendChanges(
        select ?::bigint + c.n, c.scope, c.key, c.data, ?::bigint
        from unnest(?::text[], ?::text[], ?::text[]) with ordinality as c(scope, key, data, n)`,
       // pg sends JS arrays as array literals (null elements as NULL); knex's types do not know that.
-      [base, now, rows.map((r) => r.scope), rows.map((r) => r.key), rows.map((r) => r.data)] as Knex.RawBinding[],
+      [base, now, rows.map((r) => r.scope), rows.map((r) => r.key), rows.map((r) => r.json)] as Knex.RawBinding[],
     )
     return
   }
@@ -63,7 +60,7 @@ export async function appendChanges(
   await trx.raw(
     `insert into "flagsync_changes" (revision, scope, key, data, created_at)
      select ? + key + 1, value ->> 0, value ->> 1, value ->> 2, ? from json_each(?)`,
-    [base, now, JSON.stringify(rows.map((r) => [r.scope, r.key, r.data]))],
+    [base, now, JSON.stringify(rows.map((r) => [r.scope, r.key, r.json]))],
   )
 }
 

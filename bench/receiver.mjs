@@ -1,14 +1,17 @@
 // receiver.apply500.ratio: batches of 500 flag upserts through POST /sync of the real receiver (its CLI, SQLite)
 // vs knex upserting the same rows directly into the same schema (one multi-row statement per batch, one transaction).
+// Also records (in `extra`, outside the ratio) the round trip of sequential 50-operation batches, the size a sync
+// client's drain of small batches waits for.
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { FlagStore, openDatabase, TABLES } from '@flagsync/store'
 import { atLeast, benchMain, log, row } from './lib/cli.mjs'
 import { makeFlag } from './lib/flags.mjs'
 import { RECEIVER_CLI, startCli, tempDir } from './lib/proc.mjs'
-import { median, now } from './lib/stats.mjs'
+import { median, now, percentile } from './lib/stats.mjs'
 
 const BATCH = 500
+const SMALL_BATCH = 50
 
 /** Batches of 500 flags cycling over `keySpace` keys, so the later ones update existing rows. */
 function makeBatches(count, keySpace, round) {
@@ -38,6 +41,25 @@ async function postAll(url, bodies) {
     if (!res.ok || ack.applied !== BATCH) throw new Error(`POST /sync: ${res.status} ${JSON.stringify(ack)}`)
   }
   return now() - t0
+}
+
+/**
+ * Round trips of sequential 50-operation batches (what a sync client's drain waits for per batch), in ms.
+ * @param {string} url @param {number} count
+ */
+async function smallBatchLatencies(url, count) {
+  const bodies = Array.from({ length: count }, (_, b) =>
+    syncBody(Array.from({ length: SMALL_BATCH }, (_, j) => makeFlag((b * SMALL_BATCH + j) % 2000, 250))),
+  )
+  const latencies = []
+  for (const body of bodies) {
+    const t0 = now()
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const ack = await res.json()
+    if (!res.ok || ack.applied !== SMALL_BATCH) throw new Error(`POST /sync: ${res.status} ${JSON.stringify(ack)}`)
+    latencies.push(now() - t0)
+  }
+  return latencies
 }
 
 /** @param {import('knex').Knex} knex @param {ReturnType<typeof makeFlag>[][]} batches */
@@ -89,6 +111,14 @@ export async function run({ quick }) {
         `receiver round ${round + 1}: POST /sync ${Math.round(ours.at(-1) ?? 0)} rows/s, knex ${Math.round(base.at(-1) ?? 0)} rows/s`,
       )
     }
+    // Not part of the ratio: the per-batch latency the client's drain of small batches pays.
+    await smallBatchLatencies(url, 20) // warm-up
+    const small = await smallBatchLatencies(url, quick ? 100 : 300)
+    const smallMedian = median(small)
+    log(
+      `receiver: ${SMALL_BATCH}-operation batches, round trip median ${smallMedian.toFixed(2)} ms, p90 ${percentile(small, 90).toFixed(2)} ms`,
+    )
+
     const value = median(ours)
     const baseline = median(base)
     return [
@@ -100,7 +130,10 @@ export async function run({ quick }) {
         ratio: value / baseline,
         goal: atLeast(0.5, 'ratio'),
         note: `${batchesPerRound} sequential batches of ${BATCH} flag inserts/upserts per round (half update existing rows), median of ${rounds}; baseline = knex multi-row upsert per batch in one transaction, same schema and pragmas, in-process`,
-        extra: { runs: { ours, baseline: base } },
+        extra: {
+          runs: { ours, baseline: base },
+          batch50_round_trip_ms: { median: smallMedian, p90: percentile(small, 90) },
+        },
       }),
     ]
   } finally {

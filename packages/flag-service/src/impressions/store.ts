@@ -236,6 +236,8 @@ interface Plan {
   rows: Knex.RawBinding[][]
   /** One entry per INSERT of (flag, user) pairs (sorted, ROWS_PER_STATEMENT each): its bindings. */
   pairs: Knex.RawBinding[][]
+  rowCount: number
+  pairCount: number
   envs: StoredIncrement[]
   values: StoredIncrement[]
   series: StoredIncrement[]
@@ -338,6 +340,8 @@ function planOf(dialect: Dialect, live: readonly IngestBatch[], ids: IdLookup): 
   return {
     rows: chunks(tuples).map((chunk) => rowBindings(dialect, chunk)),
     pairs: chunks(pairs).map((chunk) => pairBindings(dialect, chunk)),
+    rowCount: tuples.length,
+    pairCount: pairs.length,
     envs: [...perEnv].map(([id, e]) => [id, [e.environmentId], e.n]),
     values: [...perValue].map(([id, v]) => [id, [v.environmentId, v.value], v.n]),
     series: [...perSeries].map(([id, s]) => [id, [s.flagId, s.valueId], s.n]),
@@ -354,6 +358,88 @@ interface SeriesOfBatch {
   value: { n: number }
   series: { n: number }
   users: Set<string>
+}
+
+/** SQLite plans of single batches, made by `prepareBatch` when they were queued. */
+const prepared = new WeakMap<IngestBatch, Plan>()
+
+/**
+ * SQLite: plans the batch's statements now, from the ids interned so far, for
+ * `ingestBatches` to merge with its group's. The writer calls it as a request
+ * queues its batch, while the connection is busy with the group before: the
+ * group's own plan is then a concatenation, and the connection waits for
+ * (almost) no JavaScript between two groups. Does nothing when a name of the
+ * batch is new (the group plans in its transaction, after interning) and on
+ * PostgreSQL (two writers keep the database busy meanwhile).
+ */
+export function prepareBatch(knex: Knex, dialect: Dialect, batch: IngestBatch): void {
+  if (dialect !== 'sqlite' || batch.rows.length === 0 || batch.rows.length > ROWS_PER_STATEMENT) return
+  const plan = planOf(dialect, [batch], cacheOf(knex))
+  if (plan) prepared.set(batch, plan)
+}
+
+/** The JSON arrays of single-statement SQLite plans as one array per ROWS_PER_STATEMENT rows. */
+function concatArrays(parts: Array<{ json: string; n: number }>): Knex.RawBinding[][] {
+  const out: Knex.RawBinding[][] = []
+  let open: string[] = []
+  let n = 0
+  for (const part of parts) {
+    if (n > 0 && n + part.n > ROWS_PER_STATEMENT) {
+      out.push([`[${open.join(',')}]`])
+      open = []
+      n = 0
+    }
+    open.push(part.json.slice(1, -1))
+    n += part.n
+  }
+  if (n > 0) out.push([`[${open.join(',')}]`])
+  return out
+}
+
+/** SQLite: one plan for a group from its batches' plans (`prepareBatch`, one statement of rows each). */
+function mergePlans(plans: Plan[]): Plan {
+  const rows: Array<{ json: string; n: number }> = []
+  const pairs: Array<{ json: string; n: number }> = []
+  const sum = (into: Map<number, StoredIncrement>, increments: StoredIncrement[]) => {
+    for (const inc of increments) {
+      const seen = into.get(inc[0])
+      if (seen) seen[2] += inc[2]
+      else into.set(inc[0], [inc[0], inc[1], inc[2]])
+    }
+  }
+  const envs = new Map<number, StoredIncrement>()
+  const values = new Map<number, StoredIncrement>()
+  const series = new Map<number, StoredIncrement>()
+  const flags = new Map<number, FlagTally>()
+  for (const plan of plans) {
+    for (const [json] of plan.rows) rows.push({ json: json as string, n: plan.rowCount })
+    for (const [json] of plan.pairs) pairs.push({ json: json as string, n: plan.pairCount })
+    sum(envs, plan.envs)
+    sum(values, plan.values)
+    sum(series, plan.series)
+    for (const [id, f] of plan.flags) {
+      const seen = flags.get(id)
+      if (!seen) flags.set(id, { ...f })
+      else {
+        seen.total += f.total
+        seen.trueCount += f.trueCount
+        seen.falseCount += f.falseCount
+        seen.newUsers += f.newUsers
+        if (f.lastSeen > seen.lastSeen) seen.lastSeen = f.lastSeen
+      }
+    }
+  }
+  // A pair in two batches is inserted once: the second finds it (ON CONFLICT DO NOTHING) and returns nothing.
+  return {
+    rows: concatArrays(rows),
+    pairs: concatArrays(pairs),
+    rowCount: rows.reduce((n, r) => n + r.n, 0),
+    pairCount: pairs.reduce((n, p) => n + p.n, 0),
+    envs: [...envs.values()],
+    values: [...values.values()],
+    series: [...series.values()],
+    flags,
+  }
 }
 
 /**
@@ -466,7 +552,10 @@ export async function ingestBatches(knex: Knex, dialect: Dialect, batches: reado
   if (live.length === 0) return
   const shared = cacheOf(knex)
   const cache = new TxCache(shared)
-  const ready = planOf(dialect, live, shared)
+  const ready =
+    dialect === 'sqlite' && live.every((b) => prepared.has(b))
+      ? mergePlans(live.map((b) => prepared.get(b) as Plan))
+      : planOf(dialect, live, shared)
   try {
     await knex.transaction(async (trx) => {
       if (dialect === 'sqlite' && !tuned.has(knex)) await tuneSqlite(trx, knex)

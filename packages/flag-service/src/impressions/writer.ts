@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { type Dialect, type IngestBatch, ingestBatches } from './store.js'
+import { type Dialect, type IngestBatch, ingestBatches, prepareBatch } from './store.js'
 
 export interface ImpressionWriterOptions {
   /** Rows per transaction at most (default 5000): a group takes queued batches up to this. */
@@ -42,6 +42,7 @@ export class ImpressionWriter {
 
   /** Resolves once the batch is committed; rejects with the database's error for this batch. */
   write(batch: IngestBatch): Promise<void> {
+    prepareBatch(this.knex, this.dialect, batch)
     return new Promise((resolve, reject) => {
       this.queue.push({ batch, resolve, reject })
       if (this.running < this.concurrency) {

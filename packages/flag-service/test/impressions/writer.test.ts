@@ -57,6 +57,33 @@ describe.each(DIALECTS)('group commit of impression batches on %s', (dialect) =>
     await writer.whenIdle()
   })
 
+  it('counts the same in a group whose batches were planned as they were queued (names interned already)', async () => {
+    const writer = new ImpressionWriter(f.h.server.runtime.knex, dialect)
+    await writer.write(batch(f.envId, 'merged-0', 1))
+    await writer.write(batch(f.envId, 'merged-1', 1))
+    // Every name is interned now: on SQLite each batch is planned when queued and a group merges the plans.
+    const six = Array.from({ length: 6 }, (_, i) => batch(f.envId, `merged-${i % 2}`, 50 + i))
+    await Promise.all(six.map((b) => writer.write(b)))
+    const stats = (await f.stats()).body as Array<{ flag_key: string; total: number; unique_users: number }>
+    expect(stats.filter((s) => s.flag_key.startsWith('merged-'))).toEqual([
+      expect.objectContaining({
+        flag_key: 'merged-0',
+        total: 1 + 50 + 52 + 54,
+        true_count: 1 + 50 + 52 + 54,
+        unique_users: 54,
+      }),
+      expect.objectContaining({
+        flag_key: 'merged-1',
+        total: 1 + 51 + 53 + 55,
+        true_count: 1 + 51 + 53 + 55,
+        unique_users: 55,
+      }),
+    ])
+    expect((await f.list('flag_key=merged-1&value=true')).body.total).toBe(1 + 51 + 53 + 55)
+    expect((await f.list('flag_key=merged-1&user_id=u3')).body.total).toBe(3)
+    await writer.whenIdle()
+  })
+
   it('splits a group that fails, so only the failing batch is refused', async () => {
     const writer = new ImpressionWriter(f.h.server.runtime.knex, dialect)
     const gone = '00000000-0000-4000-8000-000000000000' // no such environment: its foreign key fails

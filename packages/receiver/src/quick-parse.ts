@@ -2,15 +2,16 @@ import { type Flag, flatOperatorSchema, LIMITS, type Operation, type TargetingRu
 
 /**
  * Hand-written checks for the common case, a well-formed operation or flag,
- * because zod costs several microseconds per operation and a 500-operation
- * batch spent more time validating than writing.
+ * because zod costs several microseconds per operation: about 3 ms for a
+ * 500-operation batch (each operation parsed as an operation, then as a
+ * flag), against well under a millisecond here.
  *
  * The zod schemas stay the authority: each function here accepts only values
  * its schema accepts, and returns what the schema would (same fields, same
  * defaults, same key order, so the stored JSON is byte for byte the same).
  * Anything else, unusual or invalid, gets `undefined` and the caller runs the
  * schema, which decides and words every error. test/quick-parse.test.ts
- * checks that agreement on valid, boundary and invalid inputs.
+ * holds the two together on valid, boundary and invalid inputs.
  */
 
 type Data = Record<string, unknown>

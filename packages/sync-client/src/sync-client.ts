@@ -420,6 +420,8 @@ class OutboxSyncClient implements SyncClient {
       this.detachedError = null
       this.announceDelivered(batch.batchId, batch.operations, { duplicate })
     })
+    // A storage failure surfaces where the loop awaits it; until then it must not count as unhandled.
+    drain.acknowledging.catch(() => undefined)
   }
 
   /** A batch this drain cut to send next and did not send: another tab may discard from it again. */

@@ -3,7 +3,7 @@ import { Dexie } from 'dexie'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import fc from 'fast-check'
 import { HttpResponse } from 'msw'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SyncClientError } from '../src/index.js'
 import { type BatchRow, EMPTY_VIEW, OutboxDb } from '../src/outbox-db.js'
 import { harness, ManualClock, ModelReceiver, type Received, settle, status, until, useMockServer } from './helpers.js'
@@ -211,6 +211,29 @@ describe('pipelined delivery', () => {
     await releaseUntil(g, () => g.r.appliedBatches.length === 4)
     expect(await flushing).toEqual({ delivered: 7, pending: 0 })
     expect(g.r.sentOperations().map((op) => op.recordId)).toEqual(['r0', 'r1', 'r2', 'r3', 'r5', 'r6', 'r7'])
+  })
+
+  it('an acknowledgement that cannot be recorded fails the flush; the next one resends under the same batchIds', async () => {
+    const r = new ModelReceiver()
+    server.use(r.handler)
+    const client = h.client({ batchSize: 1 })
+    const acks: [string, boolean][] = []
+    client.onDelivered((batchId, _ops, info) => acks.push([batchId, info.duplicate]))
+    for (const id of ids(3)) await client.update('c', id, { v: id })
+    const complete = vi.spyOn(OutboxDb.prototype, 'complete').mockRejectedValueOnce(new Error('disk gone'))
+    const error = await client.flush().catch((e: unknown) => e)
+    complete.mockRestore()
+    expect((error as SyncClientError).code).toBe('storage_failed')
+    const [first, second] = r.requests
+    expect(r.requests).toHaveLength(2) // the second went out while the first acknowledgement was being recorded
+    expect(await client.flush()).toEqual({ delivered: 3, pending: 0 })
+    expect(r.requests.slice(2, 4).map((q) => q.batchId)).toEqual([first?.batchId, second?.batchId])
+    expect(acks).toEqual([
+      [first?.batchId, true],
+      [second?.batchId, true],
+      [r.requests[4]?.batchId, false],
+    ])
+    expect(r.appliedOperations.map((op) => op.recordId)).toEqual(ids(3))
   })
 
   it('a batch cut to go out next counts as possibly sent once its holder is gone without an answer', async () => {

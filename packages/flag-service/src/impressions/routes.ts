@@ -1,5 +1,6 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, Router } from 'express'
+import knexFactory, { type Knex } from 'knex'
 import type { EnvironmentAccess } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
@@ -38,13 +39,55 @@ export function rowsOf(body: unknown, receivedAt: number): ImpressionRow[] {
 
 const writers = new WeakMap<ServiceRuntime, ImpressionWriter>()
 
+/**
+ * The connection ingest writes on. On a SQLite file it is a connection of its
+ * own, next to the runtime's one: every request's SDK key and environment
+ * lookups (and every other query of the service) would otherwise queue behind
+ * each group's transaction and run between two groups, one at a time, while
+ * the database waits. WAL lets them read while ingest writes. Writers of the
+ * two connections take turns on SQLite's write lock as separate processes do
+ * (`busy_timeout`; the flag store and the retention job take the lock with
+ * their first statement, and so does ingest). PostgreSQL and `:memory:` use
+ * the runtime's pool.
+ */
+function ingestKnex(runtime: ServiceRuntime): { knex: Knex; close(): Promise<void> } {
+  const config = runtime.db.config
+  if (config.dialect !== 'sqlite' || config.filename === ':memory:') {
+    return { knex: runtime.knex, close: async () => {} }
+  }
+  const knex = knexFactory({
+    client: 'sqlite3',
+    connection: { filename: config.filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      // The runtime's connection settings (the file is in WAL mode already).
+      afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: SqliteConnection) => void) {
+        conn.exec('PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;', (err) =>
+          done(err, conn),
+        )
+      },
+    },
+  })
+  return { knex, close: () => knex.destroy() }
+}
+
+interface SqliteConnection {
+  exec(sql: string, callback: (err: Error | null) => void): void
+}
+
 /** The runtime's one group-commit writer (closing the runtime waits for what it holds). */
 export function writerOf(runtime: ServiceRuntime): ImpressionWriter {
   let writer = writers.get(runtime)
   if (!writer) {
-    const created = new ImpressionWriter(runtime.knex, runtime.db.config.dialect)
+    const connection = ingestKnex(runtime)
+    const created = new ImpressionWriter(connection.knex, runtime.db.config.dialect)
     writers.set(runtime, created)
-    runtime.onClose(() => created.whenIdle())
+    runtime.onClose(async () => {
+      await created.whenIdle()
+      await connection.close()
+    })
     writer = created
   }
   return writer

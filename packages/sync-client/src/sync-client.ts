@@ -87,6 +87,8 @@ interface Pipeline {
   acknowledging: Promise<void>
   /** Acknowledged batches not recorded in IndexedDB yet, in order. */
   unrecorded: BatchRow[]
+  /** Those of them whose recording has not started yet. */
+  toRecord: { batch: BatchRow; duplicate: boolean }[]
   delivered: number
 }
 
@@ -342,7 +344,13 @@ class OutboxSyncClient implements SyncClient {
    * a batch goes out only after the one before it was acknowledged.
    */
   private async deliverAll(keepAlive: (ms: number) => Promise<boolean>, force: boolean): Promise<DrainResult> {
-    const drain: Pipeline = { view: EMPTY_VIEW, acknowledging: Promise.resolve(), unrecorded: [], delivered: 0 }
+    const drain: Pipeline = {
+      view: EMPTY_VIEW,
+      acknowledging: Promise.resolve(),
+      unrecorded: [],
+      toRecord: [],
+      delivered: 0,
+    }
     try {
       let current = await this.store.nextBatch(null, this.cutOptions(drain, undefined))
       for (;;) {
@@ -355,9 +363,13 @@ class OutboxSyncClient implements SyncClient {
         if (!(await keepAlive(this.o.requestTimeoutMs + SENDING_MARGIN_MS))) return await stop(null)
         // Created before the request starts, so it sees the queue as of now and runs while the request is out.
         const ahead = settled(this.store.nextBatch(batch.seq as number, this.cutOptions(drain, batch)))
+        // The last acknowledgement is recorded after that cut (IndexedDB runs them in that order), and waited for
+        // only after the next answer: the next request never waits for its writes.
+        const recordedBefore = drain.acknowledging
+        this.recordAcknowledged(drain)
         const outcome = await this.trackAttempt(this.send(batch))
         const next = await ahead
-        await drain.acknowledging // the previous batch's, recorded meanwhile; throws if storage failed
+        await recordedBefore // throws if storage failed
         if (!next.ok) throw next.error
         const step = await this.afterAttempt(drain, batch, outcome, next.value)
         if (step.done) return { delivered: drain.delivered, waitUntil: step.waitUntil }
@@ -365,6 +377,7 @@ class OutboxSyncClient implements SyncClient {
         drain.view = current.view
       }
     } finally {
+      this.recordAcknowledged(drain)
       await drain.acknowledging
     }
   }
@@ -388,7 +401,10 @@ class OutboxSyncClient implements SyncClient {
     await this.releaseUnsent(ahead)
     const result = outcome === 'gone' ? 'continue' : await this.recordFailure(batch, outcome)
     if (result !== 'continue') return { done: true, waitUntil: result.failedUntil }
-    // The batch was dropped (discarded, or dead-lettered and its rest put back): start again from the queue's head.
+    // The batch was dropped (discarded, or dead-lettered and its rest put back): start again from the queue's head,
+    // once the batches acknowledged before it are gone from there.
+    this.recordAcknowledged(drain)
+    await drain.acknowledging
     drain.view = EMPTY_VIEW
     return { done: false, next: await this.store.nextBatch(null, this.cutOptions(drain, undefined)) }
   }
@@ -411,9 +427,18 @@ class OutboxSyncClient implements SyncClient {
     }
   }
 
-  /** Records a delivered batch in IndexedDB, after the previous one, without holding up the next request. */
+  /** A delivered batch, to be recorded in IndexedDB (see `recordAcknowledged`). */
   private acknowledge(drain: Pipeline, batch: BatchRow, duplicate: boolean): void {
     drain.unrecorded.push(batch)
+    drain.toRecord.push({ batch, duplicate })
+  }
+
+  /** Starts recording the acknowledged batches in IndexedDB, one after another, without holding up the next request. */
+  private recordAcknowledged(drain: Pipeline): void {
+    for (const { batch, duplicate } of drain.toRecord.splice(0)) this.record(drain, batch, duplicate)
+  }
+
+  private record(drain: Pipeline, batch: BatchRow, duplicate: boolean): void {
     drain.acknowledging = drain.acknowledging.then(async () => {
       await this.store.complete(batch)
       drain.unrecorded.splice(drain.unrecorded.indexOf(batch), 1)

@@ -18,9 +18,9 @@ import pg from 'pg'
 import {
   IMPRESSION_INDEXES,
   listImpressions,
+  openServiceRuntime,
   IMPRESSION_TABLES as T,
-} from '../packages/flag-service/dist/impressions/index.js'
-import { openServiceRuntime } from '../packages/flag-service/dist/index.js'
+} from '../packages/flag-service/dist/index.js'
 import { atLeast, atMost, benchMain, log, row } from './lib/cli.mjs'
 import { startCli, tempDir } from './lib/proc.mjs'
 import { prng } from './lib/random.mjs'

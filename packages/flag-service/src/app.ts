@@ -2,7 +2,7 @@ import { corsAllowList, errorHandler, notFound, securityHeaders } from '@flagsyn
 import express, { type Express } from 'express'
 import { authenticate } from './auth/authenticate.js'
 import { type FlagStreamOptions, mountFlagFeature } from './flags/index.js'
-import { mountImpressionFeature } from './impressions/index.js'
+import { type ImpressionRetention, mountImpressionFeature } from './impressions/index.js'
 import { createAuthRouter } from './routes/auth.js'
 import { createProjectsRouter } from './routes/projects.js'
 import { createTokensRouter } from './routes/tokens.js'
@@ -18,6 +18,8 @@ export interface ServiceAppOptions {
   cookieSecure?: boolean | 'auto'
   /** /stream settings (keep-alive, poll interval, slow-subscriber buffer); defaults when absent. */
   stream?: FlagStreamOptions
+  /** How long impressions are kept and how often the job prunes them (default 30 days, hourly). */
+  impressionRetention?: ImpressionRetention
 }
 
 /**
@@ -44,7 +46,7 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   app.use('/api/tokens', auth, createTokensRouter(runtime, routerOptions))
   app.use('/api/projects', auth, createProjectsRouter(runtime, routerOptions))
   mountFlagFeature(app, runtime, { auth, routerOptions, flags: options.stream })
-  mountImpressionFeature(app, runtime, { auth, routerOptions })
+  mountImpressionFeature(app, runtime, { auth, routerOptions, impressionRetention: options.impressionRetention })
 
   app.use(notFound)
   app.use(errorHandler(runtime.logger))

@@ -1,6 +1,7 @@
 import { ConfigError, envInt, parseOrigins } from '@flagsync/server-kit'
 import { parseDatabaseUrl } from '@flagsync/store'
 import { z } from 'zod'
+import { type ImpressionRetention, retentionFromEnv } from './impressions/retention-config.js'
 
 /** The service keeps its own file by default, so it never shares a workspace with the flat API's `npm start`. */
 export const DEFAULT_SERVICE_DATABASE_URL = 'sqlite:./data/flag-service.sqlite'
@@ -31,6 +32,8 @@ export interface ServiceConfig {
   cookieSecure: boolean | 'auto'
   /** /stream settings: STREAM_KEEPALIVE_MS (15 000), POLL_INTERVAL_MS (1 000), STREAM_MAX_BUFFER_BYTES (1 MiB). */
   stream: { keepAliveMs: number; pollIntervalMs: number; maxStreamBufferBytes: number }
+  /** Impression retention: IMPRESSION_RETENTION_DAYS (30; 0 keeps them forever), IMPRESSION_PRUNE_INTERVAL_MINUTES (60). */
+  impressionRetention: ImpressionRetention
 }
 
 export { ConfigError } from '@flagsync/server-kit'
@@ -61,6 +64,7 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
       maxStreamBufferBytes: envInt(env, 'STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     },
     cookieSecure: cookieSecure(env),
+    impressionRetention: retentionFromEnv(env),
   }
 }
 

@@ -39,6 +39,15 @@ export {
 } from './config.js'
 export type { FeatureMountContext, FlagStreamOptions, Segment, SegmentRule, ServiceFlag } from './flags/index.js'
 export { CHANGE_REQUESTS_TABLE, FlagStreams, flagStreamsOf, sweepOrphanSegments } from './flags/index.js'
+export type { ImpressionRetention } from './impressions/index.js'
+export {
+  IMPRESSION_INDEXES,
+  IMPRESSION_TABLES,
+  ImpressionWriter,
+  listImpressions,
+  pruneImpressions,
+  startImpressionRetention,
+} from './impressions/index.js'
 export type { ServiceMigration } from './migrations.js'
 export { migrateService, SERVICE_MIGRATIONS_TABLE, SERVICE_TABLES, serviceMigrations } from './migrations.js'
 export { SEED_ENVIRONMENTS } from './projects.js'

@@ -34,6 +34,7 @@ export async function startFlagServiceServer(
       corsOrigins: config.corsOrigins,
       cookieSecure: config.cookieSecure,
       stream: config.stream,
+      impressionRetention: config.impressionRetention,
     })
     running = await listen(app, { host: config.host, port: config.port, keepAliveTimeoutMs: config.keepAliveTimeoutMs })
   } catch (error) {

@@ -1,5 +1,6 @@
 import {
   type FlagServiceServer,
+  IMPRESSION_TABLES,
   loadServiceConfig,
   SERVICE_TABLES,
   type ServiceConfig,
@@ -173,7 +174,13 @@ export async function startHarness(
     async dump() {
       const out: Record<string, unknown[]> = {}
       const knex = server.runtime.knex
-      for (const table of [...Object.values(SERVICE_TABLES), TABLES.flags, TABLES.changes, TABLES.meta]) {
+      for (const table of [
+        ...Object.values(SERVICE_TABLES),
+        ...Object.values(IMPRESSION_TABLES),
+        TABLES.flags,
+        TABLES.changes,
+        TABLES.meta,
+      ]) {
         out[table] = await knex(table).select('*').orderByRaw('1')
       }
       return out

@@ -130,7 +130,15 @@ describe('loadServiceConfig', () => {
       keepAliveTimeoutMs: 65_000,
       cookieSecure: 'auto',
       stream: { keepAliveMs: 15_000, pollIntervalMs: 1000, maxStreamBufferBytes: 1024 * 1024 },
+      impressionRetention: { maxAgeMs: 30 * 86_400_000, intervalMs: 3_600_000, firstRunMs: 60_000 },
     })
+  })
+
+  it('reads the impression retention and refuses malformed values by name', () => {
+    const config = loadServiceConfig({ IMPRESSION_RETENTION_DAYS: '7', IMPRESSION_PRUNE_INTERVAL_MINUTES: '5' })
+    expect(config.impressionRetention).toEqual({ maxAgeMs: 7 * 86_400_000, intervalMs: 300_000, firstRunMs: 60_000 })
+    expect(loadServiceConfig({ IMPRESSION_RETENTION_DAYS: '0' }).impressionRetention.maxAgeMs).toBe(0)
+    expect(() => loadServiceConfig({ IMPRESSION_RETENTION_DAYS: '30d' })).toThrow(/IMPRESSION_RETENTION_DAYS/)
   })
 
   it('reads the stream settings and refuses malformed ones by name', () => {

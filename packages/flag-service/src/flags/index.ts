@@ -1,5 +1,6 @@
 import type { Express, RequestHandler } from 'express'
 import { loadEnvironment, loadProject } from '../auth/guards.js'
+import type { ImpressionRetention } from '../impressions/retention.js'
 import type { ServiceMigration } from '../migrations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { changeRequestMigration, createChangeRequestsRouter } from './change-requests.js'
@@ -27,6 +28,8 @@ export interface FeatureMountContext {
   routerOptions: { bodyLimit?: number | string }
   /** Stream settings (keep-alive, poll interval, buffer limit); defaults when absent. */
   flags?: FlagStreamOptions
+  /** Impression retention; the documented defaults when absent. */
+  impressionRetention?: ImpressionRetention
 }
 
 const streamsByRuntime = new WeakMap<ServiceRuntime, FlagStreams>()

@@ -41,11 +41,10 @@ const retained = new WeakSet<ServiceRuntime>()
 
 /**
  * Mounts the impression routes on the service app; called by `createServiceApp` before the 404 handler.
- * Also starts the retention job for the runtime (settings from the process environment until
- * `ServiceConfig` carries them).
+ * Also starts the retention job for the runtime (`ServiceConfig.impressionRetention`, else the defaults).
  */
 export function mountImpressionFeature(app: Express, runtime: ServiceRuntime, ctx: FeatureMountContext): void {
-  const retention = retentionFromEnv(process.env)
+  const retention = ctx.impressionRetention ?? retentionFromEnv({})
   app.use(
     '/api/environments/:env_id/impressions',
     ctx.auth,

@@ -27,15 +27,7 @@ export async function startImpressionFixture(
   options: Parameters<typeof startHarness>[1] = {},
 ): Promise<ImpressionFixture> {
   // The built-in retention job (30 days) must not race the tests' jumps of the injected clock: they prune explicitly.
-  const saved = process.env.IMPRESSION_RETENTION_DAYS
-  process.env.IMPRESSION_RETENTION_DAYS = '0'
-  let h: Harness
-  try {
-    h = await startHarness(dialect, options)
-  } finally {
-    if (saved === undefined) delete process.env.IMPRESSION_RETENTION_DAYS
-    else process.env.IMPRESSION_RETENTION_DAYS = saved
-  }
+  const h = await startHarness(dialect, { ...options, env: { IMPRESSION_RETENTION_DAYS: '0', ...options.env } })
   try {
     const must = async (path: string, init: Parameters<Harness['call']>[1]) => {
       const res = await h.call(path, init)

@@ -184,7 +184,8 @@ describe('retention settings', () => {
   })
 
   it('a malformed setting stops the service from starting', async () => {
-    vi.stubEnv('IMPRESSION_RETENTION_DAYS', 'forever')
-    await expect(startHarness('sqlite')).rejects.toThrow(/IMPRESSION_RETENTION_DAYS must be an integer/)
+    await expect(startHarness('sqlite', { env: { IMPRESSION_RETENTION_DAYS: 'forever' } })).rejects.toThrow(
+      /IMPRESSION_RETENTION_DAYS must be an integer/,
+    )
   })
 })

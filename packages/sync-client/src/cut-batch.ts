@@ -9,6 +9,7 @@ import {
   recordKey,
   type StoredOp,
 } from './outbox-schema.js'
+import { remoteAmong } from './remote-records.js'
 
 /** How many queued operations one cut may look at, at least. */
 const MIN_WINDOW = 200
@@ -28,7 +29,7 @@ export interface CutOptions {
   /**
    * Batches delivered or on the wire whose acknowledgement is not recorded
    * in IndexedDB yet, in order: the records they touch exist or not as these
-   * batches leave them, whatever `remoteRecords` still says.
+   * batches leave them, whatever `remoteKeys` still says.
    */
   unrecorded?: readonly BatchRow[]
 }
@@ -74,7 +75,7 @@ interface Selection {
 
 /**
  * Cuts the next batch; call inside a rw transaction over ops, batches,
- * tombstones and remoteRecords, when no persisted batch is to be sent first.
+ * tombstones and remoteKeys, when no persisted batch is to be sent first.
  *
  * Reads the oldest queued operations (a window of max(200, 4 × batchSize);
  * see `QueueView` for what a drain keeps between cuts), groups them by record
@@ -170,12 +171,7 @@ async function existingRecords(
     if (exists === undefined) lookup.push(key)
     else if (exists) remote.add(key)
   }
-  if (lookup.length > 0) {
-    const found = await db.remoteRecords.bulkGet(lookup)
-    lookup.forEach((key, i) => {
-      if (found[i] !== undefined) remote.add(key)
-    })
-  }
+  for (const key of await remoteAmong(db, lookup)) remote.add(key)
   return remote
 }
 

@@ -7,7 +7,6 @@ import {
   type BatchRow,
   clearTombstonesOf,
   decodeBatch,
-  existenceAfter,
   mayHaveBeenApplied,
   type OutboxDeps,
   type OutboxDexie,
@@ -16,6 +15,7 @@ import {
   type StoredBatchRow,
   type StoredOp,
 } from './outbox-schema.js'
+import { foldDue, foldRemote, recordDelivered, remoteAmong, remoteRows } from './remote-records.js'
 import type { DeadLetter, DeliveryError, OutboxEntry } from './types.js'
 
 export { type CutOptions, EMPTY_VIEW, type QueueView } from './cut-batch.js'
@@ -34,8 +34,9 @@ export interface NextBatch {
  * - `ops`: queued operations not yet in a batch, keyed by a monotonic local id;
  * - `batches`: the batch being delivered (at most one);
  * - `tombstones`: records whose last queued operation is a delete;
- * - `remoteRecords`: records this outbox delivered and has not deleted since
- *   (an insert … delete of those must still send the delete);
+ * - `remoteKeys`: records this outbox delivered and has not deleted since
+ *   (an insert … delete of those must still send the delete), one row per
+ *   acknowledged batch, folded from time to time (see `remote-records.ts`);
  * - `lease`: the delivery lease used without Web Locks;
  * - `deadLetters`: rejected operations moved aside (opt-in).
  */
@@ -43,6 +44,8 @@ const LEASE_NAME = 'delivery'
 
 export class OutboxDb {
   readonly db: OutboxDexie
+  /** Rows `remoteKeys` had after this instance's last fold (0: none yet). */
+  private remoteRowsAfterFold = 0
 
   constructor(name: string, deps: OutboxDeps) {
     const db = new Dexie(name, { indexedDB: deps.indexedDB, IDBKeyRange: deps.IDBKeyRange }) as OutboxDexie
@@ -54,6 +57,15 @@ export class OutboxDb {
       lease: 'name',
       deadLetters: '++id, batchId',
     })
+    // Version 2: one remoteKeys row per acknowledged batch instead of one remoteRecords row per record. The records
+    // an earlier version knew to exist remotely move over as rows of ROW_KEYS keys.
+    db.version(2)
+      .stores({ remoteRecords: null, remoteKeys: '++id, *keys, *gone' })
+      .upgrade(async (tx) => {
+        const keys = (await tx.table('remoteRecords').toCollection().primaryKeys()) as string[]
+        const rows = remoteRows(keys)
+        if (rows.length > 0) await tx.table('remoteKeys').bulkAdd(rows)
+      })
     // liveQuery support: an AbortController and a cross-context broadcast per read-write transaction. Nothing
     // observes this private database through Dexie (the client has its own change notification), so drop it.
     db.unuse({ stack: 'dbcore', name: 'Cache' })
@@ -110,7 +122,7 @@ export class OutboxDb {
 
   private nextBatchOnce(after: number | null, cut: CutOptions): Promise<NextBatch> {
     const { db } = this
-    return db.transaction('rw', db.ops, db.batches, db.tombstones, db.remoteRecords, async () => {
+    return db.transaction('rw', db.ops, db.batches, db.tombstones, db.remoteKeys, async () => {
       const batches = after === null ? db.batches.toCollection() : db.batches.where(':id').above(after)
       const existing = await batches.first()
       if (existing) return { batch: decodeBatch(existing), view: cut.view, fresh: false }
@@ -131,19 +143,19 @@ export class OutboxDb {
 
   /**
    * After a 2xx: removes the batch and with it exactly the operations it
-   * consumed, and remembers which records now exist at the receiver. Takes
-   * the batch as it was sent (its row never changes but for attempt
-   * bookkeeping) instead of reading the whole row back.
+   * consumed, and remembers which records now exist at the receiver (one
+   * `remoteKeys` row for the batch, and now and then a fold). Takes the
+   * batch as it was sent (its row never changes but for attempt bookkeeping)
+   * instead of reading the whole row back.
    */
   complete(batch: BatchRow): Promise<number> {
     const { db } = this
     const seq = batch.seq as number
-    return db.transaction('rw', db.batches, db.tombstones, db.remoteRecords, async () => {
+    return db.transaction('rw', db.batches, db.tombstones, db.remoteKeys, async () => {
       if ((await db.batches.where(':id').equals(seq).count()) === 0) return 0
       await clearTombstonesOf(db, batch.sources)
-      const { created, deleted } = remoteEffect(batch.operations)
-      if (deleted.length > 0) await db.remoteRecords.bulkDelete(deleted)
-      if (created.length > 0) await db.remoteRecords.bulkPut(created.map((key) => ({ key })))
+      const rows = await recordDelivered(db, batch.operations)
+      if (foldDue(rows, this.remoteRowsAfterFold)) this.remoteRowsAfterFold = await foldRemote(db)
       await db.batches.delete(seq)
       return 1
     })
@@ -272,24 +284,22 @@ export class OutboxDb {
   /** The head batch and the number of operations still to send, after compaction. */
   snapshot(): Promise<{ head: BatchRow | undefined; pending: number }> {
     const { db } = this
-    return db.transaction('r', db.ops, db.batches, db.remoteRecords, async () => {
+    return db.transaction('r', db.ops, db.batches, db.remoteKeys, async () => {
       const batches = (await db.batches.toArray()).map(decodeBatch)
       const head = batches[0]
       const queued = ((await db.ops.toArray()) as StoredOp[]).map((row) => row.op)
       // Batches are never re-compacted: count what they send, plus the compacted rest.
       const inBatches = batches.reduce((sum, b) => sum + b.operations.length, 0)
-      // Only records whose run starts with an insert need the remote check.
-      const firstInserts = new Set<string>()
-      const seen = new Set<string>()
+      // Only records whose run starts with an insert and deletes the record need the remote check.
+      const first = new Map<string, Operation['action']>()
+      const lookup = new Set<string>()
       for (const op of queued) {
         const key = recordKey(op)
-        if (seen.has(key)) continue
-        seen.add(key)
-        if (op.action === 'insert') firstInserts.add(key)
+        const action = first.get(key)
+        if (action === undefined) first.set(key, op.action)
+        else if (action === 'insert' && op.action === 'delete') lookup.add(key)
       }
-      const keys = [...firstInserts]
-      const found = await db.remoteRecords.bulkGet(keys)
-      const remote = new Set(keys.filter((_, i) => found[i] !== undefined))
+      const remote = await remoteAmong(db, [...lookup])
       const compacted = compact(queued, {
         existsRemotely: (c, r) => remote.has(recordKey({ collection: c, recordId: r })),
       })
@@ -331,14 +341,6 @@ export class OutboxDb {
       if (lease?.owner === owner) await db.lease.delete(LEASE_NAME)
     })
   }
-}
-
-/** Which records a delivered batch leaves existing (created) or gone (deleted) at the receiver. */
-function remoteEffect(operations: readonly Operation[]): { created: string[]; deleted: string[] } {
-  const created: string[] = []
-  const deleted: string[] = []
-  for (const [key, exists] of existenceAfter(operations)) (exists ? created : deleted).push(key)
-  return { created, deleted }
 }
 
 /**

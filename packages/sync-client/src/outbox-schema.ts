@@ -89,9 +89,16 @@ export interface TombstoneRow {
   opId: number
 }
 
-/** A record this outbox has delivered and not deleted since: it exists at the receiver. */
-interface RemoteRecordRow {
-  key: string
+/**
+ * What acknowledged batches left at the receiver (see `remote-records.ts`):
+ * `keys`, records that exist after them, and `gone`, records they deleted
+ * (record keys, both multiEntry indexes). The newest row naming a record says
+ * whether it exists.
+ */
+export interface RemoteRow {
+  id?: number
+  keys: string[]
+  gone: string[]
 }
 
 interface DeadLetterRow {
@@ -107,7 +114,7 @@ export type OutboxDexie = Dexie & {
   ops: Table<StoredOp | Omit<StoredOp, 'id'>, number>
   batches: Table<StoredBatchRow, number>
   tombstones: Table<TombstoneRow, string>
-  remoteRecords: Table<RemoteRecordRow, string>
+  remoteKeys: Table<RemoteRow, number>
   lease: Table<LeaseRow, string>
   deadLetters: Table<DeadLetterRow, number>
 }

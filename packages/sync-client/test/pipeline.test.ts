@@ -296,7 +296,7 @@ describe('cutting while batches are unacknowledged', () => {
   async function cutInsertDelete(unrecorded: BatchRow[], delivered: boolean): Promise<Operation[] | undefined> {
     const store = new OutboxDb('cut-test', { indexedDB: new IDBFactory(), IDBKeyRange })
     try {
-      if (delivered) await store.db.remoteRecords.put({ key: 'c\u0000x' })
+      if (delivered) await store.db.remoteKeys.add({ keys: ['c\u0000x'], gone: [] })
       await store.enqueue(x('insert'), 1)
       await store.enqueue(x('delete'), 2)
       const cut = { batchSize: 5, newBatchId: () => 'b', now: 3, sendingUntil: 0, view: EMPTY_VIEW, unrecorded }
@@ -311,7 +311,7 @@ describe('cutting while batches are unacknowledged', () => {
     expect(await cutInsertDelete([onWire([x('insert')])], false)).toEqual([x('delete')])
   })
 
-  it('… and cancels out when the batch on the wire deletes a record remoteRecords still has', async () => {
+  it('… and cancels out when the batch on the wire deletes a record remoteKeys still has', async () => {
     expect(await cutInsertDelete([], true)).toEqual([x('delete')])
     expect(await cutInsertDelete([onWire([x('insert')]), onWire([x('delete')])], true)).toBeUndefined()
   })

@@ -97,7 +97,10 @@ export async function run({ quick }) {
   const largest = sizes[sizes.length - 1]
   const smallest = sizes[0]
   const top = m[largest]
-  const linearity = top.ours / m[smallest].ours
+  // Time per operation is not the same at every size even for the bare Map pass: the larger queues revisit more
+  // records (fewer new slots per operation), so both get faster per op. Linearity is ours relative to that drift.
+  const baselineScaling = top.baseline / m[smallest].baseline
+  const linearity = top.ours / m[smallest].ours / baselineScaling
   const perSize = Object.fromEntries(sizes.map((n) => [n, Math.round(m[n].ours)]))
   return [
     row({
@@ -117,11 +120,11 @@ export async function run({ quick }) {
     row({
       id: 'compaction.linearity',
       value: linearity,
-      unit: `ops/s(${largest / 1000}k) ÷ ops/s(${smallest / 1000}k)`,
-      baseline: top.baseline / m[smallest].baseline,
+      unit: `ops/s(${largest / 1000}k) ÷ ops/s(${smallest / 1000}k), ÷ the baseline's`,
+      baseline: baselineScaling,
       ratio: null,
       goal: between(0.8, 1.25),
-      note: `ops/s by size: ${sizes.map((n) => `${n / 1000}k ${perSize[n].toLocaleString('en')}`).join(', ')}; 1.0 is perfectly linear`,
+      note: `ops/s by size: ${sizes.map((n) => `${n / 1000}k ${perSize[n].toLocaleString('en')}`).join(', ')}; the baseline's own ${largest / 1000}k ÷ ${smallest / 1000}k is ${baselineScaling.toFixed(2)} (its queues revisit more records); 1.0 is as linear as the bare Map pass`,
     }),
   ]
 }

@@ -99,6 +99,11 @@ function mergeFields(
 ): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...first }
   for (const source of sources) {
+    // Object.assign is the fast path, but it assigns `__proto__` (setting the prototype) where spread defines a field.
+    if (!Object.hasOwn(source, '__proto__')) {
+      Object.assign(merged, source)
+      continue
+    }
     for (const key of Object.keys(source)) {
       if (key === '__proto__') {
         Object.defineProperty(merged, key, { value: source[key], enumerable: true, writable: true, configurable: true })

@@ -15,7 +15,7 @@ import {
   type StoredBatchRow,
   type StoredOp,
 } from './outbox-schema.js'
-import { foldDue, foldRemote, recordDelivered, remoteAmong, remoteRows } from './remote-records.js'
+import { addRemoteRows, foldDue, foldRemote, recordDelivered, remoteAmong, remoteRows } from './remote-records.js'
 import type { DeadLetter, DeliveryError, OutboxEntry } from './types.js'
 
 export { type CutOptions, EMPTY_VIEW, type QueueView } from './cut-batch.js'
@@ -60,11 +60,13 @@ export class OutboxDb {
     // Version 2: one remoteKeys row per acknowledged batch instead of one remoteRecords row per record. The records
     // an earlier version knew to exist remotely move over as rows of ROW_KEYS keys.
     db.version(2)
-      .stores({ remoteRecords: null, remoteKeys: '++id, *keys, *gone' })
+      .stores({ remoteRecords: null, remoteKeys: '++id', remoteFilters: 'id' })
       .upgrade(async (tx) => {
         const keys = (await tx.table('remoteRecords').toCollection().primaryKeys()) as string[]
-        const rows = remoteRows(keys)
-        if (rows.length > 0) await tx.table('remoteKeys').bulkAdd(rows)
+        await addRemoteRows(
+          { remoteKeys: tx.table('remoteKeys'), remoteFilters: tx.table('remoteFilters') },
+          remoteRows(keys),
+        )
       })
     // liveQuery support: an AbortController and a cross-context broadcast per read-write transaction. Nothing
     // observes this private database through Dexie (the client has its own change notification), so drop it.
@@ -122,7 +124,7 @@ export class OutboxDb {
 
   private nextBatchOnce(after: number | null, cut: CutOptions): Promise<NextBatch> {
     const { db } = this
-    return db.transaction('rw', db.ops, db.batches, db.tombstones, db.remoteKeys, async () => {
+    return db.transaction('rw', db.ops, db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, async () => {
       const batches = after === null ? db.batches.toCollection() : db.batches.where(':id').above(after)
       const existing = await batches.first()
       if (existing) return { batch: decodeBatch(existing), view: cut.view, fresh: false }
@@ -151,7 +153,7 @@ export class OutboxDb {
   complete(batch: BatchRow): Promise<number> {
     const { db } = this
     const seq = batch.seq as number
-    return db.transaction('rw', db.batches, db.tombstones, db.remoteKeys, async () => {
+    return db.transaction('rw', db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, async () => {
       if ((await db.batches.where(':id').equals(seq).count()) === 0) return 0
       await clearTombstonesOf(db, batch.sources)
       const rows = await recordDelivered(db, batch.operations)
@@ -284,7 +286,7 @@ export class OutboxDb {
   /** The head batch and the number of operations still to send, after compaction. */
   snapshot(): Promise<{ head: BatchRow | undefined; pending: number }> {
     const { db } = this
-    return db.transaction('r', db.ops, db.batches, db.remoteKeys, async () => {
+    return db.transaction('r', db.ops, db.batches, db.remoteKeys, db.remoteFilters, async () => {
       const batches = (await db.batches.toArray()).map(decodeBatch)
       const head = batches[0]
       const queued = ((await db.ops.toArray()) as StoredOp[]).map((row) => row.op)

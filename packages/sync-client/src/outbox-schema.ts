@@ -92,13 +92,17 @@ export interface TombstoneRow {
 /**
  * What acknowledged batches left at the receiver (see `remote-records.ts`):
  * `keys`, records that exist after them, and `gone`, records they deleted
- * (record keys, both multiEntry indexes). The newest row naming a record says
- * whether it exists.
+ * (record keys). The newest row naming a record says whether it exists.
  */
 export interface RemoteRow {
   id?: number
   keys: string[]
   gone: string[]
+}
+
+export interface RemoteFilterRow {
+  id: number
+  bits: Uint32Array
 }
 
 interface DeadLetterRow {
@@ -115,6 +119,8 @@ export type OutboxDexie = Dexie & {
   batches: Table<StoredBatchRow, number>
   tombstones: Table<TombstoneRow, string>
   remoteKeys: Table<RemoteRow, number>
+  /** A Bloom filter of each `remoteKeys` row's keys and gone keys, under the row's id. */
+  remoteFilters: Table<RemoteFilterRow, number>
   lease: Table<LeaseRow, string>
   deadLetters: Table<DeadLetterRow, number>
 }

@@ -6,6 +6,7 @@ import { HttpResponse } from 'msw'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SyncClientError } from '../src/index.js'
 import { type BatchRow, EMPTY_VIEW, OutboxDb } from '../src/outbox-db.js'
+import { addRemoteRows } from '../src/remote-records.js'
 import { harness, ManualClock, ModelReceiver, type Received, settle, status, until, useMockServer } from './helpers.js'
 
 // Delivery is pipelined: while a batch is on the wire the next one is cut and persisted, and an acknowledgement
@@ -296,7 +297,7 @@ describe('cutting while batches are unacknowledged', () => {
   async function cutInsertDelete(unrecorded: BatchRow[], delivered: boolean): Promise<Operation[] | undefined> {
     const store = new OutboxDb('cut-test', { indexedDB: new IDBFactory(), IDBKeyRange })
     try {
-      if (delivered) await store.db.remoteKeys.add({ keys: ['c\u0000x'], gone: [] })
+      if (delivered) await addRemoteRows(store.db, [{ keys: ['c\u0000x'], gone: [] }])
       await store.enqueue(x('insert'), 1)
       await store.enqueue(x('delete'), 2)
       const cut = { batchSize: 5, newBatchId: () => 'b', now: 3, sendingUntil: 0, view: EMPTY_VIEW, unrecorded }

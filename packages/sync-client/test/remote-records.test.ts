@@ -5,7 +5,15 @@ import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { OutboxDb } from '../src/outbox-db.js'
 import { existenceAfter, type RemoteRow, recordKey } from '../src/outbox-schema.js'
-import { FOLD_MIN_ROWS, foldRemote, ROW_KEYS, recordDelivered, remoteAmong } from '../src/remote-records.js'
+import {
+  FOLD_MIN_ROWS,
+  filterMayHold,
+  filterOf,
+  foldRemote,
+  ROW_KEYS,
+  recordDelivered,
+  remoteAmong,
+} from '../src/remote-records.js'
 import { harness, ModelReceiver, useMockServer } from './helpers.js'
 
 // Which records exist at the receiver is recorded as one `remoteKeys` row per acknowledged batch (not one row per
@@ -61,6 +69,15 @@ describe('remote existence, one row per acknowledged batch', () => {
       { keys: [key('a')], gone: [key('b')] },
     ])
     expect([...remote].sort()).toEqual([key('a'), key('u')])
+  })
+
+  it("a row's filter holds every key it names, and few others", () => {
+    const keys = Array.from({ length: ROW_KEYS }, (_, i) => key(`in${i}`))
+    const filter = filterOf({ keys: keys.slice(1), gone: keys.slice(0, 1) })
+    expect(keys.every((k) => filterMayHold(filter, k))).toBe(true)
+    const others = Array.from({ length: 20_000 }, (_, i) => key(`out${i}`))
+    expect(others.filter((k) => filterMayHold(filter, k)).length).toBeLessThan(others.length / 100)
+    expect(filterMayHold(filterOf({ keys: [], gone: [] }), key('x'))).toBe(false)
   })
 
   it('a batch of more than ROW_KEYS records takes a row per ROW_KEYS of them', async () => {
@@ -135,10 +152,10 @@ describe('folding', () => {
         const delivered: Operation[] = []
         try {
           for (const { batch, fold } of steps) {
-            await db.transaction('rw', db.remoteKeys, () => recordDelivered(db, batch))
+            await db.transaction('rw', db.remoteKeys, db.remoteFilters, async () => await recordDelivered(db, batch))
             delivered.push(...batch)
             if (fold) {
-              const left = await db.transaction('rw', db.remoteKeys, () => foldRemote(db))
+              const left = await db.transaction('rw', db.remoteKeys, db.remoteFilters, async () => await foldRemote(db))
               const rows = await rowsOf(store)
               expect(rows).toHaveLength(left)
               // After a fold: no deleted record kept, each record at most once.
@@ -167,12 +184,14 @@ describe('folding', () => {
       for (let i = 0; i < 10; i++) await recordDelivered(db, [ins(`small${i}`), ins('again')])
       await recordDelivered(db, [del('small0')])
       const [first] = await rowsOf(store)
-      expect(await db.transaction('rw', db.remoteKeys, () => foldRemote(db))).toBe(2)
+      expect(await db.transaction('rw', db.remoteKeys, db.remoteFilters, async () => await foldRemote(db))).toBe(2)
       const rows = await rowsOf(store)
       expect(rows[0]).toEqual(first) // untouched
-      expect([...(rows[1]?.keys ?? [])].sort()).toEqual(['again', ...Array.from({ length: 9 }, (_, i) => `small${i + 1}`)].map(key))
+      expect([...(rows[1]?.keys ?? [])].sort()).toEqual(
+        ['again', ...Array.from({ length: 9 }, (_, i) => `small${i + 1}`)].map(key),
+      )
       // Nothing to fold: nothing is written.
-      expect(await db.transaction('rw', db.remoteKeys, () => foldRemote(db))).toBe(2)
+      expect(await db.transaction('rw', db.remoteKeys, db.remoteFilters, async () => await foldRemote(db))).toBe(2)
       expect(await rowsOf(store)).toEqual(rows)
     } finally {
       store.close()

@@ -9,10 +9,11 @@ import { existenceAfter, type OutboxDexie, type RemoteRow } from './outbox-schem
  * Stored as one `remoteKeys` row per acknowledged batch, `{ keys, gone }`:
  * the record keys the batch leaves existing and those it deletes, not
  * indexed, plus a Bloom filter of both in `remoteFilters` under the same id.
- * Recording a batch is two row writes (more for batches larger than
- * `ROW_KEYS`) instead of one write per record; a multiEntry index on the keys
- * would cost an index entry per record again (on fake-indexeddb about half
- * the cost of a write per record). A record's state is that of the newest
+ * Recording a batch is two row writes and a count (more writes for batches
+ * larger than `ROW_KEYS`) instead of one write per record as in earlier
+ * versions; a multiEntry index on the keys would cost an index entry per
+ * record again (on fake-indexeddb about half as much as a row write per
+ * record, measured). A record's state is that of the newest
  * row naming it. Reads are only needed for records whose queued run starts
  * with an insert and deletes the record: all filters are read (about 1 KB per
  * row), and only the rows whose filter may hold one of those records.

@@ -23,6 +23,18 @@ type Reply = (received: Received) => Response | Promise<Response>
  * update merges shallowly, delete removes. Queue replies with `reply(...)` to
  * simulate failures.
  */
+/** The receiver's state after the raw queue (an update of a missing record creates it, as ModelReceiver does). */
+export function modelState(ops: readonly Operation[]): Map<string, Record<string, unknown>> {
+  const state = new Map<string, Record<string, unknown>>()
+  for (const op of ops) {
+    const key = `${op.collection}/${op.recordId}`
+    if (op.action === 'insert') state.set(key, op.record)
+    else if (op.action === 'delete') state.delete(key)
+    else state.set(key, { ...(state.get(key) ?? {}), ...op.changes })
+  }
+  return state
+}
+
 export class ModelReceiver {
   readonly requests: Received[] = []
   readonly appliedBatches: string[] = []

@@ -2,7 +2,7 @@ import type { Operation } from '@flagsync/protocol'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { compact, SyncClientError } from '../src/index.js'
-import { harness, ModelReceiver, status, useMockServer } from './helpers.js'
+import { harness, ModelReceiver, modelState, status, useMockServer } from './helpers.js'
 
 const server = useMockServer()
 
@@ -20,18 +20,6 @@ const flush = fc.record({
 })
 
 type WriteStep = { rec: number; action: 'insert' | 'update' | 'delete'; data: Record<string, number> }
-
-/** Applies operations the way ModelReceiver does (update of a missing record creates it). */
-function model(ops: readonly Operation[]): Map<string, Record<string, unknown>> {
-  const state = new Map<string, Record<string, unknown>>()
-  for (const op of ops) {
-    const key = `${op.collection}/${op.recordId}`
-    if (op.action === 'insert') state.set(key, op.record)
-    else if (op.action === 'delete') state.delete(key)
-    else state.set(key, { ...(state.get(key) ?? {}), ...op.changes })
-  }
-  return state
-}
 
 async function apply(client: ReturnType<ReturnType<typeof harness>['client']>, step: WriteStep) {
   const recordId = RECORDS[step.rec] as string
@@ -65,7 +53,7 @@ describe('outbox property (fake-indexeddb + msw)', () => {
           await client.flush()
           expect(r.sentOperations()).toEqual(expected)
           for (const q of r.requests) expect(q.operations.length).toBeLessThanOrEqual(batchSize)
-          expect(r.records).toEqual(model(raw))
+          expect(r.records).toEqual(modelState(raw))
           expect(await client.outbox()).toEqual([])
         } finally {
           await h.closeAll()
@@ -110,7 +98,7 @@ describe('outbox property (fake-indexeddb + msw)', () => {
           }
           await client.flush()
           expect(await client.pending()).toBe(0)
-          expect(r.records).toEqual(model(raw))
+          expect(r.records).toEqual(modelState(raw))
           expect(new Set(r.appliedBatches).size).toBe(r.appliedBatches.length)
         } finally {
           await h.closeAll()

@@ -7,7 +7,17 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SyncClientError } from '../src/index.js'
 import { type BatchRow, EMPTY_VIEW, OutboxDb } from '../src/outbox-db.js'
 import { addRemoteRows } from '../src/remote-records.js'
-import { harness, ManualClock, ModelReceiver, type Received, settle, status, until, useMockServer } from './helpers.js'
+import {
+  harness,
+  ManualClock,
+  ModelReceiver,
+  modelState,
+  type Received,
+  settle,
+  status,
+  until,
+  useMockServer,
+} from './helpers.js'
 
 // Delivery is pipelined: while a batch is on the wire the next one is cut and persisted, and an acknowledgement
 // is recorded while the next request runs. These tests hold the guarantees that must survive that.
@@ -388,15 +398,3 @@ describe('pipelined delivery under failures (property)', () => {
     )
   })
 })
-
-/** The receiver's state after the raw queue (an update of a missing record creates it, as ModelReceiver does). */
-function modelState(ops: readonly Operation[]): Map<string, Record<string, unknown>> {
-  const state = new Map<string, Record<string, unknown>>()
-  for (const op of ops) {
-    const key = `${op.collection}/${op.recordId}`
-    if (op.action === 'insert') state.set(key, op.record)
-    else if (op.action === 'delete') state.delete(key)
-    else state.set(key, { ...(state.get(key) ?? {}), ...op.changes })
-  }
-  return state
-}

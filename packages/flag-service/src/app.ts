@@ -1,5 +1,6 @@
-import { corsAllowList, errorHandler, notFound, securityHeaders } from '@flagsync/server-kit'
-import express, { type Express } from 'express'
+import { corsAllowList, errorHandler, HttpError, notFound, securityHeaders } from '@flagsync/server-kit'
+import { toStoreError } from '@flagsync/store'
+import express, { type ErrorRequestHandler, type Express } from 'express'
 import { authenticate } from './auth/authenticate.js'
 import { type FlagStreamOptions, mountFlagFeature } from './flags/index.js'
 import { type ImpressionRetention, mountImpressionFeature } from './impressions/index.js'
@@ -20,6 +21,17 @@ export interface ServiceAppOptions {
   stream?: FlagStreamOptions
   /** How long impressions are kept and how often the job prunes them (default 30 days, hourly). */
   impressionRetention?: ImpressionRetention
+}
+
+/**
+ * Most service routes query knex directly, not through the flag store, so a
+ * driver's error reaches the handler raw and would be a 500. A busy or
+ * unreachable database (another connection holding SQLite's write lock, say
+ * ingest's under load) is the store's `unavailable`: 503 with Retry-After.
+ */
+const databaseFailures: ErrorRequestHandler = (error, _req, _res, next) => {
+  const normalized = error instanceof HttpError ? undefined : toStoreError(error)
+  next(normalized?.code === 'unavailable' ? normalized : error)
 }
 
 /**
@@ -49,6 +61,7 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   mountImpressionFeature(app, runtime, { auth, routerOptions, impressionRetention: options.impressionRetention })
 
   app.use(notFound)
+  app.use(databaseFailures)
   app.use(errorHandler(runtime.logger))
   return app
 }

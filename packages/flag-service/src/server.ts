@@ -11,7 +11,9 @@ export interface FlagServiceServer extends RunningServer {
 }
 
 /** Runtime options beyond the configuration, for tests and embedding: an injected clock, store hooks. */
-export type FlagServiceServerExtras = Partial<Pick<ServiceRuntimeOptions, 'clock' | 'storeOptions' | 'poolMax'>>
+export type FlagServiceServerExtras = Partial<
+  Pick<ServiceRuntimeOptions, 'clock' | 'storeOptions' | 'poolMax' | 'busyTimeoutMs'>
+>
 
 /**
  * Opens the database (running both migration lists), sets the workspace up on

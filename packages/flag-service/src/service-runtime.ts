@@ -18,6 +18,8 @@ export interface ServiceRuntimeOptions {
   storeOptions?: Omit<FlagStoreOptions, 'clock'>
   /** PostgreSQL pool size (default 10). */
   poolMax?: number
+  /** How long a SQLite statement waits for another connection's write lock (default 5 000 ms). */
+  busyTimeoutMs?: number
 }
 
 export type FlagChangeListener = (changes: FlagChange[]) => void | Promise<void>
@@ -51,7 +53,7 @@ export interface ServiceRuntime {
 export async function openServiceRuntime(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
   const clock = options.clock ?? Date.now
   const logger = options.logger ?? silentLogger()
-  const db = await openDatabase(options.databaseUrl, { poolMax: options.poolMax })
+  const db = await openDatabase(options.databaseUrl, { poolMax: options.poolMax, busyTimeoutMs: options.busyTimeoutMs })
   try {
     await migrateService(db)
   } catch (error) {

@@ -89,7 +89,14 @@ export function cookieOf(res: Response): string {
  */
 export async function startHarness(
   dialect: Dialect,
-  options: { env?: Record<string, string>; setup?: boolean; databaseUrl?: string; clockStart?: number } = {},
+  options: {
+    env?: Record<string, string>
+    setup?: boolean
+    databaseUrl?: string
+    clockStart?: number
+    /** SQLite's wait for another connection's write lock (default 5 000 ms). */
+    busyTimeoutMs?: number
+  } = {},
 ): Promise<Harness> {
   const db: TestDatabase | undefined = options.databaseUrl ? undefined : await createTestDatabase(dialect)
   const databaseUrl = options.databaseUrl ?? (db as TestDatabase).url
@@ -102,7 +109,10 @@ export async function startHarness(
       clock.now += ms
     },
   }
-  const server = await startFlagServiceServer(config, silentLogger(), { clock: () => clock.now })
+  const server = await startFlagServiceServer(config, silentLogger(), {
+    clock: () => clock.now,
+    busyTimeoutMs: options.busyTimeoutMs,
+  })
   let stopped = false
   const stop = async () => {
     if (stopped) return

@@ -104,6 +104,8 @@ export class FlagStreams {
   private readonly followingAll = new Map<SseConnection, () => Promise<EnvironmentRef[]>>()
   private refreshing: Promise<void> | undefined
   private refreshAgain = false
+  /** Environments this process has seen a flag of (initial load or a change): a new one may be news to dashboards. */
+  private readonly seenEnvironments = new Set<string>()
   private revalidateTimer: ReturnType<typeof setInterval> | undefined
   private starting: Promise<void> | undefined
   private pruneTimer: ReturnType<typeof setInterval> | undefined
@@ -223,8 +225,9 @@ export class FlagStreams {
    * Dashboards that follow everything their user can see add the environments
    * that became visible since they connected (a new project, a new membership):
    * the environment's current flags are sent and its updates follow, in one
-   * synchronous step as at connect. Runs after a change to an environment such
-   * a dashboard does not follow yet, and on every revalidation; concurrent
+   * synchronous step as at connect. Runs after the first flag of an environment
+   * this process had not seen (a new project's) when such a dashboard does not
+   * follow it, and on every revalidation (memberships); concurrent
    * calls share one run, and one more runs after it if asked meanwhile.
    */
   followNew(): Promise<void> {
@@ -321,6 +324,7 @@ export class FlagStreams {
     const initial = await this.runtime.store.loadAll()
     if (this.closed) return
     this.live.replaceAll(initial.rows.filter(relevant), initial.revision)
+    for (const row of initial.rows) if (UUID_PATTERN.test(row.scope)) this.seenEnvironments.add(row.scope)
     await this.feed.start(initial.revision)
     if (this.closed) {
       await this.feed.close()
@@ -404,7 +408,12 @@ export class FlagStreams {
     const env = change.scope
     this.live.apply(change)
     this.views.delete(env)
-    if (this.followingAll.size > 0 && this.someoneMisses(env)) void this.followNew()
+    // Only an environment's first flag can be news to a follow-everything dashboard (a new project's);
+    // one it already could not see stays invisible until a membership changes, which revalidation picks up.
+    if (!this.seenEnvironments.has(env)) {
+      this.seenEnvironments.add(env)
+      if (this.followingAll.size > 0 && this.someoneMisses(env)) void this.followNew()
+    }
     if (!this.hasSubscribers(env)) return
     if (!change.flag || change.json === null) {
       this.send(env, deleteFrame(env, change.key, change.revision))

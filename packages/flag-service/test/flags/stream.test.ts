@@ -10,7 +10,7 @@ import {
 } from '@flagsync/flag-service'
 import { errorHandler, listen, notFound, type RunningServer, silentLogger } from '@flagsync/server-kit'
 import express from 'express'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../../test/support/databases.js'
 import { openSse, type SseReader } from '../../../../test/support/sse-reader.js'
 import { flagStreamsOf, mountFlagFeature } from '../../src/flags/index.js'
@@ -224,6 +224,12 @@ describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
     // The viewer cannot see it; once made a member, the next revalidation sends its flags and follows it.
     await putFlag(h, later.production, { key: 'for-members', is_enabled: true })
     await flagStreamsOf(h.server.runtime).followNew()
+    // Further changes there re-list nothing: only an environment's first flag can be news.
+    const refresh = vi.spyOn(flagStreamsOf(h.server.runtime), 'followNew')
+    await putFlag(h, later.production, { key: 'for-members', is_enabled: false })
+    await putFlag(h, later.production, { key: 'for-members', is_enabled: true })
+    expect(refresh).not.toHaveBeenCalled()
+    refresh.mockRestore()
     expect(mine.events.slice(fromMine).some((e) => e.data.includes(later.id) || e.data.includes('born-later'))).toBe(
       false,
     )

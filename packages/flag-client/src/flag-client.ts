@@ -90,6 +90,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     const keys = new Set([...before.keys(), ...after.keys()])
     const changedKeys = [...keys].filter((k) => before.get(k) !== after.get(k))
     if (changedKeys.length > 0) emit({ type: 'flags', changedKeys })
+    // Every key reads the same: keep the old map, so `snapshot()` changes identity only with a `flags` event.
+    else view = before
   }
   const emit = (event: Parameters<FlagClientListener>[0]) => {
     for (const listener of listeners) listener(event)
@@ -265,6 +267,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     ready: () => readyPromise,
     getFlag,
     allFlags: () => [...currentView().values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+    snapshot: currentView,
     evaluate: evaluateKey,
     isEnabled: (key, context) => evaluateKey(key, context).value === true,
     getValue<T>(key: string, context: Record<string, unknown> | undefined, fallback: T): T {

@@ -144,6 +144,12 @@ export interface FlagClient {
   ready(): Promise<void>
   getFlag(key: string): ClientFlag | undefined
   allFlags(): ClientFlag[]
+  /**
+   * The flags as they read now (the server's set with this client's edits on top), as one map that is
+   * never mutated: the same object until the next `flags` event, a new one after. A cheap identity to
+   * compare, e.g. a `useSyncExternalStore` snapshot with `subscribe`.
+   */
+  snapshot(): ReadonlyMap<string, ClientFlag>
   evaluate(key: string, context?: Record<string, unknown>): FlagEvaluation
   isEnabled(key: string, context?: Record<string, unknown>): boolean
   getValue<T>(key: string, context: Record<string, unknown> | undefined, fallback: T): T

@@ -1,57 +1,10 @@
-// compaction.ops_per_s: `compact()` of the sync client over random queued operations.
-// Baseline: the least any compaction must do, one Map lookup per operation keeping the last one per record.
+// compaction.ratio: `compact()` of the sync client over random queued operations ÷ the least any compaction must do
+// (one Map lookup per operation keeping the last one per record), per interleaved round; the goal is on this ratio,
+// which follows our code rather than the machine. compaction.ops_per_s: the absolute figure, without a goal.
 import { compact } from '@flagsync/sync-client'
 import { atLeast, benchMain, log, row } from './lib/cli.mjs'
-import { prng } from './lib/random.mjs'
 import { median, now } from './lib/stats.mjs'
-
-const COLLECTIONS = ['flags', 'notes', 'tasks']
-const RECORDS_PER_COLLECTION = 50_000
-const FIELDS = ['is_enabled', 'title', 'done', 'rank', 'color', 'owner', 'tag', 'due']
-
-/**
- * `n` operations over 50 000 records in each of 3 collections: 20 % inserts,
- * 65 % updates of one or two fields, 15 % deletes.
- * @param {number} n
- */
-export function randomOperations(n, seed = 42) {
-  const random = prng(seed)
-  /** @type {import('@flagsync/protocol').Operation[]} */
-  const ops = new Array(n)
-  for (let i = 0; i < n; i++) {
-    const collection = COLLECTIONS[Math.floor(random() * COLLECTIONS.length)]
-    const recordId = `r${Math.floor(random() * RECORDS_PER_COLLECTION)}`
-    const kind = random()
-    if (kind < 0.2) {
-      ops[i] = { action: 'insert', collection, recordId, record: { title: `t${i}`, done: false, rank: i } }
-    } else if (kind < 0.85) {
-      /** @type {Record<string, unknown>} */
-      const changes = { [FIELDS[i % FIELDS.length]]: i }
-      if (random() < 0.3) changes[FIELDS[(i + 3) % FIELDS.length]] = random() < 0.5
-      ops[i] = { action: 'update', collection, recordId, changes }
-    } else {
-      ops[i] = { action: 'delete', collection, recordId }
-    }
-  }
-  return ops
-}
-
-/** @param {readonly import('@flagsync/protocol').Operation[]} ops */
-function lastPerRecord(ops) {
-  /** @type {Map<string, Map<string, import('@flagsync/protocol').Operation>>} */
-  const byCollection = new Map()
-  for (const op of ops) {
-    let records = byCollection.get(op.collection)
-    if (records === undefined) {
-      records = new Map()
-      byCollection.set(op.collection, records)
-    }
-    records.set(op.recordId, op)
-  }
-  const out = []
-  for (const records of byCollection.values()) for (const op of records.values()) out.push(op)
-  return out
-}
+import { COLLECTIONS, lastPerRecord, RECORDS_PER_COLLECTION, randomOperations } from './lib/workloads.mjs'
 
 /**
  * ops/s of one `fn(ops)` run, after a full GC when exposed.
@@ -99,15 +52,33 @@ export async function run({ quick }) {
   const top = m[largest]
   const linearity = top.ours / m[smallest].ours
   const perSize = Object.fromEntries(sizes.map((n) => [n, Math.round(m[n].ours)]))
+  // Each round's ours and baseline ran back to back, so their ratio cancels most of the machine's drift.
+  const ratios = bySize[largest].ours.map((x, i) => x / bySize[largest].baseline[i])
+  const spread = {
+    min: Math.min(...ratios),
+    median: median(ratios),
+    max: Math.max(...ratios),
+  }
+  const fmt = (/** @type {number} */ x) => x.toFixed(2)
+  const workload = `compact() of ${largest.toLocaleString('en')} random queued ops (20 % insert, 65 % update, 15 % delete) over ${COLLECTIONS.length}×${RECORDS_PER_COLLECTION.toLocaleString('en')} records → ${top.out.toLocaleString('en')} ops out, in Node`
   return [
+    row({
+      id: 'compaction.ratio',
+      value: top.ours,
+      unit: 'ops/s',
+      baseline: top.baseline,
+      ratio: spread.median,
+      goal: atLeast(0.6, 'ratio'),
+      note: `${workload}; baseline = keep the last op per record (one Map lookup per op), timed right after ours in each of ${runs} rounds (full GC before each); ratio = median of the per-round ratios, min/median/max ${fmt(spread.min)}/${fmt(spread.median)}/${fmt(spread.max)}`,
+      extra: { ratios, min: spread.min, median: spread.median, max: spread.max },
+    }),
     row({
       id: 'compaction.ops_per_s',
       value: top.ours,
       unit: 'ops/s',
       baseline: top.baseline,
       ratio: top.ours / top.baseline,
-      goal: atLeast(2_000_000),
-      note: `${largest.toLocaleString('en')} ops over ${COLLECTIONS.length}×${RECORDS_PER_COLLECTION.toLocaleString('en')} records → ${top.out.toLocaleString('en')}; baseline = keep the last op per record (one Map lookup per op)`,
+      note: `${workload}; median of ${runs} rounds, min/median/max ${[Math.min(...bySize[largest].ours), top.ours, Math.max(...bySize[largest].ours)].map((x) => Math.round(x).toLocaleString('en')).join('/')} ops/s; baseline = the bare Map pass in the same rounds; follows the machine (no goal: compaction.ratio is the goal)`,
       extra: {
         opsPerSecondBySize: perSize,
         bestOpsPerSecondBySize: Object.fromEntries(sizes.map((n) => [n, Math.round(m[n].best)])),

@@ -12,7 +12,7 @@ import { lineChart } from './lib/svg.mjs'
 
 /** Every benchmark module with the rows it reports (listed as "not run" if it fails). */
 const MODULES = [
-  { name: 'compaction', ids: ['compaction.ops_per_s', 'compaction.linearity'], nodeArgs: ['--expose-gc'] },
+  { name: 'compaction', ids: ['compaction.ratio', 'compaction.ops_per_s', 'compaction.linearity'], nodeArgs: ['--expose-gc'] },
   { name: 'eval', ids: ['eval.targeted.ops_per_s'] },
   {
     name: 'client',

@@ -1,11 +1,9 @@
 // Bare baseline servers, one per mode, each in its own process like the real server:
-//   buffer <file>       node:http answering every GET with the file's bytes, cached (the ceiling for GET /api/flags)
-//   express-get <file>  a minimal Express route: GET /api/flags/:key → res.json(flag) from a Map of the file's flags
+//   buffer <file>       node:http answering every GET with the file's bytes, cached (the ceiling for GET /api/flags and /api/flags/:key)
 //   sse                 node:http holding /stream connections; POST /broadcast writes one event to all of them
 // Prints "listening on http://127.0.0.1:<port>".
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
-import express from 'express'
 
 const [mode, file] = process.argv.slice(2)
 
@@ -26,17 +24,6 @@ if (mode === 'buffer') {
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length })
     res.end(body)
   })
-} else if (mode === 'express-get') {
-  /** @type {Array<{key: string}>} */
-  const flags = JSON.parse(readFileSync(/** @type {string} */ (file), 'utf8'))
-  const byKey = new Map(flags.map((f) => [f.key, f]))
-  const app = express()
-  app.get('/api/flags/:key', (req, res) => {
-    const flag = byKey.get(req.params.key)
-    if (!flag) res.status(404).json({ error: 'not_found' })
-    else res.json(flag)
-  })
-  listen(app)
 } else if (mode === 'sse') {
   /** @type {Set<import('node:http').ServerResponse>} */
   const streams = new Set()

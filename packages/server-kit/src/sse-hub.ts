@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { formatSseComment } from './sse.js'
+import { HttpError } from './http-error.js'
+import { formatSseComment, formatSseRetry } from './sse.js'
 
 export interface SseHubOptions {
   /** Interval of keep-alive comments, ms (default 15 000; 0 disables). */
@@ -9,6 +10,21 @@ export interface SseHubOptions {
    * subscriber (default 1 MiB): server memory stays bounded whoever stops reading.
    */
   maxBufferedBytes?: number
+  /**
+   * Open streams at most, all scopes together (default 10 000). Past it `open`
+   * throws a 503 `unavailable` with Retry-After, before any byte is written.
+   */
+  maxConnections?: number
+  /**
+   * The `retry:` every stream starts with, ms (default 1 000; 0 sends none).
+   * Each connection gets the base plus up to the base again at random, so the
+   * clients of a restarted server do not all come back in the same instant.
+   */
+  retryMs?: number
+  /** Seconds in the Retry-After of a 503 past `maxConnections` (default 5). */
+  retryAfterSeconds?: number
+  /** Source of the retry jitter (tests pin it). */
+  random?: () => number
 }
 
 export interface SseConnection {
@@ -27,6 +43,11 @@ export class SseHub {
   private readonly scopes = new Map<string, Set<Connection>>()
   private readonly keepAliveMs: number
   private readonly maxBufferedBytes: number
+  private readonly maxConnections: number
+  private readonly retryMs: number
+  private readonly retryAfterSeconds: number
+  private readonly random: () => number
+  private openCount = 0
   private timer: ReturnType<typeof setInterval> | undefined
   private readonly keepAliveFrame = Buffer.from(formatSseComment('keep-alive'))
   private dropped = 0
@@ -34,6 +55,10 @@ export class SseHub {
   constructor(options: SseHubOptions = {}) {
     this.keepAliveMs = options.keepAliveMs ?? 15_000
     this.maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024
+    this.maxConnections = options.maxConnections ?? 10_000
+    this.retryMs = options.retryMs ?? 1000
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 5
+    this.random = options.random ?? Math.random
     if (this.keepAliveMs > 0) {
       this.timer = setInterval(() => this.broadcastAll(this.keepAliveFrame), this.keepAliveMs)
       this.timer.unref?.()
@@ -43,9 +68,12 @@ export class SseHub {
   /** Open connections, in all scopes or one. */
   size(scope?: string): number {
     if (scope !== undefined) return this.scopes.get(scope)?.size ?? 0
-    let n = 0
-    for (const set of this.scopes.values()) n += set.size
-    return n
+    return this.openCount
+  }
+
+  /** Whether `open` would refuse a new stream now. */
+  get full(): boolean {
+    return this.openCount >= this.maxConnections
   }
 
   /** Subscribers dropped for not reading (for metrics and tests). */
@@ -53,8 +81,18 @@ export class SseHub {
     return this.dropped
   }
 
-  /** Starts an event stream on `res` and registers it; it unregisters itself when the client goes. */
+  /**
+   * Starts an event stream on `res` and registers it; it unregisters itself
+   * when the client goes. The count is checked and taken in this one
+   * synchronous step, so parallel requests cannot overshoot the cap.
+   * @throws HttpError `unavailable` (503, Retry-After) past `maxConnections`.
+   */
   open(req: IncomingMessage, res: ServerResponse, scope = ''): SseConnection {
+    if (this.full) {
+      throw new HttpError('unavailable', `too many open streams (at most ${this.maxConnections}); retry later`, {
+        retryAfterSeconds: this.retryAfterSeconds,
+      })
+    }
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -71,12 +109,14 @@ export class SseHub {
       this.scopes.set(scope, set)
     }
     set.add(conn)
+    this.openCount++
     const remove = () => {
       const current = this.scopes.get(scope)
-      current?.delete(conn)
+      if (current?.delete(conn)) this.openCount--
       if (current?.size === 0) this.scopes.delete(scope)
     }
     res.on('close', remove)
+    if (this.retryMs > 0) conn.write(formatSseRetry(this.retryMs + Math.floor(this.random() * this.retryMs)))
     return conn
   }
 
@@ -97,6 +137,7 @@ export class SseHub {
   closeAll(): void {
     for (const set of this.scopes.values()) for (const conn of set) conn.close()
     this.scopes.clear()
+    this.openCount = 0
   }
 
   stop(): void {

@@ -40,3 +40,14 @@ export function formatSseComment(text = ''): string {
 export function formatSseRetry(ms: number): string {
   return `retry: ${Math.max(0, Math.floor(ms))}\n\n`
 }
+
+/**
+ * The revision an EventSource resumes from (its `Last-Event-ID` header), or
+ * undefined when there is none or it is not a plain decimal revision: the
+ * caller then starts the client from scratch.
+ */
+export function parseLastEventId(header: string | string[] | undefined): number | undefined {
+  if (typeof header !== 'string' || !/^(0|[1-9]\d{0,15})$/.test(header.trim())) return undefined
+  const revision = Number(header.trim())
+  return Number.isSafeInteger(revision) ? revision : undefined
+}

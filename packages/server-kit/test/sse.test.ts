@@ -1,4 +1,4 @@
-import { formatSseComment, formatSseEvent, formatSseRetry } from '@flagsync/server-kit'
+import { formatSseComment, formatSseEvent, formatSseRetry, parseLastEventId } from '@flagsync/server-kit'
 import { createParser, type EventSourceMessage } from 'eventsource-parser'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -41,5 +41,16 @@ describe('comments and retry', () => {
   it('are ignored by a parser', () => {
     expect(parseAll(formatSseComment('keep-alive') + formatSseComment('a\nb'))).toEqual([])
     expect(formatSseRetry(1500)).toBe('retry: 1500\n\n')
+  })
+})
+
+describe('parseLastEventId', () => {
+  it('accepts a plain decimal revision and nothing else', () => {
+    expect(parseLastEventId('0')).toBe(0)
+    expect(parseLastEventId('42')).toBe(42)
+    expect(parseLastEventId(' 42 ')).toBe(42)
+    for (const bad of [undefined, '', '-1', '1.5', '1e3', '0x10', '007', 'abc', '99999999999999999', ['1', '2']]) {
+      expect(parseLastEventId(bad), String(bad)).toBeUndefined()
+    }
   })
 })

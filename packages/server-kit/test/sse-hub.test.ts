@@ -1,0 +1,83 @@
+import { request } from 'node:http'
+import { errorHandler, listen, type RunningServer, SseHub } from '@flagsync/server-kit'
+import express from 'express'
+import { afterEach, describe, expect, it } from 'vitest'
+
+const servers: RunningServer[] = []
+const hubs: SseHub[] = []
+afterEach(async () => {
+  for (const hub of hubs.splice(0)) hub.stop()
+  for (const server of servers.splice(0)) await server.close()
+})
+
+async function serve(options: ConstructorParameters<typeof SseHub>[0]) {
+  const hub = new SseHub({ keepAliveMs: 0, ...options })
+  hubs.push(hub)
+  const app = express()
+  app.get('/stream', (req, res) => {
+    hub.open(req, res).write('data: hello\n\n')
+  })
+  app.use(errorHandler())
+  const server = await listen(app, { host: '127.0.0.1', port: 0 })
+  servers.push(server)
+  return { hub, port: server.port }
+}
+
+interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  /** The first chunk of the body (streams stay open). */
+  first: string
+  close(): void
+}
+
+function get(port: number): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/stream', agent: false }, (res) => {
+      res.setEncoding('utf8')
+      res.once('data', (chunk: string) =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, first: chunk, close: () => req.destroy() }),
+      )
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+describe('SseHub', () => {
+  it('refuses the stream past maxConnections with 503, Retry-After and a JSON body, also for parallel connects', async () => {
+    const { hub, port } = await serve({ maxConnections: 5, retryAfterSeconds: 7 })
+    const answers = await Promise.all(Array.from({ length: 12 }, () => get(port)))
+    const ok = answers.filter((a) => a.status === 200)
+    const refused = answers.filter((a) => a.status !== 200)
+    expect(ok).toHaveLength(5)
+    expect(refused).toHaveLength(7)
+    expect(hub.size()).toBe(5)
+    for (const answer of refused) {
+      expect(answer.status).toBe(503)
+      expect(answer.headers['retry-after']).toBe('7')
+      expect(JSON.parse(answer.first)).toEqual({
+        error: expect.stringMatching(/too many open streams/),
+        code: 'unavailable',
+      })
+    }
+    // A closed stream frees its place.
+    ok[0]?.close()
+    await expect.poll(() => hub.size(), { timeout: 2000 }).toBe(4)
+    const again = await get(port)
+    expect(again.status).toBe(200)
+    for (const a of [...ok, again]) a.close()
+  })
+
+  it('starts every stream with a retry field of the base plus jitter', async () => {
+    const { port } = await serve({ retryMs: 1000, random: () => 0.5 })
+    const answer = await get(port)
+    expect(answer.status).toBe(200)
+    expect(answer.first.startsWith('retry: 1500\n\n')).toBe(true)
+    answer.close()
+    const { port: none } = await serve({ retryMs: 0 })
+    const bare = await get(none)
+    expect(bare.first.startsWith('data: hello')).toBe(true)
+    bare.close()
+  })
+})

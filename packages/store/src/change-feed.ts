@@ -114,7 +114,9 @@ export class ChangeFeed {
     for (;;) {
       const changes = await this.store.changesSince(this.revisionValue, 1000)
       if (changes.length === 0) return
-      if (changes[0]?.revision !== this.revisionValue + 1 && (await this.fellBehind())) return
+      // pruneHistory keeps a record's latest row, so a gap may follow a contiguous start: check them all.
+      const gap = changes[0]?.revision !== this.revisionValue + 1 || !isContiguous(changes)
+      if (gap && (await this.fellBehind())) return
       this.emit(changes)
       if (changes.length < 1000) return
     }
@@ -122,8 +124,7 @@ export class ChangeFeed {
 
   /** A gap means the log was pruned past us: rebuild from a full load instead of skipping changes. */
   private async fellBehind(): Promise<boolean> {
-    const oldest = await this.store.oldestRevision()
-    if (oldest <= this.revisionValue + 1) return false
+    if ((await this.store.prunedThrough()) <= this.revisionValue) return false
     const { revision } = await this.store.loadAll()
     this.revisionValue = revision
     for (const listener of this.resetListeners) listener()

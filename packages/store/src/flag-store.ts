@@ -1,10 +1,10 @@
 import type { Knex } from 'knex'
 import { FlagWriter, type StagedChange } from './flag-writer.js'
-import { TABLES } from './migrations.js'
+import { META, TABLES } from './migrations.js'
 import type { Database } from './open-database.js'
-import { appendChanges, applyChangesToFlags, lockRevision, setRevision } from './statements.js'
+import { appendChanges, applyChangesToFlags, lockRevision, readMeta, setRevision } from './statements.js'
 import { isDatabaseFailure, toStoreError } from './store-error.js'
-import type { FlagChange, StoredFlag, StoredFlagRow } from './types.js'
+import type { AuditContext, FlagChange, StoredFlag, StoredFlagRow } from './types.js'
 
 export const NOTIFY_CHANNEL = 'flagsync_changes'
 
@@ -43,7 +43,7 @@ export class FlagStore {
    * through unchanged; database failures (also those of queries `fn` ran on
    * the transaction itself) become StoreErrors.
    */
-  async write<T>(fn: (writer: FlagWriter) => Promise<T>, scope = ''): Promise<WriteResult<T>> {
+  async write<T>(fn: (writer: FlagWriter) => Promise<T>, scope = '', audit?: AuditContext): Promise<WriteResult<T>> {
     let fnError: { error: unknown } | undefined
     try {
       return await this.db.knex.transaction(async (trx) => {
@@ -60,7 +60,7 @@ export class FlagStore {
           fnError = { error }
           throw error
         }
-        const changes = await this.flush(trx, base, await writer.changes())
+        const changes = await this.flush(trx, base, await writer.changes(), audit)
         await this.options.beforeCommit?.(trx)
         return { result, changes }
       })
@@ -75,7 +75,12 @@ export class FlagStore {
    * follows from it inside the database, then the revision; a handful of
    * statements whatever the number of changes.
    */
-  private async flush(trx: Knex.Transaction, base: number, staged: StagedChange[]): Promise<FlagChange[]> {
+  private async flush(
+    trx: Knex.Transaction,
+    base: number,
+    staged: StagedChange[],
+    audit: AuditContext | undefined,
+  ): Promise<FlagChange[]> {
     if (staged.length === 0) return []
     const changes: FlagChange[] = staged.map((c, i) => ({
       revision: base + i + 1,
@@ -86,7 +91,14 @@ export class FlagStore {
       json: c.flag ? JSON.stringify(c.flag) : null,
     }))
     const { dialect } = this.db.config
-    await appendChanges(trx, dialect, changes, base, this.now())
+    await appendChanges(
+      trx,
+      dialect,
+      changes.map((c, i) => ({ scope: c.scope, key: c.key, json: c.json, opIndex: staged[i]?.opIndex ?? null })),
+      base,
+      this.now(),
+      audit,
+    )
     await applyChangesToFlags(
       trx,
       base,
@@ -169,14 +181,72 @@ export class FlagStore {
     return Number(row?.min ?? 0)
   }
 
-  /** Drops change-log entries older than `maxAgeMs`, always keeping the newest `keepLast`. */
-  async pruneChanges(maxAgeMs: number, keepLast = 1000): Promise<number> {
-    const meta = await this.db.knex(TABLES.meta).where('name', 'revision').first('value')
-    const floor = Number(meta?.value ?? 0) - keepLast
-    return this.db
-      .knex(TABLES.changes)
-      .where('created_at', '<', this.now() - maxAgeMs)
-      .andWhere('revision', '<=', floor)
-      .delete()
+  /** Every change after this revision is in the log; a follower at an older revision must reload. */
+  async prunedThrough(): Promise<number> {
+    return readMeta(this.db.knex, META.prunedThrough)
   }
+
+  /**
+   * Drops change-log entries older than `maxAgeMs`, always keeping the newest
+   * `keepLast`: the whole prefix, also each record's latest state, so conflict
+   * checks against older base revisions become record-level. The flat API
+   * prunes with `pruneHistory` instead.
+   */
+  async pruneChanges(maxAgeMs: number, keepLast = 1000): Promise<number> {
+    return this.prune(maxAgeMs, keepLast, 'prefix')
+  }
+
+  /**
+   * Drops change-log entries (and so audit entries) older than `maxAgeMs`,
+   * always keeping the newest `keepLast`, except each record's latest state:
+   * a row stays until a newer row of the same record is old enough too, so
+   * the log keeps telling any record's state at every revision after the
+   * pruned one (what conflict checks need), and deleted records are forgotten.
+   */
+  async pruneHistory(maxAgeMs: number, keepLast = 1000): Promise<number> {
+    return this.prune(maxAgeMs, keepLast, 'superseded')
+  }
+
+  private async prune(maxAgeMs: number, keepLast: number, mode: 'prefix' | 'superseded'): Promise<number> {
+    try {
+      return await this.db.knex.transaction(async (trx) => {
+        // Serialized with writers: the cutoff and the meta rows cannot race a commit.
+        const current = await lockRevision(trx)
+        const old = (await trx(TABLES.changes)
+          .where('created_at', '<', this.now() - maxAgeMs)
+          .max({ max: 'revision' })
+          .first()) as { max: number | string | null } | undefined
+        const cutoff = Math.min(Number(old?.max ?? 0), current - keepLast)
+        if (cutoff <= 0) return 0
+        const query = trx(TABLES.changes).where('revision', '<=', cutoff)
+        if (mode === 'superseded') {
+          query.andWhere((q) =>
+            q
+              .whereNull('data')
+              .orWhereExists((sub) =>
+                sub
+                  .select(trx.raw('1'))
+                  .from({ n: TABLES.changes })
+                  .whereRaw(
+                    'n.scope = flagsync_changes.scope and n.key = flagsync_changes.key and n.revision > flagsync_changes.revision',
+                  )
+                  .andWhere('n.revision', '<=', cutoff),
+              ),
+          )
+        }
+        const dropped = await query.delete()
+        if (dropped > 0) {
+          await raiseMeta(trx, META.prunedThrough, cutoff)
+          if (mode === 'prefix') await raiseMeta(trx, META.prefixPrunedThrough, cutoff)
+        }
+        return dropped
+      })
+    } catch (error) {
+      throw toStoreError(error)
+    }
+  }
+}
+
+async function raiseMeta(trx: Knex.Transaction, name: string, value: number): Promise<void> {
+  await trx(TABLES.meta).where('name', name).andWhere('value', '<', value).update({ value })
 }

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex'
 import type { DatabaseConfig } from './database-url.js'
-import { selectFlags } from './statements.js'
+import { META } from './migrations.js'
+import { readMeta, selectFlags, selectStatesAt } from './statements.js'
 import { toStoreError } from './store-error.js'
-import type { StoredFlag } from './types.js'
+import type { StateAt, StoredFlag } from './types.js'
 
 /** A flag staged for commit: null means deleted. */
 export interface StagedChange {
@@ -11,6 +12,15 @@ export interface StagedChange {
   flag: StoredFlag | null
   /** Whether the row existed before this transaction; undefined until looked up. */
   existed: boolean | undefined
+  /** The batch operation that staged it last (audit trail); null outside batches. */
+  opIndex: number | null
+}
+
+/** A record as committed before this transaction began. */
+export interface CommittedFlag {
+  flag: StoredFlag | null
+  /** The change-log revision of its last change; null when it does not exist. */
+  revision: number | null
 }
 
 const idOf = (scope: string, key: string) => `${scope}\u0000${key}`
@@ -25,7 +35,10 @@ export class FlagWriter {
   readonly scope: string
   private readonly dialect: DatabaseConfig['dialect']
   private readonly original = new Map<string, StoredFlag | null>()
+  private readonly originalRevision = new Map<string, number>()
   private readonly staged = new Map<string, StagedChange>()
+  /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
+  opIndex: number | null = null
 
   constructor(trx: Knex.Transaction, scope: string, dialect: DatabaseConfig['dialect']) {
     this.trx = trx
@@ -37,14 +50,57 @@ export class FlagWriter {
   async load(keys: Iterable<string>, scope = this.scope): Promise<void> {
     const missing = [...new Set(keys)].filter((k) => !this.original.has(idOf(scope, k)))
     if (missing.length === 0) return
-    let rows: Array<{ key: string; data: string }>
+    let rows: Array<{ key: string; data: string; revision: number | string }>
     try {
       rows = await selectFlags(this.trx, this.dialect, scope, missing)
     } catch (error) {
       throw toStoreError(error)
     }
     for (const key of missing) this.original.set(idOf(scope, key), null)
-    for (const row of rows) this.original.set(idOf(scope, row.key), JSON.parse(row.data) as StoredFlag)
+    for (const row of rows) {
+      this.original.set(idOf(scope, row.key), JSON.parse(row.data) as StoredFlag)
+      this.originalRevision.set(idOf(scope, row.key), Number(row.revision))
+    }
+  }
+
+  /** The flag as committed before this transaction (staged writes ignored), with its revision. */
+  async committed(key: string, scope = this.scope): Promise<CommittedFlag> {
+    const id = idOf(scope, key)
+    if (!this.original.has(id)) await this.load([key], scope)
+    const flag = this.original.get(id) ?? null
+    return { flag, revision: flag ? (this.originalRevision.get(id) ?? null) : null }
+  }
+
+  /**
+   * Each key's state at a past revision, from the change log (one query for
+   * all pairs), keyed \`\${key}@\${revision}\`. \`known\` is false where
+   * pruning removed what was needed: the revision is older than the pruned
+   * part of the log, or the log kept no row of the key and a whole-prefix
+   * prune (\`pruneChanges\`) may have dropped its last state.
+   */
+  async statesAt(pairs: ReadonlyArray<readonly [key: string, revision: number]>, scope = this.scope) {
+    const out = new Map<string, StateAt>()
+    if (pairs.length === 0) return out
+    let rows: Awaited<ReturnType<typeof selectStatesAt>>
+    let prunedThrough: number
+    let prefixPruned: number
+    try {
+      prunedThrough = await readMeta(this.trx, META.prunedThrough)
+      prefixPruned = await readMeta(this.trx, META.prefixPrunedThrough)
+      rows = await selectStatesAt(this.trx, this.dialect, scope, pairs)
+    } catch (error) {
+      throw toStoreError(error)
+    }
+    for (const row of rows) {
+      const revision = Number(row.revision)
+      const found = Number(row.found) === 1 || (row.found as unknown) === true
+      const known = revision >= prunedThrough && (found || prefixPruned === 0)
+      out.set(`${row.key}@${revision}`, {
+        flag: known && row.data !== null ? (JSON.parse(row.data) as StoredFlag) : null,
+        known,
+      })
+    }
+    return out
   }
 
   /** The flag as this transaction sees it, staged writes included. */
@@ -84,7 +140,7 @@ export class FlagWriter {
     const prior = this.staged.get(id)
     // An unloaded key is upserted without a read; `existed` matters only if it ends up deleted.
     const existed = prior ? prior.existed : this.original.has(id) ? this.original.get(id) !== null : undefined
-    this.staged.set(id, { scope, key, flag, existed })
+    this.staged.set(id, { scope, key, flag, existed, opIndex: this.opIndex })
   }
 }
 

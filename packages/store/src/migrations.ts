@@ -8,6 +8,17 @@ export const TABLES = {
   batches: 'flagsync_batches',
 } as const
 
+/** Rows of `flagsync_meta` besides `revision`. */
+export const META = {
+  /** Every change after this revision is in the log (a follower behind it reloads). */
+  prunedThrough: 'pruned_through',
+  /**
+   * `pruneChanges` drops whole prefixes, also a record's latest state: after it,
+   * a record whose last change is older than this has no state in the log.
+   */
+  prefixPrunedThrough: 'prefix_pruned_through',
+} as const
+
 interface Migration {
   name: string
   up(knex: Knex): Promise<void>
@@ -43,6 +54,30 @@ const migrations: Migration[] = [
         t.integer('applied').notNullable()
         t.bigInteger('applied_at').notNullable().index()
       })
+    },
+  },
+  {
+    // The audit trail lives in the change-log rows themselves (no row per change
+    // beyond the log's own), and pruning records how far it went so a conflict
+    // check knows whether the log still holds a record's state at a base revision.
+    name: '0002_audit_trail',
+    async up(knex) {
+      await knex.schema.alterTable(TABLES.changes, (t) => {
+        t.string('actor', 256).nullable()
+        t.string('declared_actor', 256).nullable()
+        t.string('source', 256).nullable()
+        t.string('batch_id', 128).nullable()
+        t.integer('op_index').nullable()
+        t.index(['scope', 'key', 'revision'], 'flagsync_changes_scope_key_revision')
+      })
+      // Logs pruned by an earlier version lost everything below their oldest row.
+      const oldest = await knex(TABLES.changes).min({ min: 'revision' }).first()
+      const current = await knex(TABLES.meta).where('name', 'revision').first('value')
+      const pruned = oldest?.min == null ? Number(current?.value ?? 0) : Number(oldest.min) - 1
+      await knex(TABLES.meta).insert([
+        { name: META.prunedThrough, value: pruned },
+        { name: META.prefixPrunedThrough, value: pruned },
+      ])
     },
   },
 ]

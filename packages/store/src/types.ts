@@ -22,3 +22,26 @@ export interface StoredFlagRow {
   json: string
   revision: number
 }
+
+/**
+ * Who made a write and through what, stored on each change-log row the write
+ * appends (the audit trail costs columns, not rows).
+ */
+export interface AuditContext {
+  /** The authenticated identity: a token's name, a user. */
+  actor?: string | null
+  /** An identity the client declared (e.g. `X-Flagsync-Actor`), recorded as sent and never verified. */
+  declaredActor?: string | null
+  /** What made the change: `api:PATCH /api/flags/:key`, `sync`, … */
+  source?: string | null
+  /** The sync batch the change came from. */
+  batchId?: string | null
+}
+
+/** A record's state at some revision, as far as the change log still knows it. */
+export interface StateAt {
+  /** The flag at that revision; null when it did not exist. Meaningless unless `known`. */
+  flag: StoredFlag | null
+  /** False when pruning removed what the log needed to tell. */
+  known: boolean
+}

@@ -2,6 +2,7 @@ import type { FullTargetingRule } from '@flagsync/protocol'
 import { textOf } from './attribute-value.js'
 import { ROLLOUT_SEED, VARIANT_SEED } from './bucket.js'
 import { type CheckedFlag, checkFlag } from './check-flag.js'
+import type { Decision } from './decision.js'
 import { EvaluationError, PrerequisiteCycle } from './errors.js'
 import { jsonEqual } from './json-equal.js'
 import { matchesRule } from './match-rule.js'
@@ -9,15 +10,6 @@ import { type HashPair, murmur3Pair } from './murmur3.js'
 import { pickVariant, totalWeight } from './pick-variant.js'
 import { servedValue } from './present.js'
 import type { EvaluationContext, GetFlag } from './types.js'
-
-/**
- * How a flag resolved for a context, before its value is looked up: `disabled`
- * (switch off or a prerequisite failed), `outside` or `inside` a partial
- * rollout, a matched `rule`, a `variant` of the split, or the `default`.
- */
-export type Decision =
-  | { readonly kind: 'disabled' | 'outside' | 'inside' | 'default' }
-  | { readonly kind: 'rule' | 'variant'; readonly index: number }
 
 export const DISABLED: Decision = { kind: 'disabled' }
 const OUTSIDE: Decision = { kind: 'outside' }

@@ -1,6 +1,7 @@
 import type { EvaluableFlag } from '@flagsync/protocol'
 import type { CheckedFlag } from './check-flag.js'
-import { type Decision, DISABLED, decide } from './decide.js'
+import { DISABLED, decide } from './decide.js'
+import type { Decision } from './decision.js'
 import { EvaluationError, PrerequisiteCycle } from './errors.js'
 import { failure, present } from './present.js'
 import type { EvaluationContext, EvaluationResult, GetFlag } from './types.js'

@@ -1,6 +1,6 @@
 import type { FlagType, FlagValue } from '@flagsync/protocol'
 import type { CheckedFlag } from './check-flag.js'
-import type { Decision } from './decide.js'
+import type { Decision } from './decision.js'
 import type { EvaluationErrorCode, EvaluationResult } from './types.js'
 
 /**

@@ -1,1 +1,6 @@
-export {}
+export type { FlagsyncProviderProps } from './flagsync-provider.js'
+export { FlagsyncProvider } from './flagsync-provider.js'
+export type { FlagContext, FlagDetails, FlagValue, FlagValueOf } from './use-flag.js'
+export { useFlag, useFlagDetails } from './use-flag.js'
+export { useFlagClient, useFlagStatus, useFlags } from './use-flags.js'
+export { usePendingChanges, useSyncStatus } from './use-sync.js'

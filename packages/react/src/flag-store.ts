@@ -1,0 +1,52 @@
+import { evaluate } from '@flagsync/evaluation'
+import type { ClientFlag, FlagClient, FlagEvaluation } from '@flagsync/flag-client'
+
+export type FlagView = ReadonlyMap<string, ClientFlag>
+type EvaluableFlag = Parameters<typeof evaluate>[0]
+
+const NOT_FOUND: FlagEvaluation = { value: undefined, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND', flagFound: false }
+
+/**
+ * What the hooks read: a flag client's view when there is one, else the
+ * bootstrap flags (on the server, before a provider-made client exists, and
+ * while a client has no flag set of its own yet, so hydration never flashes
+ * the fallbacks). Every view is an immutable map, compared by identity.
+ */
+export class FlagStore {
+  readonly client: FlagClient | undefined
+  private readonly bootstrap: FlagView | undefined
+  private readonly empty: FlagView = new Map()
+
+  constructor(client: FlagClient | undefined, bootstrap: readonly ClientFlag[] | undefined) {
+    this.client = client
+    this.bootstrap = bootstrap ? new Map(bootstrap.map((flag) => [flag.key, flag])) : undefined
+  }
+
+  readonly subscribe = (onChange: () => void): (() => void) => {
+    // Status events matter too: the first flag set of a client replaces the bootstrap view.
+    return this.client ? this.client.subscribe(onChange) : () => {}
+  }
+
+  readonly getSnapshot = (): FlagView => {
+    const client = this.client
+    if (!client) return this.getServerSnapshot()
+    if (this.bootstrap && client.status().source === 'none') return this.bootstrap
+    return client.snapshot()
+  }
+
+  /** What the server rendered, and so what hydration must render first. */
+  readonly getServerSnapshot = (): FlagView => this.bootstrap ?? this.empty
+
+  /**
+   * Evaluates a flag of the given view. The client's own view goes through the
+   * client, so the evaluation counts as an impression; other views are
+   * evaluated locally with the same evaluator.
+   */
+  evaluate(view: FlagView, key: string, context: Record<string, unknown> | undefined): FlagEvaluation {
+    if (this.client && view === this.client.snapshot()) return this.client.evaluate(key, context)
+    const flag = view.get(key)
+    if (!flag) return NOT_FOUND
+    const lookup = (k: string) => view.get(k) as EvaluableFlag | undefined
+    return { ...evaluate(flag as EvaluableFlag, context ?? {}, lookup), flagFound: true }
+  }
+}

@@ -1,0 +1,93 @@
+import type { OutboxEntry, SyncClient, SyncStatus } from '@flagsync/sync-client'
+
+const NO_ENTRIES: readonly OutboxEntry[] = Object.freeze([])
+
+/**
+ * A synchronous face on a sync client, whose status and outbox are read from
+ * IndexedDB (async): the last values read, re-read on each of its
+ * notifications, replaced only when they differ, so equal re-reads render
+ * nothing. One per sync client, shared by every hook; it listens while
+ * someone does.
+ */
+export class SyncStore {
+  private status: SyncStatus | null = null
+  private entries: readonly OutboxEntry[] = NO_ENTRIES
+  private readonly listeners = new Set<() => void>()
+  private unsubscribe: (() => void) | undefined
+  private reading: Promise<void> = Promise.resolve()
+
+  constructor(private readonly sync: SyncClient) {}
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener)
+    if (!this.unsubscribe) {
+      try {
+        // The sync client sends its current status soon after subscribing, and again on every outbox change.
+        this.unsubscribe = this.sync.subscribe((status) => this.received(status))
+      } catch {
+        // A closed sync client: keep the last values.
+      }
+    }
+    return () => {
+      this.listeners.delete(listener)
+      if (this.listeners.size === 0) {
+        this.unsubscribe?.()
+        this.unsubscribe = undefined
+      }
+    }
+  }
+
+  readonly getStatus = (): SyncStatus | null => this.status
+  readonly getEntries = (): readonly OutboxEntry[] => this.entries
+
+  private received(status: SyncStatus): void {
+    if (!this.status || !sameStatus(this.status, status)) {
+      this.status = status
+      this.notify()
+    }
+    // Reads run one after another, so an older outbox never replaces a newer one.
+    this.reading = this.reading.then(async () => {
+      const entries = await this.sync.outbox().catch(() => undefined)
+      if (!entries || sameEntries(this.entries, entries)) return
+      this.entries = entries.length === 0 ? NO_ENTRIES : entries
+      this.notify()
+    })
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener()
+  }
+}
+
+const stores = new WeakMap<SyncClient, SyncStore>()
+
+export function syncStoreOf(sync: SyncClient): SyncStore {
+  let store = stores.get(sync)
+  if (!store) {
+    store = new SyncStore(sync)
+    stores.set(sync, store)
+  }
+  return store
+}
+
+function sameStatus(a: SyncStatus, b: SyncStatus): boolean {
+  return (
+    a.state === b.state &&
+    a.pending === b.pending &&
+    a.nextAttemptAt === b.nextAttemptAt &&
+    JSON.stringify(a.lastError) === JSON.stringify(b.lastError)
+  )
+}
+
+function sameEntries(a: readonly OutboxEntry[], b: readonly OutboxEntry[]): boolean {
+  if (a.length !== b.length) return false
+  return a.every((entry, i) => {
+    const other = b[i]
+    return (
+      other !== undefined &&
+      entry.id === other.id &&
+      entry.batchId === other.batchId &&
+      JSON.stringify(entry.operation) === JSON.stringify(other.operation)
+    )
+  })
+}

@@ -195,7 +195,10 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       state(state, failures, error) {
         const lastError = error ? { message: error.message, ...statusOf(error) } : null
         const polling = poller?.active && state === 'reconnecting'
+        const wasLive = status.state === 'live'
         setStatus({ state: polling ? 'polling' : state, failures, lastError: lastError ?? status.lastError })
+        // The server answers again: the outbox need not wait out its backoff.
+        if (state === 'live' && !wasLive) sync?.retryNow?.()
         if (state === 'reconnecting' && failures >= snapshotAfter) poller?.start()
         if (state === 'offline') poller?.stop()
       },

@@ -39,6 +39,11 @@ export interface FlagOutbox {
   subscribe(listener: (status: unknown) => void): () => void
   /** `info.duplicate`: the receiver had applied this batch before (its effect is already, or no longer, on the server). */
   onDelivered(listener: (batchId: string, operations: Operation[], info?: { duplicate?: boolean }) => void): () => void
+  /**
+   * Called whenever the flag stream goes live: the server is reachable, so
+   * an outbox waiting out a network failure can retry now.
+   */
+  retryNow?(): void
 }
 
 /** Where a client learns about connectivity. */

@@ -188,6 +188,19 @@ export class OutboxDb {
     await this.db.batches.where('batchId').equals(batchId).modify({ sendingUntil: 0 })
   }
 
+  /**
+   * The server was found reachable (the app's stream to it is live again):
+   * batches waiting out a network failure (no response, or a timeout) are
+   * due now. Their attempt count stays, so failing again backs off further;
+   * a batch the server answered (5xx, 429, Retry-After) keeps its wait.
+   * Resolves how many batches were made due.
+   */
+  cutShortNetworkBackoff(now: number): Promise<number> {
+    return this.db.batches
+      .filter((row) => row.nextAttemptAt > now && row.lastError?.kind === 'network')
+      .modify({ nextAttemptAt: now })
+  }
+
   /** Back to a fresh schedule (the browser came back online); the error stays until a success. */
   async resetBackoff(): Promise<void> {
     await this.db.batches.toCollection().modify({ attempts: 0, nextAttemptAt: 0 })

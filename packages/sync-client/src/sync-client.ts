@@ -62,6 +62,13 @@ export interface SyncClient {
   start(): void
   /** Stops the background loop; `flush()` still works. */
   stop(): void
+  /**
+   * The server is reachable again (e.g. a stream to it just came back): a
+   * batch waiting out a network failure is retried now instead of at the end
+   * of its backoff. Waits the server asked for (5xx, 429, Retry-After) stay.
+   * The flag client calls this when its stream goes live.
+   */
+  retryNow(): void
   /** Stops, aborts a request on the wire, releases the delivery lock and closes the database. */
   close(): Promise<void>
 }
@@ -283,6 +290,18 @@ class OutboxSyncClient implements SyncClient {
     this.timer = null
     this.timerDueAt = null
     if (this.statusListeners.size === 0) this.unwatchOnline()
+  }
+
+  retryNow(): void {
+    if (this.closed) return
+    this.store
+      .cutShortNetworkBackoff(this.o.clock.now())
+      .then((cut) => {
+        if (cut === 0 || this.closed) return
+        this.changed()
+        this.schedule(0)
+      })
+      .catch(() => undefined) // closed underneath us: nothing left to retry
   }
 
   async flush(): Promise<FlushResult> {

@@ -136,3 +136,73 @@ describe('offline', () => {
     expect((await client.status()).state).toBe('idle')
   })
 })
+
+describe('retryNow (the server is reachable again)', () => {
+  const server = useMockServer()
+  let h = harness()
+  afterEach(async () => {
+    await h.closeAll()
+    h = harness()
+  })
+
+  async function backingOff(replies: Parameters<ModelReceiver['reply']>) {
+    const clock = new ManualClock(0)
+    const r = new ModelReceiver({ now: clock.now })
+    server.use(r.handler)
+    r.reply(...replies)
+    // A minute's backoff: without retryNow nothing goes out again for 60 s.
+    const client = h.client({
+      clock,
+      random: () => 0,
+      syncIntervalMs: 1_000_000,
+      retry: { baseMs: 60_000, maxMs: 600_000 },
+    })
+    await client.update('c', '1', { v: 1 })
+    client.start()
+    await clock.advance(0)
+    return { r, client, clock }
+  }
+
+  it('cuts a network-failure backoff short: the batch goes out at once, same batchId', async () => {
+    const { r, client, clock } = await backingOff([networkError])
+    expect(r.requests).toHaveLength(1)
+    expect(await client.status()).toMatchObject({ state: 'backoff', nextAttemptAt: 60_000 })
+    await clock.advance(5000)
+    expect(r.requests).toHaveLength(1)
+
+    client.retryNow()
+    await clock.advance(0)
+    expect(r.requests).toHaveLength(2)
+    expect(r.requests[1]?.at).toBe(5000)
+    expect(r.requests[1]?.batchId).toBe(r.requests[0]?.batchId)
+    expect(await client.status()).toMatchObject({ state: 'idle', pending: 0, lastError: null })
+  })
+
+  it('keeps the attempt count: failing again after a nudge waits longer, not from the start', async () => {
+    const { r, client, clock } = await backingOff([networkError, networkError])
+    client.retryNow()
+    await clock.advance(0)
+    expect(r.requests).toHaveLength(2)
+    // Second failure in a row: 2 × 60 s from now, not a first failure's 60 s.
+    expect((await client.status()).nextAttemptAt).toBe(120_000)
+  })
+
+  it('leaves a wait the server asked for (503, Retry-After) as it is', async () => {
+    const { r, client, clock } = await backingOff([status(503, { error: 'maintenance' }, { 'Retry-After': '120' })])
+    expect((await client.status()).nextAttemptAt).toBe(120_000)
+    client.retryNow()
+    await clock.advance(1000)
+    expect(r.requests).toHaveLength(1)
+    expect((await client.status()).nextAttemptAt).toBe(120_000)
+  })
+
+  it('does nothing when nothing is backing off, and is harmless after close', async () => {
+    const { r, client, clock } = await backingOff([])
+    expect(r.requests).toHaveLength(1)
+    client.retryNow()
+    await clock.advance(0)
+    expect(r.requests).toHaveLength(1)
+    await client.close()
+    expect(() => client.retryNow()).not.toThrow()
+  })
+})

@@ -1,6 +1,8 @@
 export type { BatchOutcome } from './apply-batch.js'
 export { applyBatch, operationIssuePath } from './apply-batch.js'
 export type { Collection, CollectionContext } from './collection.js'
+export type { ConflictCheck, ConflictKind, ConflictVerdict } from './detect-conflict.js'
+export { deepEqual, detectConflict } from './detect-conflict.js'
 export { flagsCollection } from './flags-collection.js'
 export { OperationRejected } from './operation-rejected.js'
 export type { Receiver, ReceiverOptions } from './receiver.js'

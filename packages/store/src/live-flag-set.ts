@@ -3,9 +3,26 @@ import type { FlagChange, StoredFlag, StoredFlagRow } from './types.js'
 
 export interface LiveEntry {
   flag: StoredFlag
-  /** The flag serialized once at write time. */
+  /** The flag serialized once at write time (with its `revision` when the set was made with `revisionInJson`). */
   json: string
   revision: number
+}
+
+export interface LiveFlagSetOptions {
+  /**
+   * Add the read-only `revision` (of the flag's last change) to each entry's
+   * JSON, so every list, single-flag and stream answer carries it.
+   */
+  revisionInJson?: boolean
+}
+
+/**
+ * A flag object's JSON with `"revision":n` appended: string work on the JSON
+ * serialized once at write time, not a second serialization. The stored
+ * JSON never holds a `revision` field (inputs drop it), so it cannot repeat.
+ */
+export function withRevision(json: string, revision: number): string {
+  return json.length > 2 ? `${json.slice(0, -1)},"revision":${revision}}` : `{"revision":${revision}}`
 }
 
 export interface SerializedList {
@@ -22,6 +39,15 @@ export class LiveFlagSet {
   private readonly scopes = new Map<string, Map<string, LiveEntry>>()
   private readonly listCache = new Map<string, SerializedList>()
   private revisionValue = 0
+  private readonly revisionInJson: boolean
+
+  constructor(options: LiveFlagSetOptions = {}) {
+    this.revisionInJson = options.revisionInJson ?? false
+  }
+
+  private entry(flag: StoredFlag, json: string, revision: number): LiveEntry {
+    return { flag, json: this.revisionInJson ? withRevision(json, revision) : json, revision }
+  }
 
   get revision(): number {
     return this.revisionValue
@@ -30,15 +56,14 @@ export class LiveFlagSet {
   replaceAll(rows: StoredFlagRow[], revision: number): void {
     this.scopes.clear()
     this.listCache.clear()
-    for (const row of rows)
-      this.entries(row.scope).set(row.key, { flag: row.flag, json: row.json, revision: row.revision })
+    for (const row of rows) this.entries(row.scope).set(row.key, this.entry(row.flag, row.json, row.revision))
     this.revisionValue = revision
   }
 
   apply(change: FlagChange): void {
     const entries = this.entries(change.scope)
     if (change.flag && change.json !== null) {
-      entries.set(change.key, { flag: change.flag, json: change.json, revision: change.revision })
+      entries.set(change.key, this.entry(change.flag, change.json, change.revision))
     } else {
       entries.delete(change.key)
     }

@@ -1,0 +1,135 @@
+/**
+ * The three-way check of an operation that carries a `baseRevision`: pure,
+ * no I/O. The caller reads the record as committed now and as it was at the
+ * base revision (from the change log), and applies the operation unless the
+ * answer is a conflict.
+ */
+
+type Data = Record<string, unknown>
+
+export type ConflictKind = 'field' | 'deleted' | 'exists'
+
+export interface ConflictCheck {
+  action: 'insert' | 'update' | 'delete'
+  /** What the operation sets: an update's `changes`, an insert's full record (defaults filled in); null for a delete. */
+  sets: Data | null
+  baseRevision: number
+  /** The record at the base revision (null: absent); `known` false when the log no longer tells. */
+  base: { record: Data | null; known: boolean }
+  /** The record as committed now (null: absent). */
+  current: Data | null
+  /** Revision of the current record's last change; null when absent. */
+  currentRevision: number | null
+}
+
+export type ConflictVerdict =
+  | { outcome: 'apply' }
+  /** Changed since the base, but not in the operation's fields: its fields go on top of the current record. */
+  | { outcome: 'merge' }
+  | { outcome: 'conflict'; kind: ConflictKind; fields: string[]; reason: string }
+
+const APPLY: ConflictVerdict = { outcome: 'apply' }
+
+export function detectConflict(check: ConflictCheck): ConflictVerdict {
+  const { action, sets, baseRevision, base, current, currentRevision } = check
+  const pruned = base.known
+    ? ''
+    : `; the change log no longer holds revision ${baseRevision}, so the check was record-level`
+
+  if (current === null) {
+    // Absent now. Inserting is applied as always; an update or delete is a conflict
+    // only if the record existed at the base (or the log cannot say that it did not).
+    if (action === 'insert' || (base.known && base.record === null)) return APPLY
+    return {
+      outcome: 'conflict',
+      kind: 'deleted',
+      fields: action === 'update' ? Object.keys(sets ?? {}) : [],
+      reason: `the record was deleted after revision ${baseRevision}${pruned}`,
+    }
+  }
+  // Unchanged since the base: nobody else wrote it.
+  if (currentRevision !== null && currentRevision <= baseRevision) return APPLY
+
+  if (!base.known) {
+    // Record-level: it changed since the base, and the base values are gone.
+    if (action === 'insert') {
+      const fields = differing(sets ?? {}, current)
+      return fields.length === 0
+        ? APPLY
+        : {
+            outcome: 'conflict',
+            kind: 'exists',
+            fields,
+            reason: `the record was written after revision ${baseRevision}${pruned}`,
+          }
+    }
+    const fields = action === 'update' ? differing(sets ?? {}, current) : Object.keys(current)
+    if (action === 'update' && fields.length === 0) return APPLY
+    return {
+      outcome: 'conflict',
+      kind: 'field',
+      fields,
+      reason: `the record changed after revision ${baseRevision}${pruned}`,
+    }
+  }
+
+  if (base.record === null) {
+    // Created by someone else since the base. An insert that sets every field exactly as
+    // they did loses nothing; an update of it (the sender saw it absent) is left to the usual rules.
+    if (action !== 'insert') return APPLY
+    const fields = differing(sets ?? {}, current)
+    if (fields.length === 0) return APPLY
+    return {
+      outcome: 'conflict',
+      kind: 'exists',
+      fields,
+      reason: `the record was created after revision ${baseRevision}`,
+    }
+  }
+
+  const changedSinceBase = differing(current, base.record, base.record)
+  if (action === 'delete') {
+    // Deleting drops what the others changed: a conflict on those fields, if any.
+    if (changedSinceBase.length === 0) return APPLY
+    return {
+      outcome: 'conflict',
+      kind: 'field',
+      fields: changedSinceBase,
+      reason: `the record changed after revision ${baseRevision} and deleting it would drop those changes`,
+    }
+  }
+  const mine = sets ?? {}
+  // A field both changed, to different values: the others' value would be silently overwritten.
+  const clashing = changedSinceBase.filter((name) => Object.hasOwn(mine, name) && !deepEqual(mine[name], current[name]))
+  if (clashing.length > 0) {
+    return {
+      outcome: 'conflict',
+      kind: 'field',
+      fields: clashing,
+      reason: `${clashing.join(', ')} also changed after revision ${baseRevision}`,
+    }
+  }
+  return changedSinceBase.length > 0 ? { outcome: 'merge' } : APPLY
+}
+
+/** Fields of `a` (and of `also`, when given) whose values differ from `b`'s, in a stable order. */
+function differing(a: Data, b: Data, also?: Data): string[] {
+  const names = new Set(Object.keys(a))
+  if (also) for (const name of Object.keys(also)) names.add(name)
+  return [...names].filter((name) => !deepEqual(a[name], b[name]))
+}
+
+/** Structural equality of JSON values (object key order does not matter; undefined equals a missing field). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((value, i) => deepEqual(value, b[i]))
+  }
+  const x = a as Data
+  const y = b as Data
+  const keys = new Set([...Object.keys(x), ...Object.keys(y)])
+  for (const key of keys) if (!deepEqual(x[key], y[key])) return false
+  return true
+}

@@ -11,6 +11,10 @@ export interface ServerConfig {
   pollIntervalMs: number
   /** Bytes a slow /stream subscriber may have queued before it is dropped (STREAM_MAX_BUFFER_BYTES, default 1 MiB). */
   maxStreamBufferBytes?: number
+  /** Open /stream connections at most; past it 503 with Retry-After (STREAM_MAX_CONNECTIONS, default 10 000). */
+  maxStreamConnections?: number
+  /** Base of the `retry:` every stream starts with, ms (STREAM_RETRY_MS, default 1 000, plus up to as much jitter). */
+  streamRetryMs?: number
   /**
    * Idle keep-alive timeout of HTTP connections, ms (KEEP_ALIVE_TIMEOUT_MS, default 65 000): keep it above the
    * load balancer's idle timeout, or the balancer reuses sockets the server has already closed (502s).
@@ -35,6 +39,8 @@ export function loadConfig(env: Record<string, string | undefined>, defaults: { 
     keepAliveMs: envInt(env, 'STREAM_KEEPALIVE_MS', 15_000, 1, 3_600_000),
     pollIntervalMs: envInt(env, 'POLL_INTERVAL_MS', 1000, 10, 600_000),
     maxStreamBufferBytes: envInt(env, 'STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxStreamConnections: envInt(env, 'STREAM_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    streamRetryMs: envInt(env, 'STREAM_RETRY_MS', 1000, 0, 3_600_000),
     keepAliveTimeoutMs: envInt(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')

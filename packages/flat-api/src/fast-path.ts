@@ -57,7 +57,8 @@ export function createFastPath({
     const query = url.indexOf('?')
     const path = query === -1 ? url : url.slice(0, query)
     if (path === '/stream') {
-      if (!authorized(req)) return false
+      // Resumes (an async look at the change log) and refusals past the cap are Express's.
+      if (!authorized(req) || req.headers['last-event-id'] !== undefined || runtime.hub.full) return false
       for (const [name, value] of security) res.setHeader(name, value)
       runtime.hub.open(req, res).write(runtime.bootstrap())
       return true

@@ -1,5 +1,13 @@
 import { type Logger, SseHub } from '@flagsync/server-kit'
-import { ChangeFeed, type Database, FlagStore, type FlagStoreOptions, LiveFlagSet, openDatabase } from '@flagsync/store'
+import {
+  ChangeFeed,
+  type Database,
+  type FlagChange,
+  FlagStore,
+  type FlagStoreOptions,
+  LiveFlagSet,
+  openDatabase,
+} from '@flagsync/store'
 import { bootstrapFrames, changeFrame } from './stream-frames.js'
 
 export interface FlagRuntimeOptions {
@@ -10,6 +18,10 @@ export interface FlagRuntimeOptions {
   pollIntervalMs?: number
   /** Bytes a slow stream subscriber may have queued before it is dropped (default 1 MiB). */
   maxStreamBufferBytes?: number
+  /** Open /stream connections at most (default 10 000); past it a new one gets 503 with Retry-After. */
+  maxStreamConnections?: number
+  /** Base of the `retry:` sent on every stream, ms (default 1 000; each connection adds up to as much again). */
+  streamRetryMs?: number
   storeOptions?: FlagStoreOptions
   /**
    * Change-log entries older than this are pruned hourly (default 7 days; the newest
@@ -18,6 +30,9 @@ export interface FlagRuntimeOptions {
   changeRetentionMs?: number
   logger?: Logger
 }
+
+/** A client further behind than this (or than there are flags) gets a full bootstrap instead. */
+const MAX_RESUMED_CHANGES = 1000
 
 /**
  * One process's view of the flag store: the live set kept current by the
@@ -30,8 +45,20 @@ export interface FlagRuntime {
   readonly live: LiveFlagSet
   readonly feed: ChangeFeed
   readonly hub: SseHub
-  /** The bootstrap chunk for a new stream (connected + every flag), cached per revision. */
-  bootstrap(): string
+  /**
+   * The bootstrap chunk for a new stream (connected + every flag), one Buffer
+   * per revision written by reference to every new subscriber, never copied.
+   */
+  bootstrap(): Buffer
+  /**
+   * The changes a client that last saw revision `from` missed, in order, up
+   * to `upTo`, the live revision when they were read: valid to send only while
+   * `live.revision` is still `upTo` (check and subscribe in one tick).
+   * Undefined when the client needs a full bootstrap: `from` is ahead of this
+   * process, the log no longer reaches back to it, or more changes were
+   * missed than there are flags (then the bootstrap is smaller).
+   */
+  missedChanges(from: number): Promise<{ changes: FlagChange[]; upTo: number } | undefined>
   close(): Promise<void>
 }
 
@@ -39,7 +66,12 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
   const db = await openDatabase(options.databaseUrl)
   const store = new FlagStore(db, options.storeOptions)
   const live = new LiveFlagSet()
-  const hub = new SseHub({ keepAliveMs: options.keepAliveMs, maxBufferedBytes: options.maxStreamBufferBytes })
+  const hub = new SseHub({
+    keepAliveMs: options.keepAliveMs,
+    maxBufferedBytes: options.maxStreamBufferBytes,
+    maxConnections: options.maxStreamConnections,
+    retryMs: options.streamRetryMs,
+  })
   const feed = new ChangeFeed(store, {
     pollIntervalMs: options.pollIntervalMs,
     onError: (err) => options.logger?.warn({ err }, 'change feed: could not read the change log; retrying'),
@@ -69,7 +101,23 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
   const pruneTimer = setInterval(prune, 60 * 60 * 1000)
   pruneTimer.unref()
 
-  let cached: { revision: number; frames: string } | undefined
+  let cached: { revision: number; frames: Buffer } | undefined
+  const missedChanges = async (from: number): Promise<{ changes: FlagChange[]; upTo: number } | undefined> => {
+    await feed.catchUp()
+    const limit = Math.min(MAX_RESUMED_CHANGES, live.size())
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (from > live.revision) return undefined
+      if (from === live.revision) return { changes: [], upTo: from }
+      const changes = await store.changesSince(from, limit + 1)
+      if (changes.length > limit || changes[0]?.revision !== from + 1) return undefined
+      const upTo = live.revision
+      // The feed may have streamed more while we read: only a read reaching its position is complete.
+      if ((changes.at(-1)?.revision ?? from) >= upTo) {
+        return { changes: changes.filter((c) => c.revision <= upTo && c.scope === ''), upTo }
+      }
+    }
+    return undefined
+  }
   return {
     db,
     store,
@@ -77,9 +125,12 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
     feed,
     hub,
     bootstrap() {
-      if (cached?.revision !== live.revision) cached = { revision: live.revision, frames: bootstrapFrames(live.list()) }
+      if (cached?.revision !== live.revision) {
+        cached = { revision: live.revision, frames: Buffer.from(bootstrapFrames(live.list())) }
+      }
       return cached.frames
     },
+    missedChanges,
     async close() {
       clearInterval(pruneTimer)
       hub.stop()

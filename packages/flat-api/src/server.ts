@@ -9,7 +9,9 @@ export interface FlatApiServer extends RunningServer {
 }
 
 /** Runtime options beyond the configuration, for embedding and tests (e.g. `storeOptions.beforeCommit` to inject faults). */
-export type FlatApiServerExtras = Partial<Pick<FlagRuntimeOptions, 'storeOptions' | 'maxStreamBufferBytes'>>
+export type FlatApiServerExtras = Partial<
+  Pick<FlagRuntimeOptions, 'storeOptions' | 'maxStreamBufferBytes' | 'maxStreamConnections' | 'streamRetryMs'>
+>
 
 /** Opens the store, builds the app and listens; `close` ends streams, the server and the database. */
 export async function startFlatApiServer(
@@ -27,6 +29,8 @@ export async function startFlatApiServer(
     keepAliveMs: config.keepAliveMs,
     pollIntervalMs: config.pollIntervalMs,
     maxStreamBufferBytes: extras.maxStreamBufferBytes ?? config.maxStreamBufferBytes,
+    maxStreamConnections: extras.maxStreamConnections ?? config.maxStreamConnections,
+    streamRetryMs: extras.streamRetryMs ?? config.streamRetryMs,
     storeOptions: extras.storeOptions,
     logger,
   })

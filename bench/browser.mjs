@@ -1,0 +1,312 @@
+// The client where users run it: Debian's Chromium (playwright-core, never a downloaded browser) loading the SHIPPED
+// browser bundle (packages/sync-client/dist/bundle/sync-client.browser.min.js, from `npm run build`) in a page served
+// by the flat API CLI (CONSOLE_DIR = a temp folder holding bench/browser/* and the bundle). Every figure is measured
+// against its baseline in the same page and run:
+//   browser.enqueue.ratio    sequential awaited update() vs raw IndexedDB add, one read-write transaction each
+//   browser.drain500.ratio   flush() of 50 000 queued inserts at batchSize 500 to the flat API's /sync vs raw
+//                            IndexedDB reading and deleting the same rows, 500 per read-write transaction
+//   browser.enqueue.{relaxed,strict}.ops_per_s, browser.drain500.{relaxed,strict}.ops_per_s: the same with the
+//                            transactions' durability forced (what each mode costs; the default rows use none)
+//   browser.compaction.ops_per_s / browser.eval.ops_per_s: compact() / evaluate() in the page vs their bare baselines
+//   browser.cold_start.ms    offline page load with 1 000 cached flags and 1 000 queued edits → first getFlag
+// BENCH_PROFILE=<dir> also writes a Chromium CPU profile (DevTools protocol) of each measurement there.
+import { copyFileSync, existsSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { build } from 'esbuild'
+import { chromium } from 'playwright-core'
+import { atLeast, atMost, benchMain, log, row } from './lib/cli.mjs'
+import { makeFlag, seedFlags } from './lib/flags.mjs'
+import { benchDir, FLAT_API_CLI, repoRoot, startCli, tempDir } from './lib/proc.mjs'
+import { median, now } from './lib/stats.mjs'
+
+const CHROMIUM_PATH = '/usr/bin/chromium'
+const BUNDLE = join(repoRoot, 'packages/sync-client/dist/bundle/sync-client.browser.min.js')
+const PAGE_FILES = ['index.html', 'harness.js', 'cold.html', 'cold.js']
+const COLD_FLAGS = 1000
+const COLD_OPS = 1000
+
+/** @param {number[]} runs */
+const spread = (runs) => {
+  const r = runs.map((x) => (x >= 100 ? Math.round(x).toLocaleString('en') : x.toFixed(2)))
+  return runs.length > 1
+    ? `min/median/max ${[Math.min(...runs), median(runs), Math.max(...runs)].map((x) => (x >= 100 ? Math.round(x).toLocaleString('en') : x.toFixed(2))).join('/')} of ${runs.length}`
+    : `one run (${r[0]})`
+}
+
+/** The served folder: the page, its scripts, the shipped bundle and the evaluator + workloads bundled by esbuild. */
+async function servedDir() {
+  if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run npm run build first`)
+  const dir = tempDir('browser')
+  for (const file of PAGE_FILES) copyFileSync(join(benchDir, 'browser', file), join(dir.dir, file))
+  copyFileSync(BUNDLE, join(dir.dir, 'sync-client.browser.min.js'))
+  await build({
+    entryPoints: [join(benchDir, 'browser/entry.mjs')],
+    outfile: join(dir.dir, 'workloads.js'),
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    logLevel: 'error',
+  })
+  writeFileSync(join(dir.dir, 'favicon.ico'), '')
+  return { ...dir, bundleBytes: statSync(BUNDLE).size }
+}
+
+/**
+ * Runs `fn`, under the DevTools protocol's CPU profiler when BENCH_PROFILE is set.
+ * @template T
+ * @param {import('playwright-core').Page} page @param {string} name @param {() => Promise<T>} fn
+ */
+async function profiled(page, name, fn) {
+  const dir = process.env.BENCH_PROFILE
+  if (!dir) return fn()
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('Profiler.enable')
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 })
+  await cdp.send('Profiler.start')
+  try {
+    return await fn()
+  } finally {
+    const { profile } = await cdp.send('Profiler.stop')
+    writeFileSync(join(dir, `browser-${name}.cpuprofile`), JSON.stringify(profile))
+    await cdp.detach()
+  }
+}
+
+/** @param {{ quick: boolean }} options */
+export async function run({ quick }) {
+  const sizes = {
+    enqueue: quick ? 500 : 3000,
+    enqueueModes: quick ? 300 : 1000,
+    drain: quick ? 5000 : 50_000,
+    compaction: quick ? 200_000 : 1_000_000,
+    compactionRounds: quick ? 3 : 5,
+    evalMs: quick ? 300 : 1000,
+    coldRuns: quick ? 3 : 7,
+  }
+  const served = await servedDir()
+  const server = await startCli(FLAT_API_CLI, { CONSOLE_DIR: served.dir })
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--js-flags=--expose-gc', // a full GC before each compaction pass, as in Node
+    ],
+  })
+  /** @type {string[]} */
+  const errors = []
+  try {
+    await seedFlags(
+      server.url,
+      Array.from({ length: COLD_FLAGS }, (_, i) => makeFlag(i)),
+    )
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`)
+    })
+    const check = () => {
+      if (errors.length) throw new Error(`the page failed:\n${errors.join('\n')}`)
+    }
+    await page.goto(`${server.url}/index.html`)
+    await page.waitForFunction(() => /** @type {any} */ (window).bench !== undefined, null, { timeout: 20_000 })
+    const userAgent = await page.evaluate(() => /** @type {any} */ (window).bench.userAgent())
+    const chromeVersion = /Chrome\/([\d.]+)/.exec(userAgent)?.[1] ?? userAgent
+    log(`browser: Chromium ${chromeVersion}, bundle ${served.bundleBytes} bytes, flat API ${server.url}`)
+    /** @param {string} fn @param {unknown[]} args */
+    const call = async (fn, ...args) => {
+      const out = await page.evaluate(([f, a]) => /** @type {any} */ (window).bench[f](...a), [fn, args])
+      check()
+      return out
+    }
+    const rows = []
+
+    // --- cold start first, while the server holds exactly the 1 000 seeded flags: a second page (same profile, so
+    // IndexedDB persists) seeded online, then loaded offline again and again.
+    const cold = await context.newPage()
+    cold.on('pageerror', (error) => errors.push(`cold pageerror: ${error.message}`))
+    const coldResult = async (/** @type {string} */ query) => {
+      await cold.goto(`${server.url}/cold.html?${query}`)
+      await cold.waitForFunction(
+        () => /** @type {any} */ (window).coldResult || /** @type {any} */ (window).coldError,
+        null,
+        {
+          timeout: 60_000,
+        },
+      )
+      const [result, error] = await cold.evaluate(() => [
+        /** @type {any} */ (window).coldResult,
+        /** @type {any} */ (window).coldError,
+      ])
+      if (error) throw new Error(`cold start page: ${error}`)
+      check()
+      return result
+    }
+    await coldResult(`mode=seed&flags=${COLD_FLAGS}&ops=${COLD_OPS}`)
+    await coldResult('mode=measure') // warm-up: the HTTP cache holds the page and bundle from here on
+    /** @type {any[]} */
+    const colds = []
+    await profiled(cold, 'cold-start', async () => {
+      for (let i = 0; i < sizes.coldRuns; i++) colds.push(await coldResult('mode=measure'))
+    })
+    for (const c of colds) {
+      if (c.source !== 'cache' || c.flags !== COLD_FLAGS || c.queued !== COLD_OPS || c.pendingVisibleMs === null) {
+        throw new Error(`cold start did not answer from the cache with the queue on top: ${JSON.stringify(c)}`)
+      }
+    }
+    const firsts = colds.map((c) => c.firstAnswerMs)
+    const pendings = colds.map((c) => c.pendingVisibleMs)
+    const moduleStarts = colds.map((c) => c.moduleStartMs)
+    log(
+      `browser cold start: first getFlag ${median(firsts).toFixed(1)} ms, queue on top ${median(pendings).toFixed(1)} ms`,
+    )
+    // Listed last; measured first.
+    const coldRow = row({
+      id: 'browser.cold_start.ms',
+      value: median(firsts),
+      unit: 'ms',
+      baseline: median(moduleStarts),
+      ratio: median(moduleStarts) / median(firsts),
+      goal: atMost(100),
+      note: `navigation start → first getFlag() answered from the IndexedDB cache (1 000 flags cached, ${COLD_OPS} edits queued in the outbox, both clients offline via manualOnlineSource(false)), page and ${Math.round(served.bundleBytes / 1024)} KB bundle from the flat API over loopback (HTTP-cached after a warm-up load); ${spread(firsts)} ms; the queued edits show on top at ${spread(pendings)} ms; baseline = the same navigation until the page's module starts running (${spread(moduleStarts)} ms), i.e. what any script on this page pays first`,
+      extra: { runs: colds },
+    })
+    await cold.close()
+
+    // --- enqueue: browser default durability (3 interleaved runs), then relaxed and strict forced (1 run each).
+    await call('enqueueOurs', 200, null) // warm-up
+    await call('enqueueRaw', 200, null)
+    const enq = { ours: /** @type {number[]} */ ([]), raw: /** @type {number[]} */ ([]) }
+    await profiled(page, 'enqueue', async () => {
+      for (let i = 0; i < 3; i++) {
+        enq.ours.push(await call('enqueueOurs', sizes.enqueue, null))
+        enq.raw.push(await call('enqueueRaw', sizes.enqueue, null))
+        log(`browser enqueue run ${i + 1}: ${Math.round(enq.ours[i])} ops/s, raw IndexedDB ${Math.round(enq.raw[i])}`)
+      }
+    })
+    /** @type {Record<string, {ours: number, raw: number}>} */
+    const enqModes = {}
+    for (const mode of ['relaxed', 'strict']) {
+      const ours = await call('enqueueOurs', sizes.enqueueModes, mode)
+      const raw = await call('enqueueRaw', sizes.enqueueModes, mode)
+      enqModes[mode] = { ours, raw }
+      log(`browser enqueue ${mode}: ${Math.round(ours)} ops/s, raw IndexedDB ${Math.round(raw)}`)
+    }
+    const enqRatios = enq.ours.map((x, i) => x / enq.raw[i])
+    rows.push(
+      row({
+        id: 'browser.enqueue.ratio',
+        value: median(enq.ours),
+        unit: 'ops/s',
+        baseline: median(enq.raw),
+        ratio: median(enq.ours) / median(enq.raw),
+        goal: atLeast(0.7, 'ratio'),
+        note: `Chromium ${chromeVersion}, shipped bundle: ${sizes.enqueue} sequential awaited update() calls (each committed to IndexedDB), browser-default durability; ours ${spread(enq.ours)} ops/s; baseline = raw IndexedDB add() of the same row, one read-write transaction each awaited to complete, interleaved in the same page: ${spread(enq.raw)}; per-run ratios ${enqRatios.map((r) => r.toFixed(2)).join(', ')}`,
+        extra: { runs: { ours: enq.ours, baseline: enq.raw }, durability: enqModes },
+      }),
+    )
+    for (const mode of ['relaxed', 'strict']) {
+      rows.push(
+        row({
+          id: `browser.enqueue.${mode}.ops_per_s`,
+          value: enqModes[mode].ours,
+          unit: 'ops/s',
+          baseline: enqModes[mode].raw,
+          ratio: enqModes[mode].ours / enqModes[mode].raw,
+          note: `as browser.enqueue.ratio with every read-write transaction forced to durability '${mode}' (${sizes.enqueueModes} updates, one run; ours and raw alike); baseline = raw IndexedDB add() in the same mode`,
+        }),
+      )
+    }
+
+    // --- drain: batchSize 500 to the flat API's /sync; default durability up to 3 runs, relaxed and strict 1 each.
+    /** @type {Record<string, {ours: number[], raw: number[]}>} */
+    const drains = { default: { ours: [], raw: [] }, relaxed: { ours: [], raw: [] }, strict: { ours: [], raw: [] } }
+    const drainStarted = now()
+    await profiled(page, 'drain500', async () => {
+      for (let i = 0; i < 3 && (i === 0 || now() - drainStarted < 45_000); i++) {
+        drains.default.ours.push(await call('drainOurs', sizes.drain, 500, null))
+        drains.default.raw.push(await call('drainRaw', sizes.drain, 500, null))
+        log(
+          `browser drain500 run ${i + 1}: ${Math.round(drains.default.ours[i])} ops/s, raw IndexedDB ${Math.round(drains.default.raw[i])}`,
+        )
+      }
+    })
+    for (const mode of /** @type {const} */ (['relaxed', 'strict'])) {
+      drains[mode].ours.push(await call('drainOurs', sizes.drain, 500, mode))
+      drains[mode].raw.push(await call('drainRaw', sizes.drain, 500, mode))
+      log(`browser drain500 ${mode}: ${Math.round(drains[mode].ours[0])} ops/s, raw ${Math.round(drains[mode].raw[0])}`)
+    }
+    const d = drains.default
+    rows.push(
+      row({
+        id: 'browser.drain500.ratio',
+        value: median(d.ours),
+        unit: 'ops/s',
+        baseline: median(d.raw),
+        ratio: median(d.ours) / median(d.raw),
+        goal: atLeast(0.5, 'ratio'),
+        note: `Chromium, shipped bundle: ${sizes.drain.toLocaleString('en')} queued flag inserts, flush() with batchSize 500 to the flat API CLI's /sync (its receiver, SQLite) on the page's own origin: cut batch → POST → ack → delete, browser-default durability; ours ${spread(d.ours)} ops/s; baseline = raw IndexedDB getAll(500) + delete of each row per read-write transaction in the same page: ${spread(d.raw)} rows/s`,
+        extra: { runs: { ours: d.ours, baseline: d.raw } },
+      }),
+    )
+    for (const mode of /** @type {const} */ (['relaxed', 'strict'])) {
+      rows.push(
+        row({
+          id: `browser.drain500.${mode}.ops_per_s`,
+          value: drains[mode].ours[0],
+          unit: 'ops/s',
+          baseline: drains[mode].raw[0],
+          ratio: drains[mode].ours[0] / drains[mode].raw[0],
+          note: `as browser.drain500.ratio with every read-write transaction forced to durability '${mode}', one run; baseline = raw IndexedDB in the same mode`,
+        }),
+      )
+    }
+
+    // --- compaction and evaluation in the page.
+    const comp = await profiled(page, 'compaction', () => call('compaction', sizes.compaction, sizes.compactionRounds))
+    const compRatios = comp.ours.map((/** @type {number} */ x, /** @type {number} */ i) => x / comp.baseline[i])
+    log(`browser compaction: ${Math.round(median(comp.ours))} ops/s, Map pass ${Math.round(median(comp.baseline))}`)
+    rows.push(
+      row({
+        id: 'browser.compaction.ops_per_s',
+        value: median(comp.ours),
+        unit: 'ops/s',
+        baseline: median(comp.baseline),
+        ratio: median(compRatios),
+        note: `compact() from the shipped bundle on ${sizes.compaction.toLocaleString('en')} random queued ops (compaction.ratio's workload) → ${comp.out.toLocaleString('en')}, in the page, full GC before each pass; ours ${spread(comp.ours)} ops/s; baseline = the bare Map pass (last op per record) right after ours in each round: ${spread(comp.baseline)}; ratio = median per-round ratio (${spread(compRatios)})`,
+        extra: { runs: { ours: comp.ours, baseline: comp.baseline }, ratios: compRatios },
+      }),
+    )
+    const ev = await profiled(page, 'eval', () => call('evaluation', sizes.evalMs, 3))
+    log(`browser eval: ${Math.round(median(ev.ours))} evals/s, hand-coded ${Math.round(median(ev.baseline))}`)
+    rows.push(
+      row({
+        id: 'browser.eval.ops_per_s',
+        value: median(ev.ours),
+        unit: 'evals/s',
+        baseline: median(ev.baseline),
+        ratio: median(ev.ours) / median(ev.baseline),
+        note: `evaluate() of eval.targeted's flag (5 rules, 50 % rollout, 3 variants) cycling 65 536 users in the page (evaluator bundled with esbuild, minified; the browser bundle does not export it), ${sizes.evalMs} ms per run; ours ${spread(ev.ours)} evals/s; baseline = the same decision hand-coded with the package's murmur3, interleaved: ${spread(ev.baseline)}`,
+        extra: { runs: { ours: ev.ours, baseline: ev.baseline } },
+      }),
+    )
+
+    rows.push(coldRow)
+    await context.close()
+    return rows
+  } finally {
+    await browser.close()
+    await server.stop()
+    served.remove()
+  }
+}
+
+benchMain(import.meta.url, run)

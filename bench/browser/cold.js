@@ -1,0 +1,85 @@
+// The cold-start page of bench/browser.mjs, loaded from the shipped bundle.
+//   ?mode=seed&flags=N&ops=M  online: the flag client takes the server's N flags from /stream and caches them in
+//                             IndexedDB; M flag edits are queued in the sync client's outbox (never delivered).
+//   ?mode=measure             both clients offline: how long from navigation start until the first getFlag
+//                             answers from the cache, and until the queued edits show on top.
+// The outcome lands in window.coldResult (or window.coldError).
+import { createFlagClient, createSyncClient, manualOnlineSource } from './sync-client.browser.min.js'
+
+const moduleStartMs = performance.now()
+const params = new URLSearchParams(location.search)
+const DB = 'bench-cold'
+const FIRST_KEY = 'flag-00000'
+
+/** @param {number} i */
+const flagKey = (i) => `flag-${String(i).padStart(5, '0')}`
+
+async function seed() {
+  const count = Number(params.get('flags'))
+  const queued = Number(params.get('ops'))
+  const sync = createSyncClient({ webhookUrl: `${location.origin}/sync`, dbName: DB, syncIntervalMs: 3_600_000 })
+  const flags = createFlagClient({ streamUrl: `${location.origin}/stream`, dbName: DB, syncClient: sync })
+  await flags.ready()
+  const deadline = performance.now() + 20_000
+  while (flags.allFlags().length < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+  if (flags.allFlags().length !== count) throw new Error(`the stream gave ${flags.allFlags().length} of ${count} flags`)
+  // Not started, so nothing is delivered: the edits stay queued for the offline start.
+  for (let i = 0; i < queued; i++) await sync.update('flags', flagKey(i % count), { description: `queued edit ${i}` })
+  await flags.close() // saves the complete set
+  await sync.close()
+  return { flags: count, queued }
+}
+
+async function measure() {
+  const online = manualOnlineSource(false)
+  const sync = createSyncClient({ webhookUrl: `${location.origin}/sync`, dbName: DB, online })
+  const flags = createFlagClient({ streamUrl: `${location.origin}/stream`, dbName: DB, syncClient: sync, online })
+  await flags.ready()
+  const first = flags.getFlag(FIRST_KEY)
+  const firstAnswerMs = performance.now()
+  if (!first) throw new Error(`${FIRST_KEY} is not in the cached set`)
+  const source = flags.status().source
+  // The queued edit of FIRST_KEY (one edit per key): shows once the outbox has been read on top of the cache.
+  const expected = 'queued edit 0'
+  const edited = () => flags.getFlag(FIRST_KEY)?.description === expected
+  const pendingVisibleMs = edited()
+    ? performance.now()
+    : await new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          unsubscribe()
+          resolve(null)
+        }, 5_000)
+        const unsubscribe = flags.subscribe(() => {
+          if (!edited()) return
+          unsubscribe()
+          clearTimeout(timer)
+          resolve(performance.now())
+        })
+      })
+  const queued = await sync.pending()
+  const navigation = /** @type {PerformanceNavigationTiming | undefined} */ (
+    performance.getEntriesByType('navigation')[0]
+  )
+  const result = {
+    firstAnswerMs,
+    pendingVisibleMs,
+    moduleStartMs,
+    documentResponseEndMs: navigation?.responseEnd ?? null,
+    flags: flags.allFlags().length,
+    queued,
+    source,
+  }
+  await flags.close()
+  await sync.close()
+  return result
+}
+
+const w = /** @type {any} */ (window)
+;(params.get('mode') === 'seed' ? seed() : measure()).then(
+  (result) => {
+    w.coldResult = result
+  },
+  (error) => {
+    w.coldError = error instanceof Error ? error.stack : String(error)
+  },
+)

@@ -135,7 +135,7 @@ function toEntry(row: AuditRow, prunedThrough: number, prefixPruned: number): Au
   const after = row.data === null ? null : (JSON.parse(row.data) as StoredFlag)
   const found = row.before_revision !== null
   // The same rule as a base-revision lookup: see FlagWriter.statesAt.
-  const beforeKnown = revision - 1 >= prunedThrough && (found || prefixPruned === 0)
+  const beforeKnown = found || (revision - 1 >= prunedThrough && prefixPruned === 0)
   const before = beforeKnown && row.before_data !== null ? (JSON.parse(row.before_data) as StoredFlag) : null
   return {
     revision,

@@ -37,6 +37,7 @@ export class FlagWriter {
   private readonly original = new Map<string, StoredFlag | null>()
   private readonly originalRevision = new Map<string, number>()
   private readonly staged = new Map<string, StagedChange>()
+  private readonly states = new Map<string, StateAt>()
   /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
   opIndex: number | null = null
 
@@ -73,10 +74,10 @@ export class FlagWriter {
 
   /**
    * Each key's state at a past revision, from the change log (one query for
-   * all pairs), keyed \`\${key}@\${revision}\`. \`known\` is false where
-   * pruning removed what was needed: the revision is older than the pruned
-   * part of the log, or the log kept no row of the key and a whole-prefix
-   * prune (\`pruneChanges\`) may have dropped its last state.
+   * all pairs), keyed `${key}@${revision}`. `known` is false where
+   * pruning removed what was needed: the log holds no row of the key at or
+   * before the revision, and the revision is in the pruned part of the log
+   * or a whole-prefix prune (`pruneChanges`) may have dropped its last state.
    */
   async statesAt(pairs: ReadonlyArray<readonly [key: string, revision: number]>, scope = this.scope) {
     const out = new Map<string, StateAt>()
@@ -93,14 +94,24 @@ export class FlagWriter {
     }
     for (const row of rows) {
       const revision = Number(row.revision)
+      // Cached per scope: `stateAt` answers prefetched pairs without a query.
+      const cacheKey = `${idOf(scope, row.key)}@${revision}`
       const found = Number(row.found) === 1 || (row.found as unknown) === true
-      const known = revision >= prunedThrough && (found || prefixPruned === 0)
-      out.set(`${row.key}@${revision}`, {
-        flag: known && row.data !== null ? (JSON.parse(row.data) as StoredFlag) : null,
-        known,
-      })
+      // A row that survived pruning is exact (pruning drops a row only together with every older
+      // row of the record); no row means absent, unless pruning may have dropped the record's state.
+      const known = found || (revision >= prunedThrough && prefixPruned === 0)
+      const state: StateAt = { flag: known && row.data !== null ? (JSON.parse(row.data) as StoredFlag) : null, known }
+      this.states.set(cacheKey, state)
+      out.set(`${row.key}@${revision}`, state)
     }
     return out
+  }
+
+  /** One key's state at a past revision: from `statesAt`'s prefetch, else one query. */
+  async stateAt(key: string, revision: number, scope = this.scope): Promise<StateAt> {
+    const cached = this.states.get(`${idOf(scope, key)}@${revision}`)
+    if (cached) return cached
+    return (await this.statesAt([[key, revision]], scope)).get(`${key}@${revision}`) ?? { flag: null, known: false }
   }
 
   /** The flag as this transaction sees it, staged writes included. */

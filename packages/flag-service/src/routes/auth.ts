@@ -2,7 +2,8 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { authenticate } from '../auth/authenticate.js'
 import type { AuthUser, Role } from '../auth/context.js'
-import { lockoutHorizonMs, lockoutState } from '../auth/lockout.js'
+import { lockoutState } from '../auth/lockout.js'
+import { admitLoginAttempt, clearLoginFailures, pruneLoginFailures } from '../auth/login-attempts.js'
 import { dummyPasswordHash, verifyPassword } from '../auth/passwords.js'
 import {
   clearedSessionCookie,
@@ -59,16 +60,10 @@ export function createAuthRouter(runtime: ServiceRuntime, options: AuthRouterOpt
   router.post('/login', ...body, async (req, res) => {
     const input = parseOr422(loginSchema, req.body, 'login')
     const email = input.email.trim().toLowerCase()
-    const now = runtime.clock()
-    const failures = (
-      await knex(T.loginFailures)
-        .where('email', email)
-        .andWhere('failed_at', '>', now - lockoutHorizonMs())
-        .pluck('failed_at')
-    ).map(Number)
-    const before = lockoutState(failures, now)
+    // The attempt counts as a failure from here on, before the hash is checked (see admitLoginAttempt).
+    const admission = await admitLoginAttempt(runtime, email)
     // While locked nothing is checked or recorded, so a correct password does not help and a wrong one does not extend.
-    if (before.locked) throw rateLimited(before.retryAfterSeconds)
+    if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds)
 
     const user = (await knex(T.users).where('email', email).first('id', 'email', 'name', 'role', 'password_hash')) as
       | { id: number | string; email: string; name: string; role: Role; password_hash: string }
@@ -76,16 +71,12 @@ export function createAuthRouter(runtime: ServiceRuntime, options: AuthRouterOpt
     // An unknown email costs the same scrypt run and gets the same answer as a wrong password.
     const valid = await verifyPassword(input.password, user?.password_hash ?? (await dummyPasswordHash()))
     if (!user || !valid) {
-      await knex(T.loginFailures).insert({ email, failed_at: now })
-      // Failures past the horizon no longer matter for any account (sprayed unknown emails must not pile up).
-      await knex(T.loginFailures)
-        .where('failed_at', '<=', now - lockoutHorizonMs())
-        .delete()
-      const after = lockoutState([...failures, now], now)
+      await pruneLoginFailures(runtime)
+      const after = lockoutState([...admission.earlier, admission.at], admission.at)
       if (after.locked) throw rateLimited(after.retryAfterSeconds)
       throw new HttpError('unauthorized', 'wrong email or password', { attempts_remaining: after.attemptsRemaining })
     }
-    await knex(T.loginFailures).where('email', email).delete()
+    await clearLoginFailures(runtime, email, admission.attemptId)
     const authUser: AuthUser = { id: Number(user.id), email: user.email, name: user.name, role: user.role }
     const sid = await createSession(runtime, authUser.id)
     res.setHeader('Set-Cookie', sessionCookie(sid, secure(req)))

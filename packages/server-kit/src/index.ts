@@ -1,6 +1,7 @@
 export { bearerAuth, bearerToken, secretsEqual } from './bearer-auth.js'
 export type { Env } from './config-env.js'
 export { ConfigError, envInt } from './config-env.js'
+export { ACTOR_HEADER, declaredActor } from './declared-actor.js'
 export { errorHandler, notFound } from './error-handler.js'
 export type { HttpErrorDetails } from './http-error.js'
 export { HttpError, STATUS_BY_CODE, toHttpError } from './http-error.js'

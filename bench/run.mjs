@@ -20,6 +20,8 @@ const MODULES = [
     timeoutMs: 300_000,
   },
   { name: 'receiver', ids: ['receiver.apply500.ratio'] },
+  // Conflict checks and the audit trail (issue 16): baseRevision's cost on apply500, a long history's page time.
+  { name: 'audit', ids: ['receiver.apply500.base_ratio', 'audit.history10k.ms'] },
   { name: 'rest', ids: ['rest.list350.ratio', 'rest.get.ratio'] },
   { name: 'bootstrap', ids: ['stream.bootstrap10k.ms', 'stream.bootstrap10k.after_change.ms'] },
   {

@@ -12,7 +12,11 @@ import { lineChart } from './lib/svg.mjs'
 
 /** Every benchmark module with the rows it reports (listed as "not run" if it fails). */
 const MODULES = [
-  { name: 'compaction', ids: ['compaction.ratio', 'compaction.ops_per_s', 'compaction.linearity'], nodeArgs: ['--expose-gc'] },
+  {
+    name: 'compaction',
+    ids: ['compaction.ratio', 'compaction.ops_per_s', 'compaction.linearity'],
+    nodeArgs: ['--expose-gc'],
+  },
   { name: 'eval', ids: ['eval.targeted.ops_per_s'] },
   {
     name: 'client',
@@ -27,6 +31,28 @@ const MODULES = [
   {
     name: 'sse-fanout',
     ids: ['sse.fanout10k.ratio', 'sse.rss_per_conn_bytes', 'sse.fanout1k.p99_ms', 'sse.fanout5k.p99_ms'],
+  },
+  {
+    // Kill and restart under 10 000 subscribers; the server's peak RSS over the reconnect herd.
+    name: 'sse-reconnect',
+    ids: ['sse.reconnect10k.s', 'sse.reconnect10k.peak_rss_mib'],
+    timeoutMs: 420_000,
+  },
+  {
+    // Debian's Chromium loading the shipped bundle (npm run build) in a page served by the flat API.
+    name: 'browser',
+    ids: [
+      'browser.enqueue.ratio',
+      'browser.enqueue.relaxed.ops_per_s',
+      'browser.enqueue.strict.ops_per_s',
+      'browser.drain500.ratio',
+      'browser.drain500.relaxed.ops_per_s',
+      'browser.drain500.strict.ops_per_s',
+      'browser.compaction.ops_per_s',
+      'browser.eval.ops_per_s',
+      'browser.cold_start.ms',
+    ],
+    timeoutMs: 420_000,
   },
   {
     // Document 1's impressions at 5 million stored rows, on SQLite and PostgreSQL.

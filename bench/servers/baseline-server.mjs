@@ -1,7 +1,9 @@
 // Bare baseline servers, one per mode, each in its own process like the real server:
 //   buffer <file>       node:http answering every GET with the file's bytes, cached (the ceiling for GET /api/flags and /api/flags/:key)
+//   sse-bootstrap <file> node:http answering every GET /stream with 200, the file's bytes (one shared Buffer) and
+//                        then holding the stream open: a bootstrap with no store, no runtime and no framework
 //   sse                 node:http holding /stream connections; POST /broadcast writes one event to all of them
-// Prints "listening on http://127.0.0.1:<port>".
+// Listens on 127.0.0.1, port $BASELINE_PORT (default: any free one); prints "listening on http://127.0.0.1:<port>".
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 
@@ -11,7 +13,7 @@ const [mode, file] = process.argv.slice(2)
 function listen(handler) {
   const server = createServer(handler)
   server.keepAliveTimeout = 65_000
-  server.listen(0, '127.0.0.1', () => {
+  server.listen(Number(process.env.BASELINE_PORT ?? 0), '127.0.0.1', () => {
     const address = /** @type {import('node:net').AddressInfo} */ (server.address())
     process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`)
   })
@@ -23,6 +25,23 @@ if (mode === 'buffer') {
   listen((_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length })
     res.end(body)
+  })
+} else if (mode === 'sse-bootstrap') {
+  const body = readFileSync(/** @type {string} */ (file))
+  listen((req, res) => {
+    if (req.url !== '/stream') {
+      res.writeHead(404)
+      res.end()
+      return
+    }
+    // The headers the real stream sends; the body is written as one chunk, as the real bootstrap is.
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    })
+    res.write(body)
   })
 } else if (mode === 'sse') {
   /** @type {Set<import('node:http').ServerResponse>} */

@@ -382,27 +382,35 @@ describe('SQL only through bound parameters: the source', () => {
     'packages/store/src/change-feed.ts': ['conn.query(`LISTEN ${NOTIFY_CHANNEL}`'],
     // Reviewed: only table/column constants, an index name from the store's own list and `?` placeholder
     // lists are interpolated; every value is bound.
-    'packages/flag-service/src/impressions/store.ts': [
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      "trx.raw(\n      `insert into ${spec.table} (${columns.join(', ')}) values ${placeholders(chunk.length, columns.length)} on conflict (${spec.ownerColumn}, ${spec.nameColumn}) do nothing`",
+    'packages/flag-service/src/impressions/intern.ts': [
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
       'trx.raw(\n    `insert into ${T.envs} (environment_id, stored) values (?, 0) on conflict (environment_id) do nothing`',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      'trx.raw(\n          `insert into ${T.series} (flag_id, value_id, stored) values ${placeholders(chunk.length, 3)} on conflict (flag_id, value_id) do nothing`',
+      "trx.raw(\n      `insert into ${spec.table} (${columns.join(', ')}) values ${placeholders(chunk.length, columns.length)} on conflict (${spec.ownerColumn}, ${spec.nameColumn}) do nothing`",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      'trx.raw(\n      `insert into ${T.impressions} (${ROW_COLUMNS}) select * from unnest(?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])`',
+      'trx.raw(\n      `insert into ${T.series} (flag_id, value_id, stored) values ${placeholders(chunk.length, 3)} on conflict (flag_id, value_id) do nothing`',
+    ],
+    'packages/flag-service/src/impressions/sql-postgres.ts': [
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      'trx.raw(\n    `insert into ${T.impressions} (${ROW_COLUMNS}) select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7 from json_each(?)`',
+      'trx.raw(\n    `insert into ${T.impressions} (${ROW_COLUMNS}) select * from unnest(?::int[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])`',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      'trx.raw(\n        `insert into ${T.users} (flag_id, user_id) select * from unnest(?::int[], ?::text[]) on conflict do nothing returning flag_id`',
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      'trx.raw(\n      `insert into ${T.users} (flag_id, user_id) select value ->> 0, value ->> 1 from json_each(?) where true on conflict do nothing returning flag_id`',
+      'trx.raw(\n      `insert into ${T.users} (flag_id, user_id) select * from unnest(?::int[], ?::text[]) on conflict do nothing returning flag_id`',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
       'trx.raw(\n      `insert into ${F} (id, environment_id, flag_key, total, true_count, false_count, unique_users, last_seen, stored) `',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
       "trx.raw(\n      `insert into ${table} (id, ${keyColumns.join(', ')}, stored) values ${placeholders(chunk.length, keyColumns.length + 2)} `",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      "knex.raw(`${T.impressions} as i${dialect === 'sqlite' ? `",
+      'knex.raw(`${T.impressions} as i`',
+    ],
+    'packages/flag-service/src/impressions/sql-sqlite.ts': [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n    `insert into ${T.impressions} (${ROW_COLUMNS}) select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7 from json_each(?)`',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'trx.raw(\n      `insert into ${T.users} (flag_id, user_id) select value ->> 0, value ->> 1 from json_each(?) where true on conflict do nothing returning flag_id`',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      'knex.raw(`${T.impressions} as i indexed by ${index.name}`',
+    ],
+    'packages/flag-service/src/impressions/prune.ts': [
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
       'trx.raw(\n          `delete from ${T.impressions} where id in (select id from ${T.impressions} order by id limit ?) and received_at < ? returning env_id, flag_id, value_id, series_id`',
     ],

@@ -1,4 +1,5 @@
 import { Dexie, type Table } from 'dexie'
+import type { IndexedDbEnv } from './indexeddb-env.js'
 import type { ClientFlag } from './types.js'
 
 interface SavedSet {
@@ -14,10 +15,9 @@ export class FlagCache {
   private readonly db: Dexie & { sets: Table<SavedSet, string> }
   private readonly id: string
 
-  constructor(name: string, id: string, indexedDB?: IDBFactory, keyRange?: typeof IDBKeyRange) {
-    this.db = new Dexie(name, indexedDB ? { indexedDB, IDBKeyRange: keyRange } : undefined) as Dexie & {
-      sets: Table<SavedSet, string>
-    }
+  /** `env`: the IndexedDB to use (see `resolveIndexedDb`). */
+  constructor(name: string, id: string, env: IndexedDbEnv) {
+    this.db = new Dexie(name, env) as Dexie & { sets: Table<SavedSet, string> }
     this.db.version(1).stores({ sets: 'id' })
     this.id = id
   }

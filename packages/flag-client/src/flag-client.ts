@@ -5,6 +5,7 @@ import { FlagCache } from './flag-cache.js'
 import { DEFAULT_RECONNECT, FlagStream } from './flag-stream.js'
 import { DexieImpressionQueue, MemoryImpressionQueue } from './impressions/impression-queue.js'
 import { ImpressionReporter } from './impressions/impression-reporter.js'
+import { checkIndexedDbOptions, resolveIndexedDb } from './indexeddb-env.js'
 import { browserOnlineSource } from './online.js'
 import { SnapshotPoller } from './snapshot-poller.js'
 import type {
@@ -40,6 +41,7 @@ interface AckedOp {
  */
 export function createFlagClient(options: FlagClientOptions): FlagClient {
   const url = new URL(options.streamUrl) // throws on a relative or malformed URL
+  checkIndexedDbOptions(options)
   const clock = options.clock ?? systemClock
   const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args))
   const collection = options.collection ?? 'flags'
@@ -66,10 +68,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     resolveReady = resolve
   })
 
-  const cache =
-    options.persist === false
-      ? undefined
-      : new FlagCache(`${options.dbName ?? 'flagsync'}:flags`, url.toString(), options.indexedDB, options.IDBKeyRange)
+  const cacheDb = options.persist === false ? undefined : resolveIndexedDb(options)
+  const cache = cacheDb && new FlagCache(`${options.dbName ?? 'flagsync'}:flags`, url.toString(), cacheDb)
   let persistTimer: unknown
 
   const currentView = () => {
@@ -126,11 +126,12 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     baseUrl: new URL(impressionOptions.baseUrl?.replace(/\/?$/, '/') ?? '.', options.streamUrl),
     environmentId: () => status.environmentId,
     queue: () => {
-      const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB
-      return factory
-        ? new DexieImpressionQueue(`${options.dbName ?? 'flagsync'}:impressions`, factory, options.IDBKeyRange)
+      const db = resolveIndexedDb(options)
+      return db
+        ? new DexieImpressionQueue(`${options.dbName ?? 'flagsync'}:impressions`, db.indexedDB, db.IDBKeyRange)
         : new MemoryImpressionQueue()
     },
+    onError: (error) => emit({ type: 'error', source: 'impressions', error }),
     fetch: fetchImpl,
     clock,
     random: options.random ?? Math.random,

@@ -32,7 +32,10 @@ export class FlagsyncProvider implements Provider {
     this.unsubscribe = this.client.subscribe((event) => {
       if (event.type === 'flags') {
         this.events.emit(ProviderEvents.ConfigurationChanged, { flagsChanged: event.changedKeys })
-      } else if (event.status.state === 'reconnecting' || event.status.state === 'polling') {
+      } else if (
+        event.type === 'status' &&
+        (event.status.state === 'reconnecting' || event.status.state === 'polling')
+      ) {
         this.events.emit(ProviderEvents.Stale, { message: `flag stream ${event.status.state}` })
       }
     })

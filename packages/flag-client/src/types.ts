@@ -22,7 +22,15 @@ export interface FlagClientStatus {
   lastError: { message: string; status?: number } | null
 }
 
-export type FlagClientEvent = { type: 'flags'; changedKeys: string[] } | { type: 'status'; status: FlagClientStatus }
+/**
+ * `error`: something the client could not do in the background and does not
+ * retry by itself on the same path (today: the impression queue in IndexedDB
+ * failed; see `impressionStatus()`). Stream problems are `status` events.
+ */
+export type FlagClientEvent =
+  | { type: 'flags'; changedKeys: string[] }
+  | { type: 'status'; status: FlagClientStatus }
+  | { type: 'error'; source: 'impressions'; error: { message: string } }
 
 export type FlagClientListener = (event: FlagClientEvent) => void
 
@@ -80,6 +88,11 @@ export interface FlagClientOptions {
   dbName?: string
   /** Keep the last complete flag set in IndexedDB. Default true. */
   persist?: boolean
+  /**
+   * Default: the page's own IndexedDB, read when first needed (in Node there
+   * is none: no flag cache, impressions in memory). Pass both or neither, from
+   * one implementation (e.g. `fake-indexeddb`); one alone throws a TypeError.
+   */
   indexedDB?: IDBFactory
   IDBKeyRange?: typeof IDBKeyRange
   fetch?: typeof fetch
@@ -136,6 +149,12 @@ export interface ImpressionStatus {
   /** When the next attempt is due (epoch ms) while failing. */
   nextAttemptAt: number | null
   lastError: { message: string; status?: number } | null
+  /**
+   * Where queued impressions are kept: `indexeddb` (across reloads), `memory`
+   * (no IndexedDB here, or it could not be read: an `error` event said why),
+   * `none` until the reporter starts.
+   */
+  storage: 'indexeddb' | 'memory' | 'none'
 }
 
 /** An evaluation through the client: the evaluator's result, or FLAG_NOT_FOUND when no such flag exists. */

@@ -1,4 +1,5 @@
 import { Dexie, type Table } from 'dexie'
+import { checkIndexedDbOptions, resolveIndexedDb } from '../indexeddb-env.js'
 
 /** One recorded impression: where it goes and its JSON, serialized once when recorded. */
 export interface QueuedImpression {
@@ -33,8 +34,11 @@ type ImpressionDexie = Dexie & { rows: Table<QueuedImpression, number> }
 export class DexieImpressionQueue implements ImpressionQueue {
   private readonly db: ImpressionDexie
 
+  /** Without `indexedDB` (and its `keyRange`), the global IndexedDB, read now. */
   constructor(name: string, indexedDB?: IDBFactory, keyRange?: typeof IDBKeyRange) {
-    this.db = new Dexie(name, indexedDB ? { indexedDB, IDBKeyRange: keyRange } : undefined) as ImpressionDexie
+    const options = { indexedDB, IDBKeyRange: keyRange }
+    checkIndexedDbOptions(options)
+    this.db = new Dexie(name, resolveIndexedDb(options)) as ImpressionDexie
     this.db.version(1).stores({ rows: '++seq, [url+seq]' })
   }
 

@@ -1,6 +1,6 @@
 import { parseRetryAfter, type RetryPolicy, resolveRetryPolicy, retryDelay } from '@flagsync/protocol'
 import type { Clock, FlagEvaluation, ImpressionOptions, ImpressionStatus, OnlineSource } from '../types.js'
-import type { ImpressionQueue, QueuedImpression } from './impression-queue.js'
+import { type ImpressionQueue, MemoryImpressionQueue, type QueuedImpression } from './impression-queue.js'
 
 /** The service's limits (document 1 §8 and its field limits): the reporter never sends what would be refused. */
 export const IMPRESSION_WIRE_LIMITS = { batch: 500, valueLength: 512, userIdLength: 256, contextLength: 4096 } as const
@@ -26,6 +26,8 @@ export interface ReporterDeps {
   /** Document 1's environment from `connected` (or the cache); null for document 2 servers: nothing is recorded. */
   environmentId(): string | null
   queue(): ImpressionQueue
+  /** Told of every storage failure (the app hears it as the flag client's `error` event). */
+  onError(error: { message: string }): void
   fetch: typeof fetch
   clock: Clock
   random: () => number
@@ -52,6 +54,9 @@ export class ImpressionReporter {
   private readonly flushIntervalMs: number
   private readonly owner = Math.random().toString(36).slice(2) + Date.now().toString(36)
   private queue: ImpressionQueue | undefined
+  /** The queue once it answered (or the in-memory one that replaced it); nothing is written before. */
+  private opened: Promise<ImpressionQueue> | undefined
+  private storage: ImpressionStatus['storage'] = 'none'
   private pending: QueuedImpression[] = []
   private persisting: Promise<void> | undefined
   private queued = 0
@@ -98,6 +103,7 @@ export class ImpressionReporter {
   start(): void {
     if (!this.enabled || this.closed || this.queue) return
     this.queue = this.deps.queue()
+    this.opened = this.open(this.queue)
     this.unsubscribeOnline = this.deps.online.subscribe((online) => {
       if (online) {
         // Back online: a fresh schedule, now.
@@ -168,6 +174,7 @@ export class ImpressionReporter {
       failures: this.attempts,
       nextAttemptAt: this.attempts > 0 ? this.nextAttemptAt : null,
       lastError: this.lastError,
+      storage: this.storage,
     }
   }
 
@@ -184,31 +191,56 @@ export class ImpressionReporter {
     this.queue?.close()
   }
 
+  /**
+   * Reads the queue once (rows left by an earlier session count as queued).
+   * A queue that cannot even be read (IndexedDB missing, blocked, or refused,
+   * as in some private windows) is replaced by one in memory: impressions
+   * are still delivered, only not kept across reloads, and the app is told.
+   */
+  private async open(queue: ImpressionQueue): Promise<ImpressionQueue> {
+    try {
+      const leftover = await queue.count()
+      this.queued = Math.max(this.queued, leftover)
+      if (leftover > 0 && this.firstRecordAt === null) this.firstRecordAt = 0
+      this.storage = queue instanceof MemoryImpressionQueue ? 'memory' : 'indexeddb'
+      return queue
+    } catch (error) {
+      this.reportError(`could not read the impression queue, keeping impressions in memory: ${messageOf(error)}`)
+      queue.close()
+      this.queue = new MemoryImpressionQueue()
+      this.storage = 'memory'
+      return this.queue
+    }
+  }
+
+  private reportError(message: string): void {
+    this.lastError = { message }
+    try {
+      this.deps.onError({ message })
+    } catch {
+      // A throwing listener must not stop delivery.
+    }
+  }
+
   /** Moves the recorded rows into the queue (one bulk write per burst of evaluations). */
   private async persist(): Promise<void> {
-    while (this.pending.length > 0 && this.queue) {
+    const queue = this.opened ? await this.opened : undefined
+    while (this.pending.length > 0 && queue) {
       const rows = this.pending
       this.pending = []
       try {
-        await this.queue.add(rows)
+        await queue.add(rows)
         this.queued += rows.length
       } catch (error) {
         this.dropped += rows.length
-        this.lastError = { message: `could not queue impressions: ${messageOf(error)}` }
+        this.reportError(`could not queue impressions: ${messageOf(error)}`)
       }
     }
     this.persisting = undefined
   }
 
   private async loop(): Promise<void> {
-    const queue = this.queue as ImpressionQueue
-    try {
-      const leftover = await queue.count()
-      this.queued = Math.max(this.queued, leftover)
-      if (leftover > 0 && this.firstRecordAt === null) this.firstRecordAt = 0
-    } catch (error) {
-      this.lastError = { message: `could not read the impression queue: ${messageOf(error)}` }
-    }
+    const queue = await (this.opened as Promise<ImpressionQueue>)
     while (!this.closed) {
       if (!this.deps.online.isOnline()) {
         this.settleFlushes()
@@ -239,7 +271,7 @@ export class ImpressionReporter {
           now + IMPRESSION_DEFAULTS.requestTimeoutMs + LEASE_MARGIN_MS,
         )
       } catch (error) {
-        this.lastError = { message: `could not read the impression queue: ${messageOf(error)}` }
+        this.reportError(`could not read the impression queue: ${messageOf(error)}`)
         this.fail(null)
         continue
       }
@@ -312,7 +344,7 @@ export class ImpressionReporter {
         else this.fail(retryAfterMs)
       }
     } catch (error) {
-      this.lastError = { message: `could not update the impression queue: ${messageOf(error)}` }
+      this.reportError(`could not update the impression queue: ${messageOf(error)}`)
       this.fail(null)
     }
   }

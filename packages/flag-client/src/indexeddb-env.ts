@@ -1,0 +1,45 @@
+/** An IndexedDB implementation: the factory and the key range class that belong to it. */
+export interface IndexedDbEnv {
+  indexedDB: IDBFactory
+  IDBKeyRange: typeof IDBKeyRange
+}
+
+interface IndexedDbOptions {
+  indexedDB?: IDBFactory
+  IDBKeyRange?: typeof IDBKeyRange
+}
+
+/**
+ * Checks at creation that the options name one IndexedDB implementation:
+ * a factory without its key range class (or the other way round) cannot
+ * work, and Dexie would only say "IndexedDB API missing" later, where nobody
+ * sees it. Throws a TypeError with what to pass.
+ */
+export function checkIndexedDbOptions(options: IndexedDbOptions): void {
+  if (options.indexedDB === undefined && options.IDBKeyRange === undefined) return
+  if (options.indexedDB !== undefined && options.IDBKeyRange !== undefined) return
+  if (options.indexedDB !== undefined && options.indexedDB === globalIndexedDb()?.indexedDB) return
+  throw new TypeError(
+    'options.indexedDB and options.IDBKeyRange go together, from the same implementation ' +
+      "(e.g. import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'); pass both or neither",
+  )
+}
+
+/**
+ * The IndexedDB to use, resolved when it is needed (not at import, so a
+ * polyfill installed later still counts): both halves from the options, or
+ * both from the global scope (the browser's own), never one of each.
+ * Undefined where there is none (Node without a polyfill, server rendering).
+ */
+export function resolveIndexedDb(options: IndexedDbOptions): IndexedDbEnv | undefined {
+  const global = globalIndexedDb()
+  if (options.indexedDB === undefined) return global
+  if (options.IDBKeyRange !== undefined) return { indexedDB: options.indexedDB, IDBKeyRange: options.IDBKeyRange }
+  // The page's own factory passed explicitly: its key range is the page's too.
+  return options.indexedDB === global?.indexedDB ? global : undefined
+}
+
+function globalIndexedDb(): IndexedDbEnv | undefined {
+  const g = globalThis as { indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange }
+  return g.indexedDB && g.IDBKeyRange ? { indexedDB: g.indexedDB, IDBKeyRange: g.IDBKeyRange } : undefined
+}

@@ -30,8 +30,17 @@ export interface ServiceConfig {
   keepAliveTimeoutMs: number
   /** `Secure` on the session cookie: always, never, or when the request came over HTTPS (COOKIE_SECURE, default auto). */
   cookieSecure: boolean | 'auto'
-  /** /stream settings: STREAM_KEEPALIVE_MS (15 000), POLL_INTERVAL_MS (1 000), STREAM_MAX_BUFFER_BYTES (1 MiB). */
-  stream: { keepAliveMs: number; pollIntervalMs: number; maxStreamBufferBytes: number }
+  /**
+   * /stream settings: STREAM_KEEPALIVE_MS (15 000), POLL_INTERVAL_MS (1 000), STREAM_MAX_BUFFER_BYTES (1 MiB),
+   * STREAM_MAX_CONNECTIONS (10 000), STREAM_RETRY_MS (1 000).
+   */
+  stream: {
+    keepAliveMs: number
+    pollIntervalMs: number
+    maxStreamBufferBytes: number
+    maxStreamConnections: number
+    streamRetryMs: number
+  }
   /** Impression retention: IMPRESSION_RETENTION_DAYS (30; 0 keeps them forever), IMPRESSION_PRUNE_INTERVAL_MINUTES (60). */
   impressionRetention: ImpressionRetention
 }
@@ -62,6 +71,8 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
       keepAliveMs: envInt(env, 'STREAM_KEEPALIVE_MS', 15_000, 1, 3_600_000),
       pollIntervalMs: envInt(env, 'POLL_INTERVAL_MS', 1000, 10, 600_000),
       maxStreamBufferBytes: envInt(env, 'STREAM_MAX_BUFFER_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      maxStreamConnections: envInt(env, 'STREAM_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+      streamRetryMs: envInt(env, 'STREAM_RETRY_MS', 1000, 0, 3_600_000),
     },
     cookieSecure: cookieSecure(env),
     impressionRetention: retentionFromEnv(env),

@@ -129,7 +129,13 @@ describe('loadServiceConfig', () => {
       bodyLimit: '1mb',
       keepAliveTimeoutMs: 65_000,
       cookieSecure: 'auto',
-      stream: { keepAliveMs: 15_000, pollIntervalMs: 1000, maxStreamBufferBytes: 1024 * 1024 },
+      stream: {
+        keepAliveMs: 15_000,
+        pollIntervalMs: 1000,
+        maxStreamBufferBytes: 1024 * 1024,
+        maxStreamConnections: 10_000,
+        streamRetryMs: 1000,
+      },
       impressionRetention: { maxAgeMs: 30 * 86_400_000, intervalMs: 3_600_000, firstRunMs: 60_000 },
     })
   })
@@ -146,9 +152,19 @@ describe('loadServiceConfig', () => {
       STREAM_KEEPALIVE_MS: '40',
       POLL_INTERVAL_MS: '200',
       STREAM_MAX_BUFFER_BYTES: '4096',
+      STREAM_MAX_CONNECTIONS: '300',
+      STREAM_RETRY_MS: '0',
     })
-    expect(config.stream).toEqual({ keepAliveMs: 40, pollIntervalMs: 200, maxStreamBufferBytes: 4096 })
+    expect(config.stream).toEqual({
+      keepAliveMs: 40,
+      pollIntervalMs: 200,
+      maxStreamBufferBytes: 4096,
+      maxStreamConnections: 300,
+      streamRetryMs: 0,
+    })
     expect(() => loadServiceConfig({ POLL_INTERVAL_MS: 'soon' })).toThrow(/POLL_INTERVAL_MS/)
+    expect(() => loadServiceConfig({ STREAM_MAX_CONNECTIONS: '0' })).toThrow(/STREAM_MAX_CONNECTIONS/)
+    expect(() => loadServiceConfig({ STREAM_RETRY_MS: 'fast' })).toThrow(/STREAM_RETRY_MS/)
   })
 
   it('reads the setup variables (email lowercased, name defaulting to the local part)', () => {

@@ -2,6 +2,7 @@ import type { Request } from 'express'
 import { SERVICE_TABLES } from '../migrations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import type { AuthUser, Role } from './context.js'
+import { recordRevocation } from './revocations.js'
 import { generateSecret, hashSecret } from './secrets.js'
 
 export const SESSION_COOKIE = 'flagsync_session'
@@ -35,8 +36,12 @@ export async function sessionUser(runtime: ServiceRuntime, value: string): Promi
   return row ? { id: Number(row.id), email: row.email, name: row.name, role: row.role } : undefined
 }
 
+/** Signs a session out; its open streams end now (see `recordRevocation`). */
 export async function deleteSession(runtime: ServiceRuntime, value: string): Promise<void> {
-  await runtime.knex(SERVICE_TABLES.sessions).where('id_hash', hashSecret(value)).delete()
+  await runtime.write(async (trx, flags) => {
+    const deleted = await trx(SERVICE_TABLES.sessions).where('id_hash', hashSecret(value)).delete()
+    if (deleted > 0) recordRevocation(flags, 'session', runtime.clock())
+  })
 }
 
 /** The session cookie's value from a request, if any. */

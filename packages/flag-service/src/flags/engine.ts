@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { formatSseEvent, type SseConnection, SseHub } from '@flagsync/server-kit'
 import { ChangeFeed, type FlagChange, LiveFlagSet, type StoredFlag } from '@flagsync/store'
+import { ACCESS_SCOPE } from '../auth/revocations.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import {
@@ -23,6 +24,10 @@ export interface FlagStreamOptions {
   pollIntervalMs?: number
   /** Bytes a slow stream subscriber may have queued before it is dropped (default 1 MiB). */
   maxStreamBufferBytes?: number
+  /** Open streams at most, SDK and dashboard together (default 10 000); past it 503 with Retry-After. */
+  maxStreamConnections?: number
+  /** Base of the `retry:` every stream starts with, ms (default 1 000; each connection adds up to as much again). */
+  streamRetryMs?: number
   /**
    * Change-log entries older than this are pruned hourly (default 7 days; the newest 1 000 are always kept).
    * The same hourly timer removes the segments of deleted projects.
@@ -30,8 +35,9 @@ export interface FlagStreamOptions {
   changeRetentionMs?: number
   /**
    * How often open streams are checked against their credentials, ms (default 60 000; 0 disables): a stream
-   * whose SDK key was deleted, whose session or token ended, or whose user lost access to a followed project
-   * is closed (the client's reconnect then gets a 401, or its new view).
+   * whose session or token expired is closed within this interval (the client's reconnect then gets a 401).
+   * Deleting an SDK key or token, signing out, deleting a user or removing a member is not waited for: the
+   * route records it in the change log and every instance re-checks its streams as soon as it reads it.
    */
   revalidateMs?: number
 }
@@ -44,10 +50,10 @@ export interface EnvironmentRef {
 /** One environment's flags as SDKs see them (segment-expanded), built once per change and shared by every reader. */
 interface EnvironmentView {
   projectId: string
-  /** connected + one UPSERT per flag + ready, for an SDK-key connection. */
+  /** connected + one UPSERT per flag + ready, for an SDK-key connection; written by reference, never copied. */
   bootstrap: Buffer
-  /** The UPSERT frames alone (dashboard connections concatenate several environments). */
-  updates: string
+  /** The UPSERT frames alone (dashboard connections are sent several environments' in turn). */
+  updates: Buffer
   count: number
   /** `/flags/snapshot`: the same flags as a JSON array, and its strong ETag. */
   snapshot: Buffer
@@ -102,6 +108,8 @@ export class FlagStreams {
   /** Environments each dashboard connection follows, and how follow-everything ones list what their user sees now. */
   private readonly followedBy = new Map<SseConnection, Set<string>>()
   private readonly followingAll = new Map<SseConnection, () => Promise<EnvironmentRef[]>>()
+  private revalidating: Promise<void> | undefined
+  private revalidateAgain = false
   private refreshing: Promise<void> | undefined
   private refreshAgain = false
   /** Environments this process has seen a flag of (initial load or a change): a new one may be news to dashboards. */
@@ -117,6 +125,8 @@ export class FlagStreams {
     this.hub = new SseHub({
       keepAliveMs: options.keepAliveMs ?? 15_000,
       maxBufferedBytes: options.maxStreamBufferBytes,
+      maxConnections: options.maxStreamConnections,
+      retryMs: options.streamRetryMs,
     })
     this.feed = new ChangeFeed(runtime.store, {
       pollIntervalMs: options.pollIntervalMs ?? 1000,
@@ -195,13 +205,7 @@ export class FlagStreams {
     stillAllowed: () => Promise<boolean>,
     visibleNow?: () => Promise<EnvironmentRef[]>,
   ): void {
-    let chunk = connectedFrame(null)
-    let count = 0
-    for (const env of environments) {
-      const view = this.view(env.id, env.projectId)
-      chunk += view.updates
-      count += view.count
-    }
+    const views = environments.map((env) => this.view(env.id, env.projectId))
     const conn = this.hub.open(req, res, DASHBOARD_SCOPE)
     this.accessOf.set(conn, stillAllowed)
     const following = new Set<string>()
@@ -218,7 +222,14 @@ export class FlagStreams {
         if (set?.size === 0) this.dashboards.delete(id)
       }
     })
-    conn.write(chunk + readyFrame(count))
+    // Each environment's shared frames by reference: a dashboard costs no copy of them.
+    conn.write(connectedFrame(null))
+    let count = 0
+    for (const view of views) {
+      conn.write(view.updates)
+      count += view.count
+    }
+    conn.write(readyFrame(count))
   }
 
   /**
@@ -242,13 +253,11 @@ export class FlagStreams {
           const environments = await visibleNow().catch(() => [])
           const following = this.followedBy.get(conn)
           if (!following) continue // closed meanwhile
-          let chunk = ''
           for (const env of environments) {
             if (following.has(env.id)) continue
-            chunk += this.view(env.id, env.projectId).updates
+            conn.write(this.view(env.id, env.projectId).updates)
             this.follow(conn, following, env.id)
           }
-          if (chunk !== '') conn.write(chunk)
         }
       } while (this.refreshAgain && !this.closed)
     })().finally(() => {
@@ -312,6 +321,28 @@ export class FlagStreams {
     return closed
   }
 
+  /**
+   * `revalidate` soon, once however many revocations arrive meanwhile (one
+   * more run if any arrive while it runs, so none is missed).
+   */
+  revalidateSoon(): Promise<void> {
+    if (this.revalidating) {
+      this.revalidateAgain = true
+      return this.revalidating
+    }
+    this.revalidating = (async () => {
+      do {
+        this.revalidateAgain = false
+        await this.revalidate()
+      } while (this.revalidateAgain && !this.closed)
+    })()
+      .catch((err) => this.runtime.logger.warn({ err }, 'could not re-check open streams after a revocation'))
+      .finally(() => {
+        this.revalidating = undefined
+      })
+    return this.revalidating
+  }
+
   async close(): Promise<void> {
     this.closed = true
     if (this.pruneTimer) clearInterval(this.pruneTimer)
@@ -371,7 +402,7 @@ export class FlagStreams {
     const view: EnvironmentView = {
       projectId,
       bootstrap: Buffer.from(connectedFrame(environmentId) + updates + readyFrame(jsons.length)),
-      updates,
+      updates: Buffer.from(updates),
       count: jsons.length,
       snapshot,
       etag: `"${createHash('sha1').update(snapshot).digest('base64url')}"`,
@@ -401,6 +432,7 @@ export class FlagStreams {
     for (const change of changes) {
       if (isSegmentScope(change.scope)) this.applySegment(change)
       else if (UUID_PATTERN.test(change.scope)) this.applyFlag(change)
+      else if (change.scope === ACCESS_SCOPE) void this.revalidateSoon()
     }
   }
 

@@ -1,6 +1,7 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
+import { recordRevocation } from '../auth/revocations.js'
 import { SERVICE_TABLES } from '../migrations.js'
 import { type MemberRow, memberJson } from '../records.js'
 import { addMemberSchema, intId, updateMemberSchema } from '../schemas.js'
@@ -66,10 +67,12 @@ export function createMembersRouter(runtime: ServiceRuntime, options: RouterOpti
 
   router.delete('/:user_id', requireProjectRole('admin'), async (req, res) => {
     const { raw, id } = memberId(req)
-    const deleted = await knex(T.members)
-      .where({ project_id: projectOf(req).id, user_id: id })
-      .delete()
-    if (deleted === 0) throw noMember(raw)
+    const projectId = projectOf(req).id
+    await runtime.write(async (trx, flags) => {
+      const deleted = await trx(T.members).where({ project_id: projectId, user_id: id }).delete()
+      if (deleted === 0) throw noMember(raw)
+      recordRevocation(flags, `member:${projectId}:${id}`, runtime.clock()) // their streams of the project end now
+    })
     noContent(res)
   })
 

@@ -1,6 +1,7 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
+import { recordRevocation } from '../auth/revocations.js'
 import { SERVICE_TABLES } from '../migrations.js'
 import { insertSdkKey } from '../projects.js'
 import { type SdkKeyRow, sdkKeyJson } from '../records.js'
@@ -69,13 +70,14 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
     const id = intId(raw)
     if (id === undefined) throw noKey(raw)
     const projectId = projectOf(req).id
-    await runtime.write(async (trx) => {
+    await runtime.write(async (trx, flags) => {
       if (!(await trx(T.sdkKeys).where({ project_id: projectId, id }).first('id'))) throw noKey(raw)
       const count = await trx(T.sdkKeys).where('project_id', projectId).count({ n: '*' }).first()
       if (Number(count?.n ?? 0) <= 1) {
         throw new HttpError('validation_failed', 'cannot delete the last SDK key of a project: create another first')
       }
       await trx(T.sdkKeys).where({ project_id: projectId, id }).delete()
+      recordRevocation(flags, `sdk_key:${id}`, runtime.clock()) // its open streams end now
     })
     noContent(res)
   })

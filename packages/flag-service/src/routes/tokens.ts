@@ -1,6 +1,7 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { requireUser, userOf } from '../auth/guards.js'
+import { recordRevocation } from '../auth/revocations.js'
 import { displayPrefix, generateSecret, hashSecret, PAT_PREFIX } from '../auth/secrets.js'
 import { SERVICE_TABLES } from '../migrations.js'
 import { type TokenRow, tokenJson } from '../records.js'
@@ -55,10 +56,12 @@ export function createTokensRouter(runtime: ServiceRuntime, options: RouterOptio
     const raw = String(req.params.id)
     const id = intId(raw)
     if (id === undefined) throw noToken(raw)
-    const deleted = await knex(T.tokens)
-      .where({ id, user_id: userOf(req).id })
-      .delete()
-    if (deleted === 0) throw noToken(raw)
+    const user = userOf(req)
+    await runtime.write(async (trx, flags) => {
+      const deleted = await trx(T.tokens).where({ id, user_id: user.id }).delete()
+      if (deleted === 0) throw noToken(raw)
+      recordRevocation(flags, `token:${id}`, runtime.clock()) // its open streams end now
+    })
     noContent(res)
   })
 

@@ -2,6 +2,7 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { requireUser, requireWorkspaceAdmin, userOf } from '../auth/guards.js'
 import { hashPassword } from '../auth/passwords.js'
+import { recordRevocation } from '../auth/revocations.js'
 import { SERVICE_TABLES } from '../migrations.js'
 import { type UserRow, userJson } from '../records.js'
 import { createUserSchema, intId } from '../schemas.js'
@@ -44,7 +45,7 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
     const raw = String(req.params.id)
     const id = intId(raw)
     if (id === undefined) throw noUser(raw)
-    await runtime.write(async (trx) => {
+    await runtime.write(async (trx, flags) => {
       const target = (await trx(T.users).where('id', id).first('id', 'role')) as { role: string } | undefined
       if (!target) throw noUser(raw)
       if (target.role === 'admin') {
@@ -56,6 +57,7 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
       if (id === caller.id) throw new HttpError('validation_failed', 'you cannot delete yourself')
       // Sessions, tokens and project memberships go with the user (ON DELETE CASCADE).
       await trx(T.users).where('id', id).delete()
+      recordRevocation(flags, `user:${id}`, runtime.clock()) // their open streams end now
     })
     noContent(res)
   })

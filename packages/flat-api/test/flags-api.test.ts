@@ -33,6 +33,7 @@ describe.each(DIALECTS)('flat API on %s', (dialect) => {
         rollout_percentage: null,
         description: null,
         rules: [],
+        revision: 1, // read-only: the change-log revision of its last change
       })
     })
 
@@ -45,6 +46,7 @@ describe.each(DIALECTS)('flat API on %s', (dialect) => {
         rollout_percentage: null,
         description: null,
         rules: [],
+        revision: 2,
       })
       expect(await (await server.request('/api/flags/f')).json()).toMatchObject({ description: null })
     })
@@ -94,6 +96,7 @@ describe.each(DIALECTS)('flat API on %s', (dialect) => {
         rollout_percentage: 40,
         description: 'keep',
         rules: [],
+        revision: 2,
       })
     })
 
@@ -158,6 +161,19 @@ describe.each(DIALECTS)('flat API on %s', (dialect) => {
       expect(await (await server.request('/api/flags')).json()).toEqual([])
     })
 
+    it("answers zod's English messages, word for word (the protocol's zod/mini schemas carry no locale)", async () => {
+      const res = await post({ key: 'x', is_enabled: 'yes', rollout_percentage: 101 })
+      expect(res.status).toBe(422)
+      expect(await res.json()).toEqual({
+        error: 'invalid flag: is_enabled: Invalid input: expected boolean, received string',
+        code: 'validation_failed',
+        issues: [
+          { path: 'is_enabled', message: 'Invalid input: expected boolean, received string' },
+          { path: 'rollout_percentage', message: 'Too big: expected number to be <=100' },
+        ],
+      })
+    })
+
     it('400 for malformed JSON', async () => {
       const res = await post('{"key": "x",')
       expect(res.status).toBe(400)
@@ -198,7 +214,7 @@ describe.each(DIALECTS)('flat API on %s', (dialect) => {
       const again = await startTestServer({ databaseUrl: server.databaseUrl })
       try {
         expect(await (await again.request('/api/flags')).json()).toEqual([
-          { key: 'a', is_enabled: true, rollout_percentage: null, description: 'persisted', rules: [] },
+          { key: 'a', is_enabled: true, rollout_percentage: null, description: 'persisted', rules: [], revision: 1 },
         ])
       } finally {
         await again.stop()

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod/mini'
 
 /**
  * Keys appear in URL paths and SSE payloads, so they are restricted to a safe
@@ -6,12 +6,15 @@ import { z } from 'zod'
  */
 export const flagKeySchema = z
   .string()
-  .min(1, 'must not be empty')
-  .max(100, 'must be at most 100 characters')
-  .regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, underscores and hyphens')
+  .check(
+    z.minLength(1, 'must not be empty'),
+    z.maxLength(100, 'must be at most 100 characters'),
+    z.regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, underscores and hyphens'),
+  )
 
 /** The five string operators of document 2. */
 export const flatOperatorSchema = z.enum(['equals', 'not_equals', 'contains', 'starts_with', 'ends_with'])
+/** One of document 2's five string operators. */
 export type FlatOperator = z.infer<typeof flatOperatorSchema>
 
 /** Document 1's nine operators: the flat five plus four numeric comparisons. */
@@ -22,8 +25,10 @@ export const operatorSchema = z.enum([
   'less_than',
   'less_than_or_equal',
 ])
+/** One of document 1's nine operators. */
 export type Operator = z.infer<typeof operatorSchema>
 
+/** Size limits every server enforces on a flag (and the clients may check early). */
 export const LIMITS = {
   descriptionLength: 10_000,
   rules: 200,
@@ -33,20 +38,22 @@ export const LIMITS = {
 } as const
 
 const ruleValuesSchema = z
-  .array(z.string().max(LIMITS.ruleValueLength))
-  .min(1, 'needs at least one value')
-  .max(LIMITS.ruleValues)
-const attributeSchema = z.string().min(1).max(LIMITS.attributeLength)
+  .array(z.string().check(z.maxLength(LIMITS.ruleValueLength)))
+  .check(z.minLength(1, 'needs at least one value'), z.maxLength(LIMITS.ruleValues))
+const attributeSchema = z.string().check(z.minLength(1), z.maxLength(LIMITS.attributeLength))
 
+/** A rule of document 2: the attribute's value compared with one of `values` by `operator`. */
 export const targetingRuleSchema = z.strictObject({
   attribute: attributeSchema,
   operator: flatOperatorSchema,
   values: ruleValuesSchema,
 })
+/** A targeting rule of document 2 (see {@link targetingRuleSchema}). */
 export type TargetingRule = z.infer<typeof targetingRuleSchema>
 
-const rolloutSchema = z.number().int().min(0).max(100).nullable()
-const descriptionSchema = z.string().max(LIMITS.descriptionLength).nullable()
+const rolloutSchema = z.nullable(z.number().check(z.int(), z.gte(0), z.lte(100)))
+const descriptionSchema = z.nullable(z.string().check(z.maxLength(LIMITS.descriptionLength)))
+const rulesSchema = z.array(targetingRuleSchema).check(z.maxLength(LIMITS.rules))
 
 /**
  * The flag of document 2 (the flat-path variant). Unknown fields are rejected
@@ -55,9 +62,9 @@ const descriptionSchema = z.string().max(LIMITS.descriptionLength).nullable()
 export const flagSchema = z.strictObject({
   key: flagKeySchema,
   is_enabled: z.boolean(),
-  rollout_percentage: rolloutSchema.default(null),
-  description: descriptionSchema.default(null),
-  rules: z.array(targetingRuleSchema).max(LIMITS.rules).default([]),
+  rollout_percentage: z._default(rolloutSchema, null),
+  description: z._default(descriptionSchema, null),
+  rules: z._default(rulesSchema, []),
 })
 /** A stored flag: every default filled in. */
 export type Flag = z.output<typeof flagSchema>
@@ -70,10 +77,11 @@ export type FlagInput = z.input<typeof flagSchema>
  * field and is rejected for a required one.
  */
 export const flagPatchSchema = z.strictObject({
-  key: flagKeySchema.optional(),
-  is_enabled: z.boolean().optional(),
-  rollout_percentage: rolloutSchema.optional(),
-  description: descriptionSchema.optional(),
-  rules: z.array(targetingRuleSchema).max(LIMITS.rules).optional(),
+  key: z.optional(flagKeySchema),
+  is_enabled: z.optional(z.boolean()),
+  rollout_percentage: z.optional(rolloutSchema),
+  description: z.optional(descriptionSchema),
+  rules: z.optional(rulesSchema),
 })
+/** A validated merge patch (see {@link flagPatchSchema}). */
 export type FlagPatch = z.infer<typeof flagPatchSchema>

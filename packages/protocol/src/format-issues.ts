@@ -1,4 +1,4 @@
-import type { z } from 'zod'
+import type { $ZodError } from 'zod/v4/core'
 import type { Issue } from './errors.js'
 
 /** `rules[0].operator`, or `(root)` for the value itself. */
@@ -12,7 +12,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /** Flattens a zod failure into `{path, message}` pairs, one per failing field. */
-export function toIssues(error: z.ZodError, prefix: readonly PropertyKey[] = []): Issue[] {
+export function toIssues(error: $ZodError, prefix: readonly PropertyKey[] = []): Issue[] {
   return error.issues.flatMap((issue) => {
     const path = [...prefix, ...issue.path]
     if (issue.code === 'unrecognized_keys') {
@@ -24,7 +24,7 @@ export function toIssues(error: z.ZodError, prefix: readonly PropertyKey[] = [])
 }
 
 /** One readable sentence naming every failing field, e.g. `is_enabled: expected boolean, received string`. */
-export function formatZodError(error: z.ZodError, prefix: readonly PropertyKey[] = []): string {
+export function formatZodError(error: $ZodError, prefix: readonly PropertyKey[] = []): string {
   return toIssues(error, prefix)
     .map((i) => `${i.path}: ${i.message}`)
     .join('; ')

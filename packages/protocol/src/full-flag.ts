@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod/mini'
 import { flagKeySchema, LIMITS, operatorSchema } from './flag.js'
 
 /**
@@ -6,44 +6,57 @@ import { flagKeySchema, LIMITS, operatorSchema } from './flag.js'
  * every flat flag is also a valid full flag; evaluation works on this shape.
  */
 export const flagTypeSchema = z.enum(['boolean', 'string', 'integer', 'json'])
+/** The type of a flag's values: `boolean`, `string`, `integer` or `json`. */
 export type FlagType = z.infer<typeof flagTypeSchema>
 
+/** Any JSON value: what a flag's default, disabled and variant values may be. */
 export const flagValueSchema = z.json()
+/** A JSON value served by a flag. */
 export type FlagValue = z.infer<typeof flagValueSchema>
 
+/** A rule of document 1: an attribute condition or a segment reference, optionally serving a variant. */
 export const fullTargetingRuleSchema = z.strictObject({
-  attribute: z.string().min(1).max(LIMITS.attributeLength).optional(),
-  operator: operatorSchema.optional(),
-  values: z.array(z.string().max(LIMITS.ruleValueLength)).max(LIMITS.ruleValues).optional(),
-  segment_key: z.string().min(1).max(100).nullable().optional(),
-  variant: flagValueSchema.optional(),
+  attribute: z.optional(z.string().check(z.minLength(1), z.maxLength(LIMITS.attributeLength))),
+  operator: z.optional(operatorSchema),
+  values: z.optional(
+    z.array(z.string().check(z.maxLength(LIMITS.ruleValueLength))).check(z.maxLength(LIMITS.ruleValues)),
+  ),
+  segment_key: z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(100)))),
+  variant: z.optional(flagValueSchema),
 })
+/** A targeting rule of document 1 (see {@link fullTargetingRuleSchema}). */
 export type FullTargetingRule = z.infer<typeof fullTargetingRuleSchema>
 
+/** A value served to a share of the rollout, in proportion to its `weight`. */
 export const weightedVariantSchema = z.strictObject({
-  weight: z.number().int().min(0),
+  weight: z.number().check(z.int(), z.gte(0)),
   value: flagValueSchema,
 })
+/** A weighted variant (see {@link weightedVariantSchema}). */
 export type WeightedVariant = z.infer<typeof weightedVariantSchema>
 
+/** Another flag that must serve `required_value` (or be on, when absent) before this one is evaluated. */
 export const prerequisiteSchema = z.strictObject({
   flag_key: flagKeySchema,
-  required_value: flagValueSchema.optional(),
+  required_value: z.optional(flagValueSchema),
 })
+/** A prerequisite (see {@link prerequisiteSchema}). */
 export type Prerequisite = z.infer<typeof prerequisiteSchema>
 
+/** Document 1's flag with every field typed; defaults filled on parse. */
 export const fullFlagSchema = z.strictObject({
   key: flagKeySchema,
   is_enabled: z.boolean(),
-  rollout_percentage: z.number().int().min(0).max(100).nullable().default(null),
-  description: z.string().max(LIMITS.descriptionLength).nullable().default(null),
-  rules: z.array(fullTargetingRuleSchema).max(LIMITS.rules).default([]),
-  flag_type: flagTypeSchema.default('boolean'),
-  default_value: flagValueSchema.optional(),
-  disabled_value: flagValueSchema.optional(),
-  variants: z.array(weightedVariantSchema).max(100).default([]),
-  prerequisites: z.array(prerequisiteSchema).max(100).default([]),
+  rollout_percentage: z._default(z.nullable(z.number().check(z.int(), z.gte(0), z.lte(100))), null),
+  description: z._default(z.nullable(z.string().check(z.maxLength(LIMITS.descriptionLength))), null),
+  rules: z._default(z.array(fullTargetingRuleSchema).check(z.maxLength(LIMITS.rules)), []),
+  flag_type: z._default(flagTypeSchema, 'boolean'),
+  default_value: z.optional(flagValueSchema),
+  disabled_value: z.optional(flagValueSchema),
+  variants: z._default(z.array(weightedVariantSchema).check(z.maxLength(100)), []),
+  prerequisites: z._default(z.array(prerequisiteSchema).check(z.maxLength(100)), []),
 })
+/** A full flag as stored: every default filled in. */
 export type FullFlag = z.output<typeof fullFlagSchema>
 
 /**

@@ -1,5 +1,6 @@
 export type { RetryPolicy } from './backoff.js'
 export { computeBackoff, DEFAULT_RETRY_POLICY, parseRetryAfter, resolveRetryPolicy, retryDelay } from './backoff.js'
+export { enableEnglishMessages } from './english-messages.js'
 export type { ErrorBody, ErrorCode, Issue } from './errors.js'
 export { ERROR_CODES, errorBodySchema, issueSchema } from './errors.js'
 export type { Flag, FlagInput, FlagPatch, FlatOperator, Operator, TargetingRule } from './flag.js'

@@ -1,33 +1,44 @@
-import { z } from 'zod'
+import * as z from 'zod/mini'
 import { fullFlagSchema } from './full-flag.js'
 
 /** SSE event names used on /stream. */
 export const STREAM_EVENTS = { connected: 'connected', update: 'update', ready: 'ready' } as const
 
 /** Document 2 sends `true`; document 1 sends the environment the key is bound to. */
-export const connectedDataSchema = z.union([z.literal(true), z.object({ environment_id: z.string().nullable() })])
+export const connectedDataSchema = z.union([z.literal(true), z.object({ environment_id: z.nullable(z.string()) })])
+/** The data of the `connected` event (see {@link connectedDataSchema}). */
 export type ConnectedData = z.infer<typeof connectedDataSchema>
 
 // Flags on the wire are validated leniently by clients: a newer server may add
 // fields, and an SDK must not drop a flag because of one.
-const streamFlagSchema = fullFlagSchema.loose()
+const streamFlagSchema = z.looseObject(fullFlagSchema.shape)
 
+/** An `update` event that adds or replaces a flag. */
 export const upsertUpdateSchema = z.object({
   type: z.literal('UPSERT'),
   flag: streamFlagSchema,
-  env_id: z.string().optional(),
+  env_id: z.optional(z.string()),
 })
+/** An `update` event that removes a flag. */
 export const deleteUpdateSchema = z.object({
   type: z.literal('DELETE'),
   key: z.string(),
-  env_id: z.string().optional(),
+  env_id: z.optional(z.string()),
 })
+/** The data of an `update` event: an upsert or a delete. */
 export const streamUpdateSchema = z.discriminatedUnion('type', [upsertUpdateSchema, deleteUpdateSchema])
+/** An upsert `update` event (see {@link upsertUpdateSchema}). */
 export type UpsertUpdate = z.infer<typeof upsertUpdateSchema>
+/** A delete `update` event (see {@link deleteUpdateSchema}). */
 export type DeleteUpdate = z.infer<typeof deleteUpdateSchema>
+/** The data of an `update` event (see {@link streamUpdateSchema}). */
 export type StreamUpdate = z.infer<typeof streamUpdateSchema>
 
 /** Document 1 sends the count as a JSON string ("3"); a number is accepted too. */
-export const readyDataSchema = z.union([z.string().regex(/^\d+$/).transform(Number), z.number().int().min(0)])
+export const readyDataSchema = z.union([
+  z.pipe(z.string().check(z.regex(/^\d+$/)), z.transform(Number)),
+  z.number().check(z.int(), z.gte(0)),
+])
 
+/** The body of a snapshot (`GET /api/flags` or `/sdk/flags`): flags validated leniently, as on the stream. */
 export const snapshotSchema = z.array(streamFlagSchema)

@@ -114,7 +114,9 @@ function normalizeRules(flag: FullFlag): FullFlag {
 }
 
 /** The body of `POST …/flags` (create or replace): document 1's Flag with every field typed. */
-export const flagBodySchema = fullFlagSchema.superRefine(refineFlag).transform(normalizeRules)
+// The protocol's schemas are zod/mini: wrapping the shape in a classic object gives the same parse
+// (both are zod/v4/core schemas) plus the chained methods used here.
+export const flagBodySchema = z.strictObject(fullFlagSchema.shape).superRefine(refineFlag).transform(normalizeRules)
 
 /**
  * A JSON merge patch (RFC 7396) of a flag's top-level fields. Lists replace
@@ -124,14 +126,14 @@ export const flagBodySchema = fullFlagSchema.superRefine(refineFlag).transform(n
  */
 export const flagPatchSchema = z
   .strictObject({
-    key: flagKeySchema.optional(),
+    key: z.optional(flagKeySchema),
     is_enabled: z.boolean().optional(),
     rollout_percentage: z.number().int().min(0).max(100).nullable().optional(),
     description: z.string().max(LIMITS.descriptionLength).nullable().optional(),
     rules: z.array(fullTargetingRuleSchema).max(LIMITS.rules).optional(),
-    flag_type: flagTypeSchema.optional(),
-    default_value: flagValueSchema.optional(),
-    disabled_value: flagValueSchema.optional(),
+    flag_type: z.optional(flagTypeSchema),
+    default_value: z.optional(flagValueSchema),
+    disabled_value: z.optional(flagValueSchema),
     variants: z.array(weightedVariantSchema).max(100).optional(),
     prerequisites: z.array(prerequisiteSchema).max(100).optional(),
   })
@@ -195,7 +197,7 @@ export const createSegmentSchema = z.strictObject({
 
 export const updateSegmentSchema = z
   .strictObject({
-    key: flagKeySchema.optional(),
+    key: z.optional(flagKeySchema),
     name: segmentName.optional(),
     description: segmentDescription.optional(),
     rules: segmentRules.optional(),

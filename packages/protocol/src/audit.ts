@@ -1,0 +1,86 @@
+import * as z from 'zod/mini'
+
+/**
+ * A change-log revision: what every flag the servers return carries as its
+ * read-only `revision`, and what a sync operation sends back as `baseRevision`.
+ */
+export const revisionSchema = z.number().check(z.int(), z.gte(0))
+
+// Query parameters arrive as strings; a repeated one arrives as an array and is refused.
+const revisionParam = z.pipe(
+  z.string().check(z.regex(/^\d{1,15}$/, 'must be a non-negative integer')),
+  z.transform(Number),
+)
+const limitParam = z.pipe(
+  z.string().check(z.regex(/^\d{1,4}$/, 'must be an integer from 1 to 1000')),
+  z.pipe(z.transform(Number), z.number().check(z.gte(1, 'must be at least 1'), z.lte(1000, 'must be at most 1000'))),
+)
+
+/** The query of `GET /api/changes` and `GET /api/flags/:key/history`: `since`, `cursor` (a `nextCursor`), `limit`. */
+export const auditQuerySchema = z.strictObject({
+  since: z.optional(revisionParam),
+  cursor: z.optional(revisionParam),
+  limit: z.optional(limitParam),
+})
+/** A validated audit query (see {@link auditQuerySchema}). */
+export type AuditQuery = z.output<typeof auditQuerySchema>
+
+const storedFlag = z.nullable(z.looseObject({ key: z.string() }))
+
+/** One entry of the audit trail as the audit routes send it. */
+export const auditEntrySchema = z.object({
+  revision: revisionSchema,
+  /** ISO 8601 commit time. */
+  time: z.string(),
+  key: z.string(),
+  action: z.enum(['create', 'update', 'delete']),
+  before: storedFlag,
+  /** False when the previous state was pruned: then `before` is null and `changedFields` lists every field. */
+  beforeKnown: z.boolean(),
+  after: storedFlag,
+  changedFields: z.array(z.string()),
+  /** The authenticated identity (the token used). */
+  actor: z.nullable(z.object({ name: z.string(), verified: z.literal(true) })),
+  /** What the client declared in `X-Flagsync-Actor`: recorded as sent, never verified. */
+  declaredActor: z.nullable(z.object({ name: z.string(), verified: z.literal(false) })),
+  source: z.nullable(
+    z.union([
+      z.object({ type: z.literal('api'), route: z.string() }),
+      z.object({ type: z.literal('sync'), batchId: z.string(), operationIndex: z.number().check(z.int()) }),
+      z.object({ type: z.literal('other'), name: z.string() }),
+    ]),
+  ),
+})
+/** One audit entry (see {@link auditEntrySchema}). */
+export type AuditEntryWire = z.infer<typeof auditEntrySchema>
+
+/** A page of audit entries, newest first; `nextCursor` (null on the last page) fetches the next, older one. */
+export const auditPageSchema = z.object({ entries: z.array(auditEntrySchema), nextCursor: z.nullable(z.string()) })
+/** A page of audit entries (see {@link auditPageSchema}). */
+export type AuditPageWire = z.infer<typeof auditPageSchema>
+
+/** One conflicting operation of a 409 from the receiver. */
+export const syncConflictSchema = z.object({
+  operationIndex: z.number().check(z.int(), z.gte(0)),
+  collection: z.string(),
+  recordId: z.string(),
+  kind: z.enum(['field', 'deleted', 'exists']),
+  fields: z.array(z.string()),
+  /** The record at the base revision; null where absent or no longer known. */
+  base: z.nullable(z.record(z.string(), z.unknown())),
+  /** The record now; null where absent. */
+  current: z.nullable(z.record(z.string(), z.unknown())),
+  currentRevision: z.nullable(revisionSchema),
+  reason: z.string(),
+})
+/** One conflicting operation (see {@link syncConflictSchema}). */
+export type SyncConflict = z.infer<typeof syncConflictSchema>
+
+/** The body of the receiver's 409: nothing of the batch was applied. */
+export const conflictBodySchema = z.object({
+  error: z.string(),
+  code: z.literal('conflict'),
+  conflicts: z.array(syncConflictSchema),
+})
+/** The body of the receiver's 409 (see {@link conflictBodySchema}). */
+export type ConflictBody = z.infer<typeof conflictBodySchema>

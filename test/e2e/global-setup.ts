@@ -5,9 +5,9 @@ import { CHROMIUM_PATH } from './browser.js'
 
 /**
  * The e2e tests run what `npm start` serves: the compiled server, the rollup
- * bundle of the console and the compiled examples. Build them first (both
- * steps are quick when nothing changed); FLAGSYNC_SKIP_BUILD=1 skips this
- * after a fresh `npm run build`.
+ * bundle of the console, the compiled examples and the Vite build of the React
+ * example. Build them first (quick when nothing changed); FLAGSYNC_SKIP_BUILD=1
+ * skips this after a fresh `npm run build`.
  */
 export default function setup(): void {
   if (!existsSync(CHROMIUM_PATH)) {
@@ -21,4 +21,5 @@ export default function setup(): void {
   const run = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
   run([bin('typescript/bin/tsc'), '-b', 'tsconfig.json', 'examples/evaluate'])
   run([bin('rollup/dist/bin/rollup'), '-c', '--silent'])
+  run([bin('vite/bin/vite.js'), 'build', 'examples/react-flags', '--logLevel', 'warn'])
 }

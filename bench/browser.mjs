@@ -135,13 +135,14 @@ export async function run({ quick }) {
     cold.on('pageerror', (error) => errors.push(`cold pageerror: ${error.message}`))
     const coldResult = async (/** @type {string} */ query) => {
       await cold.goto(`${server.url}/cold.html?${query}`)
-      await cold.waitForFunction(
-        () => /** @type {any} */ (window).coldResult || /** @type {any} */ (window).coldError,
-        null,
-        {
+      await cold
+        .waitForFunction(() => /** @type {any} */ (window).coldResult || /** @type {any} */ (window).coldError, null, {
           timeout: 60_000,
-        },
-      )
+        })
+        .catch(async (/** @type {Error} */ error) => {
+          const step = await cold.evaluate(() => /** @type {any} */ (window).coldProgress).catch(() => '?')
+          throw new Error(`cold.html?${query} stalled at ${step}: ${error.message}`)
+        })
       const [result, error] = await cold.evaluate(() => [
         /** @type {any} */ (window).coldResult,
         /** @type {any} */ (window).coldError,

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini'
+import { revisionSchema } from './audit.js'
 
 /**
  * Keys appear in URL paths and SSE payloads, so they are restricted to a safe
@@ -57,15 +58,21 @@ const rulesSchema = z.array(targetingRuleSchema).check(z.maxLength(LIMITS.rules)
 
 /**
  * The flag of document 2 (the flat-path variant). Unknown fields are rejected
- * so that a typo such as `is_enable` never passes silently.
+ * so that a typo such as `is_enable` never passes silently. `revision`, which
+ * every flag the servers return carries (read-only), is accepted and dropped,
+ * so a GET → edit → POST round trip works.
  */
-export const flagSchema = z.strictObject({
-  key: flagKeySchema,
-  is_enabled: z.boolean(),
-  rollout_percentage: z._default(rolloutSchema, null),
-  description: z._default(descriptionSchema, null),
-  rules: z._default(rulesSchema, []),
-})
+export const flagSchema = z.pipe(
+  z.strictObject({
+    key: flagKeySchema,
+    is_enabled: z.boolean(),
+    rollout_percentage: z._default(rolloutSchema, null),
+    description: z._default(descriptionSchema, null),
+    rules: z._default(rulesSchema, []),
+    revision: z.optional(revisionSchema),
+  }),
+  z.transform(({ revision: _readOnly, ...flag }) => flag),
+)
 /** A stored flag: every default filled in. */
 export type Flag = z.output<typeof flagSchema>
 /** What a caller may send: optional fields may be omitted. */
@@ -76,12 +83,17 @@ export type FlagInput = z.input<typeof flagSchema>
  * only with its current value (checked by the server); null clears a nullable
  * field and is rejected for a required one.
  */
-export const flagPatchSchema = z.strictObject({
-  key: z.optional(flagKeySchema),
-  is_enabled: z.optional(z.boolean()),
-  rollout_percentage: z.optional(rolloutSchema),
-  description: z.optional(descriptionSchema),
-  rules: z.optional(rulesSchema),
-})
+export const flagPatchSchema = z.pipe(
+  z.strictObject({
+    key: z.optional(flagKeySchema),
+    is_enabled: z.optional(z.boolean()),
+    rollout_percentage: z.optional(rolloutSchema),
+    description: z.optional(descriptionSchema),
+    rules: z.optional(rulesSchema),
+    // Read-only: accepted (a patch may be a whole flag as GET returned it) and dropped.
+    revision: z.optional(revisionSchema),
+  }),
+  z.transform(({ revision: _readOnly, ...patch }) => patch),
+)
 /** A validated merge patch (see {@link flagPatchSchema}). */
 export type FlagPatch = z.infer<typeof flagPatchSchema>

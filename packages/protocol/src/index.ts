@@ -1,3 +1,12 @@
+export type { AuditEntryWire, AuditPageWire, AuditQuery, ConflictBody, SyncConflict } from './audit.js'
+export {
+  auditEntrySchema,
+  auditPageSchema,
+  auditQuerySchema,
+  conflictBodySchema,
+  revisionSchema,
+  syncConflictSchema,
+} from './audit.js'
 export type { RetryPolicy } from './backoff.js'
 export { computeBackoff, DEFAULT_RETRY_POLICY, parseRetryAfter, resolveRetryPolicy, retryDelay } from './backoff.js'
 export { enableEnglishMessages } from './english-messages.js'

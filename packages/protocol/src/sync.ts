@@ -1,4 +1,5 @@
 import * as z from 'zod/mini'
+import { revisionSchema } from './audit.js'
 
 // Ids are compared byte for byte by every database: control characters and lone
 // surrogates (which some drivers silently turn into U+FFFD, making two ids equal) are refused.
@@ -24,6 +25,8 @@ export const insertOperationSchema = z.strictObject({
   collection: collectionNameSchema,
   recordId: recordIdSchema,
   record: dataSchema,
+  /** The revision of the record as the sender last saw it: the receiver checks for conflicts against it. */
+  baseRevision: z.optional(revisionSchema),
 })
 /** `{action: 'update', collection, recordId, changes}`: `changes` is a merge patch of top-level fields. */
 export const updateOperationSchema = z.strictObject({
@@ -31,12 +34,16 @@ export const updateOperationSchema = z.strictObject({
   collection: collectionNameSchema,
   recordId: recordIdSchema,
   changes: dataSchema,
+  /** The revision of the record as the sender last saw it: the receiver checks for conflicts against it. */
+  baseRevision: z.optional(revisionSchema),
 })
 /** The spec leaves the delete payload open; ours carries no data beyond the address. */
 export const deleteOperationSchema = z.strictObject({
   action: z.literal('delete'),
   collection: collectionNameSchema,
   recordId: recordIdSchema,
+  /** The revision of the record as the sender last saw it: the receiver checks for conflicts against it. */
+  baseRevision: z.optional(revisionSchema),
 })
 
 /** One operation of a sync batch, told apart by `action`. */

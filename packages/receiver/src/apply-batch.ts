@@ -2,7 +2,29 @@ import type { Issue, Operation } from '@flagsync/protocol'
 import { HttpError } from '@flagsync/server-kit'
 import { type FlagWriter, TABLES, toStoreError } from '@flagsync/store'
 import type { Collection, CollectionContext } from './collection.js'
+import { OperationConflict } from './operation-conflict.js'
 import { OperationRejected } from './operation-rejected.js'
+
+/** How operations with a `baseRevision` are treated: checked three-way (default), or as if they had none. */
+export type ConflictMode = 'merge' | 'last-writer-wins'
+
+/** One entry of a 409 body's `conflicts`. */
+export interface BatchConflict {
+  operationIndex: number
+  collection: string
+  recordId: string
+  kind: 'field' | 'deleted' | 'exists'
+  fields: string[]
+  base: Record<string, unknown> | null
+  current: Record<string, unknown> | null
+  currentRevision: number | null
+  reason: string
+}
+
+/** The base revision an operation carries, as the receiver's conflict mode lets collections see it. */
+export function baseRevisionOf(op: Operation, mode: ConflictMode): number | undefined {
+  return mode === 'merge' ? op.baseRevision : undefined
+}
 
 export interface BatchOutcome {
   applied: number
@@ -21,6 +43,7 @@ export async function applyBatch(
   operations: Operation[],
   collections: ReadonlyMap<string, Collection>,
   now: number,
+  mode: ConflictMode = 'merge',
 ): Promise<BatchOutcome> {
   const { trx } = writer
   // Records the id and checks it in one statement: no row inserted means a
@@ -35,22 +58,40 @@ export async function applyBatch(
   if (recorded.length === 0) return { applied: 0, duplicate: true }
 
   const ctx: CollectionContext = { trx, writer }
-  for (const [name, ids] of recordIdsByCollection(operations)) {
-    await collections.get(name)?.prepare?.(ctx, ids)
+  for (const [name, { ids, bases }] of readsByCollection(operations, mode)) {
+    await collections.get(name)?.prepare?.(ctx, ids, bases)
   }
+  // Every conflict of the batch is reported at once; any one of them rolls the batch back.
+  const conflicts: BatchConflict[] = []
   for (const [index, op] of operations.entries()) {
     const collection = collections.get(op.collection)
     if (!collection)
       throw rejected(index, op, new OperationRejected(`unknown collection ${JSON.stringify(op.collection)}`))
+    const meta = { index, baseRevision: baseRevisionOf(op, mode) }
+    writer.opIndex = index
     try {
-      if (op.action === 'insert') await collection.insert(ctx, op.recordId, op.record)
-      else if (op.action === 'update') await collection.update(ctx, op.recordId, op.changes)
-      else await collection.delete(ctx, op.recordId)
+      if (op.action === 'insert') await collection.insert(ctx, op.recordId, op.record, meta)
+      else if (op.action === 'update') await collection.update(ctx, op.recordId, op.changes, meta)
+      else await collection.delete(ctx, op.recordId, meta)
     } catch (error) {
-      throw operationFailure(index, op, error)
+      if (!(error instanceof OperationConflict)) throw operationFailure(index, op, error)
+      conflicts.push({ operationIndex: index, collection: op.collection, recordId: op.recordId, ...error.report })
     }
   }
+  writer.opIndex = null
+  if (conflicts.length > 0) throw conflictError(conflicts)
   return { applied: operations.length, duplicate: false }
+}
+
+/** The 409: nothing of the batch is applied (the caller's transaction rolls back). */
+function conflictError(conflicts: BatchConflict[]): HttpError {
+  const first = conflicts[0] as BatchConflict
+  const more = conflicts.length > 1 ? ` (and ${conflicts.length - 1} more)` : ''
+  return new HttpError(
+    'conflict',
+    `operation ${first.operationIndex} (${first.collection}/${first.recordId}) conflicts: ${first.reason}${more}; nothing of the batch was applied`,
+    { conflicts },
+  )
 }
 
 /** Issue paths relative to the request body, e.g. `operations[2].record.is_enabled`. */
@@ -103,14 +144,28 @@ function operationFailure(index: number, op: Operation, error: unknown): Error {
   return storeError
 }
 
-/** Ids whose current state the batch reads: updates and deletes (an insert replaces without reading). */
-function recordIdsByCollection(operations: Operation[]): Map<string, string[]> {
-  const out = new Map<string, string[]>()
+interface Reads {
+  ids: string[]
+  bases: Array<readonly [string, number]>
+}
+
+/**
+ * Ids whose current state the batch reads (updates, deletes, and inserts
+ * with a base revision: a plain insert replaces without reading) and the
+ * base revisions it checks against.
+ */
+function readsByCollection(operations: Operation[], mode: ConflictMode): Map<string, Reads> {
+  const out = new Map<string, Reads>()
   for (const op of operations) {
-    if (op.action === 'insert') continue
-    const ids = out.get(op.collection) ?? []
-    ids.push(op.recordId)
-    out.set(op.collection, ids)
+    const base = baseRevisionOf(op, mode)
+    if (op.action === 'insert' && base === undefined) continue
+    let reads = out.get(op.collection)
+    if (!reads) {
+      reads = { ids: [], bases: [] }
+      out.set(op.collection, reads)
+    }
+    reads.ids.push(op.recordId)
+    if (base !== undefined) reads.bases.push([op.recordId, base])
   }
   return out
 }

@@ -8,16 +8,36 @@ export interface CollectionContext {
   writer: FlagWriter
 }
 
+/** What the receiver knows about the operation being applied besides its data. */
+export interface OperationMeta {
+  /** Its index in the batch's `operations`. */
+  index: number
+  /**
+   * The revision of the record the sender based it on. Undefined when the
+   * operation has none, or when the receiver runs with `conflicts: 'last-writer-wins'`.
+   * Throw `OperationConflict` to refuse the operation as a conflict (409).
+   */
+  baseRevision?: number
+}
+
 /**
  * Applies one collection's operations inside the batch transaction. Throw
  * `OperationRejected` for an invalid operation: the whole batch rolls back and
  * the sender gets a 422 naming the operation.
  */
 export interface Collection {
-  /** Optional: called once per batch with the ids its updates and deletes touch, to prefetch in one query. */
-  prepare?(ctx: CollectionContext, recordIds: string[]): Promise<void>
-  insert(ctx: CollectionContext, recordId: string, record: Record<string, unknown>): Promise<void>
-  update(ctx: CollectionContext, recordId: string, changes: Record<string, unknown>): Promise<void>
+  /**
+   * Optional: called once per batch with the ids its updates and deletes (and
+   * inserts with a base revision) touch, and each `[recordId, baseRevision]`
+   * the batch carries, to prefetch in one query.
+   */
+  prepare?(
+    ctx: CollectionContext,
+    recordIds: string[],
+    bases: ReadonlyArray<readonly [recordId: string, baseRevision: number]>,
+  ): Promise<void>
+  insert(ctx: CollectionContext, recordId: string, record: Record<string, unknown>, meta: OperationMeta): Promise<void>
+  update(ctx: CollectionContext, recordId: string, changes: Record<string, unknown>, meta: OperationMeta): Promise<void>
   /** Deleting a record that is already gone is not an error. */
-  delete(ctx: CollectionContext, recordId: string): Promise<void>
+  delete(ctx: CollectionContext, recordId: string, meta: OperationMeta): Promise<void>
 }

@@ -1,15 +1,19 @@
 import { applyFlagPatch, type Flag, flagSchema, toIssues } from '@flagsync/protocol'
-import type { Collection } from './collection.js'
+import type { FlagWriter } from '@flagsync/store'
+import type { Collection, OperationMeta } from './collection.js'
+import { type ConflictCheck, detectConflict } from './detect-conflict.js'
+import { OperationConflict } from './operation-conflict.js'
 import { OperationRejected } from './operation-rejected.js'
 import { quickFlag, quickPatch } from './quick-parse.js'
 
 /** The built-in `flags` collection: `recordId` is the flag key; writes go to the flag store and its stream. */
 export const flagsCollection: Collection = {
-  async prepare({ writer }, recordIds) {
+  async prepare({ writer }, recordIds, bases) {
     await writer.load(recordIds)
+    await writer.statesAt(bases)
   },
 
-  async insert({ writer }, recordId, record) {
+  async insert({ writer }, recordId, record, meta) {
     if (record.key !== undefined && record.key !== recordId) {
       throw new OperationRejected('record.key must equal recordId', [
         { path: 'record.key', message: `expected ${JSON.stringify(recordId)} (the recordId)` },
@@ -17,6 +21,7 @@ export const flagsCollection: Collection = {
     }
     const quick = quickFlag(record, recordId)
     if (quick) {
+      await checkBase(writer, recordId, 'insert', quick, meta)
       writer.put(quick)
       return
     }
@@ -28,10 +33,14 @@ export const flagsCollection: Collection = {
       )
       throw new OperationRejected('invalid flag', issues)
     }
+    await checkBase(writer, recordId, 'insert', parsed.data, meta)
     writer.put(parsed.data)
   },
 
-  async update({ writer }, recordId, changes) {
+  async update({ writer }, recordId, changes, meta) {
+    // `revision` is read-only (accepted and dropped by the patch), never a field that conflicts.
+    const { revision: _readOnly, ...sets } = changes
+    await checkBase(writer, recordId, 'update', sets, meta)
     const existing = (await writer.get(recordId)) as Flag | undefined
     if (!existing) {
       throw new OperationRejected(`flag ${JSON.stringify(recordId)} does not exist`, [
@@ -53,7 +62,43 @@ export const flagsCollection: Collection = {
     writer.put(result.flag)
   },
 
-  async delete({ writer }, recordId) {
+  async delete({ writer }, recordId, meta) {
+    await checkBase(writer, recordId, 'delete', null, meta)
     await writer.delete(recordId)
   },
+}
+
+/**
+ * The three-way check against the record as committed before this batch
+ * (earlier operations of the same batch are the sender's own) and as it was
+ * at the operation's base revision. Throws OperationConflict; returns when
+ * the operation applies or merges (its fields go on top of the current flag).
+ */
+async function checkBase(
+  writer: FlagWriter,
+  recordId: string,
+  action: ConflictCheck['action'],
+  sets: Record<string, unknown> | null,
+  meta: OperationMeta,
+): Promise<void> {
+  const baseRevision = meta.baseRevision
+  if (baseRevision === undefined) return
+  const [committed, base] = await Promise.all([writer.committed(recordId), writer.stateAt(recordId, baseRevision)])
+  const verdict = detectConflict({
+    action,
+    sets,
+    baseRevision,
+    base: { record: base.flag, known: base.known },
+    current: committed.flag,
+    currentRevision: committed.revision,
+  })
+  if (verdict.outcome !== 'conflict') return
+  throw new OperationConflict({
+    kind: verdict.kind,
+    fields: verdict.fields,
+    base: base.flag,
+    current: committed.flag,
+    currentRevision: committed.revision,
+    reason: verdict.reason,
+  })
 }

@@ -1,9 +1,11 @@
-export type { BatchOutcome } from './apply-batch.js'
+export type { BatchConflict, BatchOutcome, ConflictMode } from './apply-batch.js'
 export { applyBatch, operationIssuePath } from './apply-batch.js'
-export type { Collection, CollectionContext } from './collection.js'
+export type { Collection, CollectionContext, OperationMeta } from './collection.js'
 export type { ConflictCheck, ConflictKind, ConflictVerdict } from './detect-conflict.js'
 export { deepEqual, detectConflict } from './detect-conflict.js'
 export { flagsCollection } from './flags-collection.js'
+export type { ConflictReport } from './operation-conflict.js'
+export { OperationConflict } from './operation-conflict.js'
 export { OperationRejected } from './operation-rejected.js'
 export type { Receiver, ReceiverOptions } from './receiver.js'
 export {

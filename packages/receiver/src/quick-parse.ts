@@ -36,13 +36,20 @@ function isPlainId(value: unknown, max: number): value is string {
 /** `operationSchema` for the usual operation (ids in printable ASCII); the record or changes are not copied. */
 export function quickOperation(raw: unknown): Operation | undefined {
   if (!isData(raw)) return undefined
-  const { action, collection, recordId } = raw
+  const { action, collection, recordId, baseRevision } = raw
   if (!isPlainId(collection, 128) || !isPlainId(recordId, 256)) return undefined
-  const fields = Object.keys(raw).length
-  if (action === 'delete') return fields === 3 ? { action, collection, recordId } : undefined
+  let fields = Object.keys(raw).length
+  // revisionSchema: a non-negative safe integer; the key is left out of the result when absent, as zod does.
+  const based = baseRevision !== undefined
+  if (based) {
+    if (!(Number.isSafeInteger(baseRevision) && (baseRevision as number) >= 0)) return undefined
+    fields--
+  }
+  const base = based ? { baseRevision: baseRevision as number } : {}
+  if (action === 'delete') return fields === 3 ? { action, collection, recordId, ...base } : undefined
   if (fields !== 4) return undefined
-  if (action === 'insert' && isData(raw.record)) return { action, collection, recordId, record: raw.record }
-  if (action === 'update' && isData(raw.changes)) return { action, collection, recordId, changes: raw.changes }
+  if (action === 'insert' && isData(raw.record)) return { action, collection, recordId, record: raw.record, ...base }
+  if (action === 'update' && isData(raw.changes)) return { action, collection, recordId, changes: raw.changes, ...base }
   return undefined
 }
 

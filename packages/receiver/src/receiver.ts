@@ -2,6 +2,7 @@ import { type Operation, operationSchema, syncBatchSchema, toIssues } from '@fla
 import {
   bearerAuth,
   corsAllowList,
+  declaredActor,
   errorHandler,
   HttpError,
   jsonBody,
@@ -10,7 +11,7 @@ import {
 } from '@flagsync/server-kit'
 import { type FlagChange, type FlagStore, TABLES } from '@flagsync/store'
 import { type Request, type RequestHandler, type Response, Router } from 'express'
-import { applyBatch, operationIssuePath } from './apply-batch.js'
+import { applyBatch, type ConflictMode, operationIssuePath } from './apply-batch.js'
 import type { Collection } from './collection.js'
 import { flagsCollection } from './flags-collection.js'
 import { quickOperation } from './quick-parse.js'
@@ -34,6 +35,16 @@ export interface ReceiverOptions {
    * forget batch ids older than the retention: no timer needed wherever it is mounted.
    */
   pruneIntervalMs?: number
+  /**
+   * Operations with a `baseRevision`: `'merge'` (default) checks them three-way and answers 409
+   * on a conflict; `'last-writer-wins'` ignores `baseRevision` (the behaviour without one).
+   */
+  conflicts?: ConflictMode
+  /**
+   * The actor recorded in the audit trail for batches authenticated with `token`
+   * (default 'receiver-token'; the flag API passes 'sdk-key' when the token is its SDK key).
+   */
+  actor?: string
   /** Called after each commit with the flag changes it made, e.g. to feed the stream in-process. */
   onCommit?: (changes: FlagChange[]) => void | Promise<void>
   logger?: Logger
@@ -67,6 +78,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const retention = options.batchRetentionMs ?? DEFAULT_BATCH_RETENTION_MS
   if (!(retention >= 0)) throw new TypeError('batchRetentionMs must be a number of milliseconds')
   const pruneInterval = options.pruneIntervalMs ?? DEFAULT_PRUNE_INTERVAL_MS
+  const mode = options.conflicts ?? 'merge'
+  if (mode !== 'merge' && mode !== 'last-writer-wins')
+    throw new TypeError("conflicts must be 'merge' or 'last-writer-wins'")
+  const actor = options.token ? (options.actor ?? 'receiver-token') : (options.actor ?? null)
   let lastPrune = Number.NEGATIVE_INFINITY // the first successful batch prunes
   const logger = options.logger
 
@@ -87,8 +102,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       })
     }
     const operations = envelope.operations.map((op, index) => parseOperation(op, index, collections))
-    const { result, changes } = await options.store.write((writer) =>
-      applyBatch(writer, envelope.batchId, operations, collections, clock()),
+    const audit = { actor, declaredActor: declaredActor(req), source: 'sync', batchId: envelope.batchId }
+    const { result, changes } = await options.store.write(
+      (writer) => applyBatch(writer, envelope.batchId, operations, collections, clock(), mode),
+      '',
+      audit,
     )
     if (changes.length > 0 && options.onCommit) {
       // Committed is committed: a failing listener must not turn the answer into an error the sender retries.

@@ -1,6 +1,8 @@
 import { toIssues } from '@flagsync/protocol'
+import type { Knex } from 'knex'
 import type { z } from 'zod'
-import type { Collection } from './collection.js'
+import type { Collection, OperationMeta } from './collection.js'
+import { OperationConflict } from './operation-conflict.js'
 import { OperationRejected } from './operation-rejected.js'
 
 export interface TableCollectionOptions<S extends z.ZodObject> {
@@ -10,6 +12,15 @@ export interface TableCollectionOptions<S extends z.ZodObject> {
   schema: S
   /** Primary-key (or unique) column holding the recordId (default 'id'). */
   idColumn?: string
+  /**
+   * An integer column holding the row's version. When set, every write
+   * through the receiver sets it to the row's previous version + 1 (1 for a
+   * new row), and an operation with a `baseRevision` is checked record-level:
+   * a row whose version is above the base is a conflict (409), as is an
+   * update or delete of a row that is gone. Without it, `baseRevision` is
+   * ignored (last writer wins). Not part of `schema`.
+   */
+  revisionColumn?: string
 }
 
 /**
@@ -24,6 +35,7 @@ export interface TableCollectionOptions<S extends z.ZodObject> {
 export function tableCollection<S extends z.ZodObject>(options: TableCollectionOptions<S>): Collection {
   const { table, schema } = options
   const idColumn = options.idColumn ?? 'id'
+  const revisionColumn = options.revisionColumn
   const partial = schema.partial()
   // On conflict these take the new row's values (or their defaults when the record omits them).
   const replaced = Object.keys(schema.shape).filter((column) => column !== idColumn)
@@ -34,19 +46,57 @@ export function tableCollection<S extends z.ZodObject>(options: TableCollectionO
     return parsed.data as Record<string, unknown>
   }
 
+  /** The row's version, and a record-level conflict check when the operation has a base. */
+  const versionOf = async (
+    trx: Knex.Transaction,
+    recordId: string,
+    action: 'insert' | 'update' | 'delete',
+    sets: Record<string, unknown> | null,
+    meta: OperationMeta,
+  ): Promise<number | undefined> => {
+    if (!revisionColumn) return undefined
+    const row = (await trx(table).where(idColumn, recordId).first()) as Record<string, unknown> | undefined
+    const version = row ? Number(row[revisionColumn] ?? 0) : undefined
+    const base = meta.baseRevision
+    if (base === undefined) return version
+    const fields = Object.keys(sets ?? {}).filter((f) => f !== idColumn)
+    const common = { base: null, current: row ?? null, currentRevision: version ?? null }
+    if (version === undefined) {
+      if (action === 'insert') return version
+      throw new OperationConflict({
+        ...common,
+        kind: 'deleted',
+        fields: action === 'update' ? fields : [],
+        reason: `the ${table} row is gone; it was deleted after revision ${base} or never existed (record-level check)`,
+      })
+    }
+    if (version <= base) return version
+    throw new OperationConflict({
+      ...common,
+      kind: action === 'insert' ? 'exists' : 'field',
+      fields,
+      reason: `the ${table} row is at revision ${version}, written after revision ${base} (record-level check: the table keeps no field history)`,
+    })
+  }
+  const withVersion = (row: Record<string, unknown>, version: number | undefined): Record<string, unknown> =>
+    revisionColumn ? { ...row, [revisionColumn]: (version ?? 0) + 1 } : row
+
   return {
-    async insert({ trx }, recordId, record) {
+    async insert({ trx }, recordId, record, meta) {
       if (record[idColumn] !== undefined && record[idColumn] !== recordId) {
         throw new OperationRejected(`record.${idColumn} must equal recordId`, [
           { path: `record.${idColumn}`, message: `expected ${JSON.stringify(recordId)} (the recordId)` },
         ])
       }
-      const row = toRow(validate({ ...record, [idColumn]: recordId }, 'record', schema))
+      const validated = validate({ ...record, [idColumn]: recordId }, 'record', schema)
+      const version = await versionOf(trx, recordId, 'insert', validated, meta)
+      const row = withVersion(toRow(validated), version)
       const insert = trx(table).insert(row).onConflict(idColumn)
-      await (replaced.length > 0 ? insert.merge(replaced) : insert.ignore())
+      const merged = revisionColumn ? [...replaced, revisionColumn] : replaced
+      await (merged.length > 0 ? insert.merge(merged) : insert.ignore())
     },
 
-    async update({ trx }, recordId, changes) {
+    async update({ trx }, recordId, changes, meta) {
       if (changes[idColumn] !== undefined && changes[idColumn] !== recordId) {
         throw new OperationRejected(`changes.${idColumn} cannot change`, [
           { path: `changes.${idColumn}`, message: `the ${idColumn} cannot change (is ${JSON.stringify(recordId)})` },
@@ -59,17 +109,19 @@ export function tableCollection<S extends z.ZodObject>(options: TableCollectionO
       for (const [key, value] of Object.entries(parsed)) {
         if (key !== idColumn && Object.hasOwn(changes, key)) named[key] = value
       }
-      const exists = await trx(table).where(idColumn, recordId).first(idColumn)
+      const version = await versionOf(trx, recordId, 'update', named, meta)
+      const exists = revisionColumn ? version !== undefined : await trx(table).where(idColumn, recordId).first(idColumn)
       if (!exists) {
         throw new OperationRejected(`${table} ${JSON.stringify(recordId)} does not exist`, [
           { path: 'recordId', message: `no ${table} row with this ${idColumn}; insert it first` },
         ])
       }
       const row = toRow(named)
-      if (Object.keys(row).length > 0) await trx(table).where(idColumn, recordId).update(row)
+      if (Object.keys(row).length > 0) await trx(table).where(idColumn, recordId).update(withVersion(row, version))
     },
 
-    async delete({ trx }, recordId) {
+    async delete({ trx }, recordId, meta) {
+      await versionOf(trx, recordId, 'delete', null, meta)
       await trx(table).where(idColumn, recordId).delete()
     },
   }

@@ -145,6 +145,16 @@ describe('quickOperation agrees with operationSchema', () => {
     { action: 'insert', collection: 'flags', recordId: '\ud800', record },
     { action: 'insert', collection: 'flags', recordId: 1, record },
     { action: 'delete', collection: 'flags' },
+    // baseRevision: a non-negative integer on any action
+    { action: 'update', collection: 'flags', recordId: 'a', changes: record, baseRevision: 7 },
+    { action: 'delete', collection: 'flags', recordId: 'a', baseRevision: 0 },
+    { action: 'insert', collection: 'flags', recordId: 'a', record, baseRevision: 2 ** 53 - 1 },
+    { action: 'update', collection: 'flags', recordId: 'a', changes: record, baseRevision: -1 },
+    { action: 'update', collection: 'flags', recordId: 'a', changes: record, baseRevision: 1.5 },
+    { action: 'update', collection: 'flags', recordId: 'a', changes: record, baseRevision: '3' },
+    { action: 'update', collection: 'flags', recordId: 'a', changes: record, baseRevision: null },
+    { action: 'update', collection: 'flags', recordId: 'a', changes: record, baseRevision: 2 ** 53 },
+    { action: 'delete', collection: 'flags', recordId: 'a', baseRevision: 1, extra: 1 },
     null,
     [],
     'insert',
@@ -160,6 +170,6 @@ describe('quickOperation agrees with operationSchema', () => {
       expect(expected.success, JSON.stringify(raw)).toBe(true)
       expect(quick).toEqual(expected.data)
     }
-    expect(accepted).toBe(5)
+    expect(accepted).toBe(8)
   })
 })

@@ -30,7 +30,7 @@ export interface FlagDetails<T> {
  * const banner = useFlag('banner-text', 'Welcome') // string
  */
 export function useFlag<T extends FlagValue>(key: string, fallback: T, context?: FlagContext): FlagValueOf<T> {
-  return useFlagDetails(key, fallback, context).value
+  return useDetails('useFlag', key, fallback, context).value
 }
 
 /** `useFlag` with the evaluation's reason, variant and error code. */
@@ -39,7 +39,16 @@ export function useFlagDetails<T extends FlagValue>(
   fallback: T,
   context?: FlagContext,
 ): FlagDetails<FlagValueOf<T>> {
-  const { flags } = useFlagsyncContext('useFlagDetails')
+  return useDetails('useFlagDetails', key, fallback, context)
+}
+
+function useDetails<T extends FlagValue>(
+  hook: string,
+  key: string,
+  fallback: T,
+  context: FlagContext | undefined,
+): FlagDetails<FlagValueOf<T>> {
+  const { flags } = useFlagsyncContext(hook)
   // Inline objects are new on every render; their content decides whether anything changed.
   const contextKey = contentKey(context)
   const fallbackKey = typeof fallback === 'object' ? contentKey(fallback) : fallback

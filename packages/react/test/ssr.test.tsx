@@ -81,7 +81,7 @@ describe('server rendering', () => {
 
   it('a hook without a provider says what is missing', () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
-    expect(() => renderToString(<Page />)).toThrow('useFlagDetails() needs a <FlagsyncProvider> above it')
+    expect(() => renderToString(<Page />)).toThrow('useFlag() needs a <FlagsyncProvider> above it')
     spy.mockRestore()
   })
 })

@@ -1,4 +1,4 @@
-import { Dexie, type Table } from 'dexie'
+import { committed, openDatabase, settle } from './idb.js'
 import type { IndexedDbEnv } from './indexeddb-env.js'
 import type { ClientFlag } from './types.js'
 
@@ -10,27 +10,34 @@ interface SavedSet {
   savedAt: number
 }
 
-/** The last complete flag set, so a page opened offline has its flags at once. */
+/**
+ * The last complete flag set, so a page opened offline has its flags at once.
+ * One row per stream URL in plain IndexedDB: a get and a put need no library
+ * (Dexie was ~30 kB gz of the flag client for this and the impression queue).
+ */
 export class FlagCache {
-  private readonly db: Dexie & { sets: Table<SavedSet, string> }
+  private readonly db: Promise<IDBDatabase>
   private readonly id: string
 
   /** `env`: the IndexedDB to use (see `resolveIndexedDb`). */
   constructor(name: string, id: string, env: IndexedDbEnv) {
-    this.db = new Dexie(name, env) as Dexie & { sets: Table<SavedSet, string> }
-    this.db.version(1).stores({ sets: 'id' })
+    this.db = openDatabase(env, name, (db) => db.createObjectStore('sets', { keyPath: 'id' }))
+    this.db.catch(() => {}) // reported by load/save, not as an unhandled rejection
     this.id = id
   }
 
   async load(): Promise<SavedSet | undefined> {
-    return this.db.sets.get(this.id)
+    const db = await this.db
+    return settle(db.transaction('sets', 'readonly').objectStore('sets').get(this.id))
   }
 
   async save(flags: ClientFlag[], environmentId: string | null, now: number): Promise<void> {
-    await this.db.sets.put({ id: this.id, flags, environmentId, savedAt: now })
+    const tx = (await this.db).transaction('sets', 'readwrite')
+    tx.objectStore('sets').put({ id: this.id, flags, environmentId, savedAt: now } satisfies SavedSet)
+    await committed(tx)
   }
 
   close(): void {
-    this.db.close()
+    void this.db.then((db) => db.close()).catch(() => {})
   }
 }

@@ -2,7 +2,11 @@ export { applyPending } from './apply-pending.js'
 export { createFlagClient } from './flag-client.js'
 export { BOOTSTRAP_COMPLETE_COMMENT, DEFAULT_RECONNECT } from './flag-stream.js'
 export type { ImpressionQueue, QueuedImpression } from './impressions/impression-queue.js'
-export { DexieImpressionQueue, MemoryImpressionQueue } from './impressions/impression-queue.js'
+export {
+  DexieImpressionQueue,
+  IndexedDbImpressionQueue,
+  MemoryImpressionQueue,
+} from './impressions/impression-queue.js'
 export {
   IMPRESSION_DEFAULTS,
   IMPRESSION_WIRE_LIMITS,

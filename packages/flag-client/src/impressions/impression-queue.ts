@@ -1,5 +1,5 @@
-import { Dexie, type Table } from 'dexie'
-import { checkIndexedDbOptions, resolveIndexedDb } from '../indexeddb-env.js'
+import { committed, openDatabase, settle } from '../idb.js'
+import { checkIndexedDbOptions, type IndexedDbEnv, resolveIndexedDb } from '../indexeddb-env.js'
 
 /** One recorded impression: where it goes and its JSON, serialized once when recorded. */
 export interface QueuedImpression {
@@ -28,64 +28,101 @@ export interface ImpressionQueue {
   close(): void
 }
 
-type ImpressionDexie = Dexie & { rows: Table<QueuedImpression, number> }
+const STORE = 'rows'
+const BY_URL = '[url+seq]' // Dexie's name for the compound index, kept so older databases open unchanged
 
-/** The queue in IndexedDB: survives reloads, crashes and offline periods; shared by the tabs of an origin. */
-export class DexieImpressionQueue implements ImpressionQueue {
-  private readonly db: ImpressionDexie
+/**
+ * The queue in IndexedDB: survives reloads, crashes and offline periods; shared by the tabs of an origin.
+ * Plain IndexedDB (no Dexie): rows keyed by an auto-incremented `seq`, an index on `[url, seq]`.
+ */
+export class IndexedDbImpressionQueue implements ImpressionQueue {
+  private readonly db: Promise<IDBDatabase>
+  private readonly env: IndexedDbEnv | undefined
 
   /** Without `indexedDB` (and its `keyRange`), the global IndexedDB, read now. */
   constructor(name: string, indexedDB?: IDBFactory, keyRange?: typeof IDBKeyRange) {
     const options = { indexedDB, IDBKeyRange: keyRange }
     checkIndexedDbOptions(options)
-    this.db = new Dexie(name, resolveIndexedDb(options)) as ImpressionDexie
-    this.db.version(1).stores({ rows: '++seq, [url+seq]' })
+    this.env = resolveIndexedDb(options)
+    this.db = openDatabase(this.env, name, (db) => {
+      const rows = db.createObjectStore(STORE, { keyPath: 'seq', autoIncrement: true })
+      rows.createIndex(BY_URL, ['url', 'seq'])
+    })
+    this.db.catch(() => {}) // reported by the first operation, not as an unhandled rejection
+  }
+
+  private async transaction(mode: IDBTransactionMode): Promise<{ tx: IDBTransaction; rows: IDBObjectStore }> {
+    const tx = (await this.db).transaction(STORE, mode)
+    return { tx, rows: tx.objectStore(STORE) }
   }
 
   async add(rows: QueuedImpression[]): Promise<void> {
-    await this.db.rows.bulkAdd(rows)
+    const { tx, rows: store } = await this.transaction('readwrite')
+    for (const { seq: _generated, ...row } of rows) store.add(row)
+    await committed(tx)
   }
 
-  claim(max: number, owner: string, now: number, until: number): Promise<Array<Required<QueuedImpression>>> {
-    const { db } = this
+  async claim(max: number, owner: string, now: number, until: number): Promise<Array<Required<QueuedImpression>>> {
+    const { tx, rows: store } = await this.transaction('readwrite')
+    const keyRange = this.env?.IDBKeyRange as typeof IDBKeyRange
     const free = (r: QueuedImpression) => r.claimedUntil <= now || r.owner === owner
-    return db.transaction('rw', db.rows, async () => {
-      const head = await db.rows.toCollection().filter(free).first()
-      if (!head) return []
-      const rows = (await db.rows
-        .where('[url+seq]')
-        .between([head.url, Dexie.minKey], [head.url, Dexie.maxKey])
-        .filter(free)
-        .limit(max)
-        .toArray()) as Array<Required<QueuedImpression>>
-      for (const r of rows) {
-        r.claimedUntil = until
-        r.owner = owner
+    const claimed: Array<Required<QueuedImpression>> = []
+    // Callbacks, not awaits, between the requests: the transaction must stay active throughout.
+    const scan = store.openCursor()
+    scan.onsuccess = () => {
+      const cursor = scan.result
+      if (!cursor) return
+      const head = cursor.value as Required<QueuedImpression>
+      if (!free(head)) return cursor.continue()
+      // Rows of the head's URL from the head on (earlier ones are not free, or the head would be earlier).
+      const same = store.index(BY_URL).openCursor(keyRange.bound([head.url, head.seq], [head.url, []]))
+      same.onsuccess = () => {
+        const c = same.result
+        if (!c || claimed.length >= max) return
+        const row = c.value as Required<QueuedImpression>
+        if (free(row)) {
+          row.claimedUntil = until
+          row.owner = owner
+          c.update(row)
+          claimed.push(row)
+        }
+        c.continue()
       }
-      await db.rows.bulkPut(rows)
-      return rows
-    })
+    }
+    await committed(tx)
+    return claimed
   }
 
   async remove(seqs: number[]): Promise<void> {
-    await this.db.rows.bulkDelete(seqs)
+    const { tx, rows } = await this.transaction('readwrite')
+    for (const seq of seqs) rows.delete(seq)
+    await committed(tx)
   }
 
   async release(seqs: number[]): Promise<void> {
-    const { db } = this
-    await db.transaction('rw', db.rows, async () => {
-      await db.rows.where('seq').anyOf(seqs).modify({ claimedUntil: 0 })
-    })
+    const { tx, rows } = await this.transaction('readwrite')
+    for (const seq of seqs) {
+      const get = rows.get(seq)
+      get.onsuccess = () => {
+        const row = get.result as QueuedImpression | undefined
+        if (row) rows.put({ ...row, claimedUntil: 0 })
+      }
+    }
+    await committed(tx)
   }
 
-  count(): Promise<number> {
-    return this.db.rows.count()
+  async count(): Promise<number> {
+    const { rows } = await this.transaction('readonly')
+    return settle(rows.count())
   }
 
   close(): void {
-    this.db.close()
+    void this.db.then((db) => db.close()).catch(() => {})
   }
 }
+
+/** The earlier name (the queue was built on Dexie until 0.1); the same class. */
+export const DexieImpressionQueue = IndexedDbImpressionQueue
 
 /** The fallback where there is no IndexedDB (server-side rendering, Node without a polyfill): lost on exit. */
 export class MemoryImpressionQueue implements ImpressionQueue {

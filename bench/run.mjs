@@ -36,7 +36,7 @@ const MODULES = [
     // Kill and restart under 10 000 subscribers; the server's peak RSS over the reconnect herd.
     name: 'sse-reconnect',
     ids: ['sse.reconnect10k.s', 'sse.reconnect10k.peak_rss_mib'],
-    timeoutMs: 420_000,
+    timeoutMs: 540_000,
   },
   {
     // Debian's Chromium loading the shipped bundle (npm run build) in a page served by the flat API.

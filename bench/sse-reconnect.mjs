@@ -135,7 +135,7 @@ async function measure(server, count, minBytes, restarts, label = '') {
 /** @param {{ quick: boolean }} options */
 export async function run({ quick }) {
   const count = quick ? 1000 : 10_000
-  const restarts = quick ? 1 : 3
+  const restarts = quick ? 1 : 2
   const tmp = tempDir('reconnect')
   const ours = restartable('ours', tmp.dir)
   /** @type {ReturnType<typeof restartable> | undefined} */

@@ -1,6 +1,7 @@
 import { createReceiver, type ReceiverOptions } from '@flagsync/receiver'
 import { bearerAuth, corsAllowList, errorHandler, type Logger, notFound, securityHeaders } from '@flagsync/server-kit'
 import express, { type Express } from 'express'
+import { createAuditRouter } from './audit-router.js'
 import type { FlagRuntime } from './flag-runtime.js'
 import { createFlagsRouter } from './flags-router.js'
 import { streamRoute } from './stream-route.js'
@@ -33,7 +34,10 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
 
   const cors = options.corsOrigins?.length ? [corsAllowList(options.corsOrigins)] : []
   const auth = bearerAuth(sdkKey)
-  app.use('/api/flags', ...cors, auth, createFlagsRouter({ runtime, bodyLimit: options.bodyLimit }))
+  // The audit trail names the token a write authenticated with: the SDK key, or the receiver's own token.
+  const actor = sdkKey ? 'sdk-key' : null
+  app.use('/api/flags', ...cors, auth, createFlagsRouter({ runtime, bodyLimit: options.bodyLimit, actor }))
+  app.use(createAuditRouter(runtime, [...cors, auth]))
   app.get('/stream', ...cors, auth, streamRoute(runtime))
   // A stream client that sends Authorization from another origin (fetch, not EventSource) is preflighted.
   if (cors.length) app.options('/stream', ...cors)
@@ -47,6 +51,7 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
         logger,
         ...receiverOptions,
         token: receiverOptions.token ?? sdkKey,
+        actor: receiverOptions.actor ?? (receiverOptions.token ? 'receiver-token' : sdkKey ? 'sdk-key' : undefined),
         store: runtime.store,
         onCommit: (changes) => runtime.feed.ingest(changes),
       }),

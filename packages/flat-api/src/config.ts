@@ -23,6 +23,8 @@ export interface ServerConfig {
   corsOrigins: string[]
   bodyLimit: string
   batchRetentionMs: number
+  /** How long the audit trail keeps entries (AUDIT_RETENTION_DAYS, default 90); each flag's latest state stays. */
+  auditRetentionMs?: number
   staticDir: string | undefined
 }
 
@@ -48,6 +50,7 @@ export function loadConfig(env: Record<string, string | undefined>, defaults: { 
       .filter(Boolean),
     bodyLimit: env.BODY_LIMIT || '1mb',
     batchRetentionMs: envInt(env, 'BATCH_RETENTION_DAYS', 30, 1, 3650) * 24 * 60 * 60 * 1000,
+    auditRetentionMs: envInt(env, 'AUDIT_RETENTION_DAYS', 90, 1, 36500) * 24 * 60 * 60 * 1000,
     staticDir: env.CONSOLE_DIR || undefined,
   }
 }

@@ -1,5 +1,6 @@
 import { type Logger, SseHub } from '@flagsync/server-kit'
 import {
+  AuditLog,
   ChangeFeed,
   type Database,
   type FlagChange,
@@ -26,10 +27,15 @@ export interface FlagRuntimeOptions {
   /**
    * Change-log entries older than this are pruned hourly (default 7 days; the newest
    * 1 000 are always kept). A follower further behind reloads everything instead.
+   * The log also holds the audit trail: the longer of this and `auditRetentionMs` applies.
    */
   changeRetentionMs?: number
+  /** How long audit entries are kept (AUDIT_RETENTION_DAYS, default 90 days). */
+  auditRetentionMs?: number
   logger?: Logger
 }
+
+export const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000
 
 /** A client further behind than this (or than there are flags) gets a full bootstrap instead. */
 const MAX_RESUMED_CHANGES = 1000
@@ -45,6 +51,13 @@ export interface FlagRuntime {
   readonly live: LiveFlagSet
   readonly feed: ChangeFeed
   readonly hub: SseHub
+  /** The audit trail (history per flag, all changes), read from the change log. */
+  readonly audit: AuditLog
+  /**
+   * Prunes the change log and audit trail past the retention, keeping each
+   * flag's latest state and the newest 1 000 entries; runs hourly in the background.
+   */
+  prune(): Promise<number>
   /**
    * The bootstrap chunk for a new stream (connected + every flag), one Buffer
    * per revision written by reference to every new subscriber, never copied.
@@ -65,7 +78,8 @@ export interface FlagRuntime {
 export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<FlagRuntime> {
   const db = await openDatabase(options.databaseUrl)
   const store = new FlagStore(db, options.storeOptions)
-  const live = new LiveFlagSet()
+  // Every flag the API and the stream send carries its revision (appended to the stored JSON, not re-serialized).
+  const live = new LiveFlagSet({ revisionInJson: true })
   const hub = new SseHub({
     keepAliveMs: options.keepAliveMs,
     maxBufferedBytes: options.maxStreamBufferBytes,
@@ -95,10 +109,16 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
   })
   await feed.start(initial.revision)
 
-  const retention = options.changeRetentionMs ?? 7 * 24 * 60 * 60 * 1000
-  const prune = () =>
-    store.pruneChanges(retention, 1000).catch((err) => options.logger?.warn({ err }, 'could not prune the change log'))
-  const pruneTimer = setInterval(prune, 60 * 60 * 1000)
+  const retention = Math.max(
+    options.changeRetentionMs ?? 7 * 24 * 60 * 60 * 1000,
+    options.auditRetentionMs ?? DEFAULT_AUDIT_RETENTION_MS,
+  )
+  // pruneHistory, not pruneChanges: each flag's latest state stays, so conflict checks keep their base values.
+  const prune = () => store.pruneHistory(retention, 1000)
+  const pruneTimer = setInterval(
+    () => void prune().catch((err) => options.logger?.warn({ err }, 'could not prune the change log')),
+    60 * 60 * 1000,
+  )
   pruneTimer.unref()
 
   let cached: { revision: number; frames: Buffer } | undefined
@@ -110,6 +130,8 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
       if (from === live.revision) return { changes: [], upTo: from }
       const changes = await store.changesSince(from, limit + 1)
       if (changes.length > limit || changes[0]?.revision !== from + 1) return undefined
+      // pruneHistory keeps each flag's latest row: a pruned stretch shows as a gap after a contiguous start.
+      if (changes.some((c, i) => c.revision !== from + 1 + i)) return undefined
       const upTo = live.revision
       // The feed may have streamed more while we read: only a read reaching its position is complete.
       if ((changes.at(-1)?.revision ?? from) >= upTo) {
@@ -124,6 +146,8 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
     live,
     feed,
     hub,
+    audit: new AuditLog(db),
+    prune,
     bootstrap() {
       if (cached?.revision !== live.revision) {
         cached = { revision: live.revision, frames: Buffer.from(bootstrapFrames(live.list())) }

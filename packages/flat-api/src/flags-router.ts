@@ -1,5 +1,6 @@
 import { applyFlagPatch, type Flag, flagKeySchema, flagSchema } from '@flagsync/protocol'
-import { HttpError, jsonBody, parseOr422 } from '@flagsync/server-kit'
+import { declaredActor, HttpError, jsonBody, parseOr422 } from '@flagsync/server-kit'
+import { type AuditContext, type FlagChange, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
 
@@ -7,6 +8,8 @@ export interface FlagsRouterOptions {
   runtime: FlagRuntime
   /** Largest accepted body (default '1mb'). */
   bodyLimit?: number | string
+  /** The audit trail's actor for authenticated writes (the flag API passes 'sdk-key' when SDK_KEY is set). */
+  actor?: string | null
 }
 
 const notFound = (key: string) => new HttpError('not_found', `no flag with key ${JSON.stringify(key)}`)
@@ -14,10 +17,15 @@ const notFound = (key: string) => new HttpError('not_found', `no flag with key $
 const isFlagKey = (key: string) => flagKeySchema.safeParse(key).success
 
 /** `/api/flags` of document 2. Reads come from the live set; writes commit, then update it before answering. */
-export function createFlagsRouter({ runtime, bodyLimit }: FlagsRouterOptions): Router {
+export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRouterOptions): Router {
   const { store, live, feed } = runtime
   const router = Router()
   const body = jsonBody({ limit: bodyLimit ?? '1mb' })
+  const audit = (req: Request, route: string): AuditContext => ({
+    actor,
+    declaredActor: declaredActor(req),
+    source: `api:${route}`,
+  })
 
   router.get('/', (req, res) => {
     const list = live.serializedList('')
@@ -38,29 +46,34 @@ export function createFlagsRouter({ runtime, bodyLimit }: FlagsRouterOptions): R
 
   router.post('/', ...body, async (req, res) => {
     const flag = parseOr422(flagSchema, req.body, 'flag')
-    const { changes } = await store.write(async (w) => w.put(flag))
+    const who = audit(req, 'POST /api/flags')
+    const { changes } = await store.write(async (w) => w.put(flag), '', who)
     await feed.ingest(changes)
-    sendFlag(res, flag)
+    sendFlag(res, changes)
   })
 
   router.patch('/:key', ...body, async (req: Request<{ key: string }>, res) => {
     const key = req.params.key
     if (!isFlagKey(key)) throw notFound(key)
-    const { result, changes } = await store.write(async (w) => {
-      const existing = (await w.get(key)) as Flag | undefined
-      if (!existing) throw notFound(key)
-      const patched = applyFlagPatch(existing, req.body)
-      if (!patched.ok) {
-        const first = patched.issues[0]
-        throw new HttpError('validation_failed', `invalid patch: ${first?.path}: ${first?.message}`, {
-          issues: patched.issues,
-        })
-      }
-      w.put(patched.flag)
-      return patched.flag
-    })
+    const who = audit(req, 'PATCH /api/flags/:key')
+    const { changes } = await store.write(
+      async (w) => {
+        const existing = (await w.get(key)) as Flag | undefined
+        if (!existing) throw notFound(key)
+        const patched = applyFlagPatch(existing, req.body)
+        if (!patched.ok) {
+          const first = patched.issues[0]
+          throw new HttpError('validation_failed', `invalid patch: ${first?.path}: ${first?.message}`, {
+            issues: patched.issues,
+          })
+        }
+        w.put(patched.flag)
+      },
+      '',
+      who,
+    )
     await feed.ingest(changes)
-    sendFlag(res, result)
+    sendFlag(res, changes)
   })
 
   // Deleting is idempotent: 204 whether or not the flag existed (document 2 lists no error).
@@ -69,7 +82,8 @@ export function createFlagsRouter({ runtime, bodyLimit }: FlagsRouterOptions): R
       res.status(204).end()
       return
     }
-    const { changes } = await store.write(async (w) => w.delete(req.params.key))
+    const who = audit(req, 'DELETE /api/flags/:key')
+    const { changes } = await store.write(async (w) => w.delete(req.params.key), '', who)
     await feed.ingest(changes)
     res.status(204).end()
   })
@@ -83,6 +97,11 @@ export function createFlagsRouter({ runtime, bodyLimit }: FlagsRouterOptions): R
   return router
 }
 
-function sendFlag(res: Response, flag: Flag): void {
-  res.status(200).json(flag)
+/** The written flag with its new revision, from the JSON the store serialized once. */
+function sendFlag(res: Response, changes: FlagChange[]): void {
+  const change = changes[0] as FlagChange
+  res
+    .status(200)
+    .type('application/json')
+    .send(withRevision(change.json as string, change.revision))
 }

@@ -32,6 +32,7 @@ export async function startFlatApiServer(
     maxStreamConnections: extras.maxStreamConnections ?? config.maxStreamConnections,
     streamRetryMs: extras.streamRetryMs ?? config.streamRetryMs,
     storeOptions: extras.storeOptions,
+    auditRetentionMs: config.auditRetentionMs,
     logger,
   })
   const app = createFlatApiApp({

@@ -1,5 +1,5 @@
 import { formatSseComment, formatSseEvent } from '@flagsync/server-kit'
-import type { FlagChange, LiveEntry } from '@flagsync/store'
+import { type FlagChange, type LiveEntry, withRevision } from '@flagsync/store'
 
 // Flags are already serialized by the store, so frames are built by string
 // concatenation around that JSON instead of re-serializing the whole event.
@@ -22,7 +22,7 @@ export function upsertFrame(json: string, revision?: number): string {
 }
 
 export function changeFrame(change: FlagChange): string {
-  if (change.json !== null) return upsertFrame(change.json, change.revision)
+  if (change.json !== null) return upsertFrame(withRevision(change.json, change.revision), change.revision)
   return formatSseEvent({
     event: 'update',
     data: `{"type":"DELETE","key":${JSON.stringify(change.key)}}`,

@@ -36,11 +36,11 @@ describe.each(DIALECTS)('stream on %s', (dialect) => {
       expect(boot.slice(1).map(data)).toEqual([
         {
           type: 'UPSERT',
-          flag: { key: 'a', is_enabled: true, rollout_percentage: null, description: null, rules: [] },
+          flag: { key: 'a', is_enabled: true, rollout_percentage: null, description: null, rules: [], revision: 1 },
         },
         {
           type: 'UPSERT',
-          flag: { key: 'b', is_enabled: false, rollout_percentage: null, description: null, rules: [] },
+          flag: { key: 'b', is_enabled: false, rollout_percentage: null, description: null, rules: [], revision: 2 },
         },
       ])
 
@@ -49,8 +49,8 @@ describe.each(DIALECTS)('stream on %s', (dialect) => {
       await server.request('/api/flags/a', { method: 'DELETE' })
       const live = (await stream.waitForCount(6)).slice(3)
       expect(live.map(data)).toEqual([
-        { type: 'UPSERT', flag: expect.objectContaining({ key: 'c', description: null }) },
-        { type: 'UPSERT', flag: expect.objectContaining({ key: 'c', description: 'line one\nline two' }) },
+        { type: 'UPSERT', flag: expect.objectContaining({ key: 'c', description: null, revision: 3 }) },
+        { type: 'UPSERT', flag: expect.objectContaining({ key: 'c', description: 'line one\nline two', revision: 4 }) },
         { type: 'DELETE', key: 'a' },
       ])
       const ids = live.map((e) => Number(e.id))

@@ -1,0 +1,73 @@
+import { type AuditEntryWire, auditQuerySchema, flagKeySchema } from '@flagsync/protocol'
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
+import type { AuditEntry, AuditPage } from '@flagsync/store'
+import { type Request, type RequestHandler, type Response, Router } from 'express'
+import type { FlagRuntime } from './flag-runtime.js'
+
+/**
+ * The audit routes: `GET /api/flags/:key/history` and `GET /api/changes`,
+ * newest first, a page at a time (`nextCursor`), deleted flags included.
+ * `guard` (CORS, the bearer check) runs on these paths only.
+ */
+export function createAuditRouter(runtime: FlagRuntime, guard: RequestHandler[]): Router {
+  const router = Router()
+
+  router.get('/api/flags/:key/history', ...guard, async (req: Request<{ key: string }>, res) => {
+    const { key } = req.params
+    if (!flagKeySchema.safeParse(key).success) {
+      throw new HttpError('not_found', `no flag with key ${JSON.stringify(key)}`)
+    }
+    const query = parseOr422(auditQuerySchema, req.query, 'query')
+    sendPage(res, await runtime.audit.history(key, toStoreQuery(query)))
+  })
+
+  router.get('/api/changes', ...guard, async (req, res) => {
+    const query = parseOr422(auditQuerySchema, req.query, 'query')
+    sendPage(res, await runtime.audit.changes(toStoreQuery(query)))
+  })
+
+  const methodNotAllowed = (_req: Request, res: Response) => {
+    res.setHeader('Allow', 'GET')
+    throw new HttpError('method_not_allowed', 'use GET')
+  }
+  router.all('/api/flags/:key/history', ...guard, methodNotAllowed)
+  router.all('/api/changes', ...guard, methodNotAllowed)
+  return router
+}
+
+function toStoreQuery(query: { since?: number; cursor?: number; limit?: number }) {
+  return { since: query.since, cursor: query.cursor, limit: query.limit ?? 100 }
+}
+
+function sendPage(res: Response, page: AuditPage): void {
+  res.setHeader('Cache-Control', 'no-store')
+  res.json({
+    entries: page.entries.map(toWire),
+    nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
+  })
+}
+
+/** The audit entry as the routes send it (see the README's "Audit trail"). */
+export function toWire(entry: AuditEntry): AuditEntryWire {
+  return {
+    revision: entry.revision,
+    time: new Date(entry.time).toISOString(),
+    key: entry.key,
+    action: entry.action,
+    before: entry.before,
+    beforeKnown: entry.beforeKnown,
+    after: entry.after,
+    changedFields: entry.changedFields,
+    actor: entry.actor === null ? null : { name: entry.actor, verified: true },
+    declaredActor: entry.declaredActor === null ? null : { name: entry.declaredActor, verified: false },
+    source: sourceOf(entry),
+  }
+}
+
+function sourceOf(entry: AuditEntry): AuditEntryWire['source'] {
+  if (entry.batchId !== null) {
+    return { type: 'sync', batchId: entry.batchId, operationIndex: entry.operationIndex ?? 0 }
+  }
+  if (entry.source?.startsWith('api:')) return { type: 'api', route: entry.source.slice('api:'.length) }
+  return entry.source === null ? null : { type: 'other', name: entry.source }
+}

@@ -93,6 +93,13 @@ function Editor() {
   )
 }
 
+function Outbox() {
+  count('Outbox')
+  const status = useSyncStatus()
+  const pending = usePendingChanges()
+  return <p data-testid="outbox">{`${status?.state ?? 'unknown'} ${pending.length}`}</p>
+}
+
 function ClientProbe() {
   probedClient = useFlagClient()
   return <p data-testid="a">{`a ${useFlag('a', false) ? 'on' : 'off'}`}</p>
@@ -191,6 +198,32 @@ describe('hooks against the real flat API server', () => {
     await expect.poll(() => screen.getByTestId('sync').textContent).toBe('idle 0')
     expect(screen.getByTestId('value').textContent).toBe('checkout off')
     expect(screen.getByTestId('stream').textContent).toBe('live')
+  })
+
+  it('re-reads the outbox on every sync notification but renders only when status or entries differ', async () => {
+    const { flags, sync } = await setUp([], { online: false })
+    render(
+      <FlagsyncProvider client={flags} syncClient={sync}>
+        <Outbox />
+      </FlagsyncProvider>,
+    )
+    await sync.insert('notes', { id: 'n1', text: 'x' })
+    await expect.poll(() => screen.getByTestId('outbox').textContent).toBe('offline 1')
+    await new Promise((r) => setTimeout(r, 100))
+    const settled = counts.Outbox
+    let notifications = 0
+    const off = sync.subscribe(() => notifications++)
+    await new Promise((r) => setTimeout(r, 100))
+    const before = notifications
+    // Each call notifies subscribers although nothing changed.
+    for (let i = 0; i < 5; i++) await sync.discard([999_999])
+    await expect.poll(() => notifications).toBeGreaterThanOrEqual(before + 1)
+    await new Promise((r) => setTimeout(r, 200))
+    off()
+    expect(counts.Outbox).toBe(settled)
+
+    await sync.insert('notes', { id: 'n2', text: 'y' })
+    await expect.poll(() => screen.getByTestId('outbox').textContent).toBe('offline 2')
   })
 
   it('creates a client from url after mounting, follows the server, and closes it on unmount', async () => {

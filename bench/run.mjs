@@ -19,6 +19,11 @@ const MODULES = [
   },
   { name: 'eval', ids: ['eval.targeted.ops_per_s'] },
   {
+    // Browser bundle sizes against the issue-17 budgets (scripts/bundle-size.mjs).
+    name: 'bundle',
+    ids: ['bundle.flag_client.gz_bytes', 'bundle.sync_client.gz_bytes', 'bundle.evaluate.gz_bytes'],
+  },
+  {
     name: 'client',
     ids: ['client.enqueue.ratio', 'client.drain500.ratio', 'client.drain50.ops_per_s'],
     timeoutMs: 300_000,

@@ -65,6 +65,9 @@ describe('after the server comes back', () => {
       .poll(async () => (await restarted.request('/api/flags/written-while-down')).status, { timeout: 5000 })
       .toBe(200)
     expect(Date.now() - back).toBeLessThan(5000)
-    expect(await sync.status()).toMatchObject({ state: 'idle', pending: 0, lastError: null })
+    // The receiver applied it; the acknowledgement is recorded in IndexedDB a moment later.
+    await expect
+      .poll(async () => await sync.status(), { timeout: 2000 })
+      .toMatchObject({ state: 'idle', pending: 0, lastError: null })
   })
 })

@@ -197,7 +197,9 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
         const lastError = error ? { message: error.message, ...statusOf(error) } : null
         const polling = poller?.active && state === 'reconnecting'
         const wasLive = status.state === 'live'
-        setStatus({ state: polling ? 'polling' : state, failures, lastError: lastError ?? status.lastError })
+        // Live again: the stream's last error is history (a status that keeps it reads as still failing).
+        const keptError = state === 'live' ? null : (lastError ?? status.lastError)
+        setStatus({ state: polling ? 'polling' : state, failures, lastError: keptError })
         // The server answers again: the outbox need not wait out its backoff.
         if (state === 'live' && !wasLive) sync?.retryNow?.()
         if (state === 'reconnecting' && failures >= snapshotAfter) poller?.start()

@@ -1,4 +1,5 @@
 import {
+  ErrorCode,
   type EvaluationContext,
   type JsonValue,
   OpenFeatureEventEmitter,
@@ -6,7 +7,7 @@ import {
   ProviderEvents,
   type ResolutionDetails,
 } from '@openfeature/web-sdk'
-import type { FlagClient } from './types.js'
+import type { ClientFlag, FlagClient, FlagClientStatus } from './types.js'
 
 type Kind = 'boolean' | 'string' | 'number' | 'object'
 
@@ -16,6 +17,10 @@ type Kind = 'boolean' | 'string' | 'number' | 'object'
  * `targetingKey` becomes the bucketing `user_id`. Values and reasons are the
  * evaluator's; a missing flag or a value of the wrong type yields the default
  * with reason ERROR and FLAG_NOT_FOUND or TYPE_MISMATCH.
+ *
+ * Events follow the stream: PROVIDER_STALE when it drops (reconnecting,
+ * polling the snapshot, offline), PROVIDER_READY when it is live again, and
+ * PROVIDER_CONFIGURATION_CHANGED for every flag change in between.
  */
 export class FlagsyncProvider implements Provider {
   readonly metadata = { name: 'flagsync' } as const
@@ -23,6 +28,8 @@ export class FlagsyncProvider implements Provider {
   readonly events = new OpenFeatureEventEmitter()
   private readonly client: FlagClient
   private unsubscribe: (() => void) | undefined
+  /** Whether STALE was emitted and no READY since. */
+  private stale = false
 
   constructor(client: FlagClient) {
     this.client = client
@@ -32,14 +39,24 @@ export class FlagsyncProvider implements Provider {
     this.unsubscribe = this.client.subscribe((event) => {
       if (event.type === 'flags') {
         this.events.emit(ProviderEvents.ConfigurationChanged, { flagsChanged: event.changedKeys })
-      } else if (
-        event.type === 'status' &&
-        (event.status.state === 'reconnecting' || event.status.state === 'polling')
-      ) {
-        this.events.emit(ProviderEvents.Stale, { message: `flag stream ${event.status.state}` })
+      } else if (event.type === 'status') {
+        this.onStatus(event.status)
       }
     })
     await this.client.ready()
+  }
+
+  /** One STALE per outage and one READY when the stream is back (the SDK's status stays STALE until then). */
+  private onStatus(status: FlagClientStatus): void {
+    if (status.state === 'live') {
+      if (!this.stale) return
+      this.stale = false
+      this.events.emit(ProviderEvents.Ready, { message: 'flag stream live again' })
+    } else if (STALE_STATES.has(status.state) && !this.stale) {
+      this.stale = true
+      const why = status.lastError ? `: ${status.lastError.message}` : ''
+      this.events.emit(ProviderEvents.Stale, { message: `flag stream ${status.state}${why}` })
+    }
   }
 
   async onClose(): Promise<void> {
@@ -68,7 +85,7 @@ export class FlagsyncProvider implements Provider {
       return {
         value: defaultValue,
         reason: 'ERROR',
-        errorCode: 'FLAG_NOT_FOUND' as never,
+        errorCode: ErrorCode.FLAG_NOT_FOUND,
         errorMessage: `no flag ${flagKey}`,
       }
     }
@@ -76,21 +93,55 @@ export class FlagsyncProvider implements Provider {
       return {
         value: defaultValue,
         reason: 'ERROR',
-        errorCode: (result.errorCode ?? 'GENERAL') as never,
+        errorCode: toErrorCode(result.errorCode),
         errorMessage: result.errorMessage,
       }
     }
-    if (result.value === undefined) return { value: defaultValue, reason: result.reason, variant: result.variant }
+    const variant = variantName(this.client.getFlag(flagKey), result.variant)
+    if (result.value === undefined) return { value: defaultValue, reason: result.reason, variant }
     if (!matchesKind(result.value, kind)) {
       return {
         value: defaultValue,
         reason: 'ERROR',
-        errorCode: 'TYPE_MISMATCH' as never,
+        errorCode: ErrorCode.TYPE_MISMATCH,
         errorMessage: `flag ${flagKey} is not a ${kind}`,
       }
     }
-    return { value: result.value as T, reason: result.reason, variant: result.variant }
+    return { value: result.value as T, reason: result.reason, variant }
   }
+}
+
+const STALE_STATES = new Set<FlagClientStatus['state']>(['reconnecting', 'polling', 'offline'])
+
+const ERROR_CODES: Record<string, ErrorCode> = {
+  FLAG_NOT_FOUND: ErrorCode.FLAG_NOT_FOUND,
+  PARSE_ERROR: ErrorCode.PARSE_ERROR,
+  TYPE_MISMATCH: ErrorCode.TYPE_MISMATCH,
+  TARGETING_KEY_MISSING: ErrorCode.TARGETING_KEY_MISSING,
+  INVALID_CONTEXT: ErrorCode.INVALID_CONTEXT,
+  GENERAL: ErrorCode.GENERAL,
+}
+
+function toErrorCode(code: string | undefined): ErrorCode {
+  return (code !== undefined && ERROR_CODES[code]) || ErrorCode.GENERAL
+}
+
+/**
+ * OpenFeature's variant is a name for the value served; the evaluator gives
+ * the index of the weighted variant. A variant's own `name`, when the flag
+ * gives it one, else its value when that is a string, number or boolean
+ * (`"blue"`, `"3"`, `"true"`); the index only for object values, which have
+ * no name to show.
+ */
+function variantName(flag: ClientFlag | undefined, index: string | undefined): string | undefined {
+  if (index === undefined) return undefined
+  const variants = flag?.variants
+  const entry = Array.isArray(variants) ? (variants[Number(index)] as { name?: unknown; value?: unknown }) : undefined
+  if (typeof entry !== 'object' || entry === null) return index
+  if (typeof entry.name === 'string' && entry.name !== '') return entry.name
+  const value = entry.value
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value)
+  return index
 }
 
 function matchesKind(value: unknown, kind: Kind): boolean {

@@ -37,6 +37,7 @@ export {
   loadServiceConfig,
   SETUP_VARIABLES,
 } from './config.js'
+export { serviceMigrations } from './core-migrations.js'
 export type { FeatureMountContext, FlagStreamOptions, Segment, SegmentRule, ServiceFlag } from './flags/index.js'
 export { CHANGE_REQUESTS_TABLE, FlagStreams, flagStreamsOf, sweepOrphanSegments } from './flags/index.js'
 export type { ImpressionRetention } from './impressions/index.js'
@@ -48,13 +49,14 @@ export {
   pruneImpressions,
   startImpressionRetention,
 } from './impressions/index.js'
-export type { ServiceMigration } from './migrations.js'
-export { migrateService, SERVICE_MIGRATIONS_TABLE, SERVICE_TABLES, serviceMigrations } from './migrations.js'
+export { migrateService } from './migrations.js'
+export { openServiceRuntime } from './open-service-runtime.js'
 export { SEED_ENVIRONMENTS } from './projects.js'
 export type { FlagServiceServer, FlagServiceServerExtras } from './server.js'
 export { startFlagServiceServer } from './server.js'
 export type { FlagChangeListener, ServiceRuntime, ServiceRuntimeOptions } from './service-runtime.js'
-export { openServiceRuntime } from './service-runtime.js'
 export type { SetupResult } from './setup.js'
 export { ensureWorkspace } from './setup.js'
 export { slugify } from './slug.js'
+export type { ServiceMigration } from './tables.js'
+export { SERVICE_MIGRATIONS_TABLE, SERVICE_TABLES } from './tables.js'

@@ -4,9 +4,9 @@ import type { FlagWriter } from '@flagsync/store'
 import { TABLES } from '@flagsync/store'
 import type { Knex } from 'knex'
 import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIX } from './auth/secrets.js'
-import { SERVICE_TABLES } from './migrations.js'
 import type { ProjectRow, SdkKeyRow } from './records.js'
 import { slugify } from './slug.js'
+import { SERVICE_TABLES } from './tables.js'
 
 const T = SERVICE_TABLES
 

@@ -1,7 +1,8 @@
 import { createLogger, type Logger, listen, type RunningServer } from '@flagsync/server-kit'
 import { createServiceApp } from './app.js'
 import { SETUP_VARIABLES, type ServiceConfig } from './config.js'
-import { openServiceRuntime, type ServiceRuntime, type ServiceRuntimeOptions } from './service-runtime.js'
+import { openServiceRuntime } from './open-service-runtime.js'
+import type { ServiceRuntime, ServiceRuntimeOptions } from './service-runtime.js'
 import { ensureWorkspace, type SetupResult } from './setup.js'
 
 export interface FlagServiceServer extends RunningServer {

@@ -1,14 +1,6 @@
 import { type Logger, silentLogger } from '@flagsync/server-kit'
-import {
-  type Database,
-  type FlagChange,
-  FlagStore,
-  type FlagStoreOptions,
-  type FlagWriter,
-  openDatabase,
-} from '@flagsync/store'
+import { type Database, type FlagChange, FlagStore, type FlagStoreOptions, type FlagWriter } from '@flagsync/store'
 import type { Knex } from 'knex'
-import { migrateService } from './migrations.js'
 
 export interface ServiceRuntimeOptions {
   databaseUrl: string
@@ -50,16 +42,16 @@ export interface ServiceRuntime {
   close(): Promise<void>
 }
 
-export async function openServiceRuntime(options: ServiceRuntimeOptions): Promise<ServiceRuntime> {
+/**
+ * The runtime on an open, migrated database (`openServiceRuntime` in open-service-runtime.ts opens and migrates
+ * it: that needs every feature's migrations, which import this module's types).
+ */
+export function createServiceRuntime(
+  db: Database,
+  options: Omit<ServiceRuntimeOptions, 'databaseUrl'>,
+): ServiceRuntime {
   const clock = options.clock ?? Date.now
   const logger = options.logger ?? silentLogger()
-  const db = await openDatabase(options.databaseUrl, { poolMax: options.poolMax, busyTimeoutMs: options.busyTimeoutMs })
-  try {
-    await migrateService(db)
-  } catch (error) {
-    await db.close()
-    throw error
-  }
   const store = new FlagStore(db, { ...options.storeOptions, clock })
   const listeners = new Set<FlagChangeListener>()
   const closers: Array<() => void | Promise<void>> = []

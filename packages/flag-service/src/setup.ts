@@ -1,8 +1,8 @@
 import { hashPassword } from './auth/passwords.js'
 import type { SetupConfig } from './config.js'
-import { SERVICE_TABLES } from './migrations.js'
 import { createProject } from './projects.js'
 import type { ServiceRuntime } from './service-runtime.js'
+import { SERVICE_TABLES } from './tables.js'
 
 export const WORKSPACE_ID = 1
 export const DEFAULT_PROJECT_NAME = 'Default'

@@ -1,7 +1,7 @@
 import { bearerToken, HttpError } from '@flagsync/server-kit'
 import type { RequestHandler } from 'express'
-import { SERVICE_TABLES } from '../migrations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import type { AuthContext, Role, TokenScope } from './context.js'
 import { hashesEqual, hashSecret, PAT_PREFIX, SDK_KEY_PREFIX } from './secrets.js'
 import { sessionCookieValue, sessionUser } from './sessions.js'

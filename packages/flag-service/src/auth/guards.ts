@@ -1,8 +1,8 @@
 import { HttpError } from '@flagsync/server-kit'
 import type { Request, RequestHandler } from 'express'
-import { SERVICE_TABLES } from '../migrations.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import {
   type AuthContext,
   type AuthUser,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
-import { SERVICE_TABLES } from '../migrations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { LOCKOUT_POLICY, type LockoutPolicy, lockoutHorizonMs, lockoutState } from './lockout.js'
 
 const T = SERVICE_TABLES

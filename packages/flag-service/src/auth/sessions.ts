@@ -1,6 +1,6 @@
 import type { Request } from 'express'
-import { SERVICE_TABLES } from '../migrations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import type { AuthUser, Role } from './context.js'
 import { recordRevocation } from './revocations.js'
 import { generateSecret, hashSecret } from './secrets.js'

@@ -3,11 +3,11 @@ import { Router } from 'express'
 import type { Knex } from 'knex'
 import type { AuthContext } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
-import type { ServiceMigration } from '../migrations.js'
 import { iso, isoOrNull } from '../records.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import type { ServiceMigration } from '../tables.js'
 import { assertFitsEnvironment } from './checks.js'
 import {
   type ChangeRequestStatus,

@@ -2,12 +2,10 @@ import type { FlagType, Issue } from '@flagsync/protocol'
 import { HttpError } from '@flagsync/server-kit'
 import { type FlagWriter, TABLES } from '@flagsync/store'
 import type { Knex } from 'knex'
-import { SERVICE_TABLES } from '../migrations.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { segmentKeysOf, segmentScope } from './expand.js'
 import { fitsType, type ServiceFlag, typeMessage, unprocessable } from './model.js'
 
-// (SERVICE_TABLES is read inside functions only: migrations.ts imports this feature, a cycle.)
-//
 // Checks that need the rest of the environment (or project). They run inside
 // the write transaction, which holds the store's revision lock, so two
 // concurrent saves cannot each pass and together form a cycle.

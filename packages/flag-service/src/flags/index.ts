@@ -1,14 +1,15 @@
 import type { Express, RequestHandler } from 'express'
 import { loadEnvironment, loadProject } from '../auth/guards.js'
-import type { ImpressionRetention } from '../impressions/retention.js'
-import type { ServiceMigration } from '../migrations.js'
+import type { FeatureMountContext } from '../feature-mount.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import type { ServiceMigration } from '../tables.js'
 import { changeRequestMigration, createChangeRequestsRouter } from './change-requests.js'
 import { type FlagStreamOptions, FlagStreams } from './engine.js'
 import { createEnvironmentFlagsRouter } from './flags-router.js'
 import { createSegmentsRouter } from './segments-router.js'
 import { createStreamRouter } from './stream-router.js'
 
+export type { FeatureMountContext } from '../feature-mount.js'
 export { CHANGE_REQUESTS_TABLE } from './change-requests.js'
 export type { FlagStreamOptions } from './engine.js'
 export { FlagStreams } from './engine.js'
@@ -21,16 +22,6 @@ export type { Segment, SegmentRule, ServiceFlag } from './model.js'
  * (issue 10). Migrations are named 0100_… so they sort after the core ones.
  */
 export const flagMigrations: ServiceMigration[] = [changeRequestMigration]
-
-export interface FeatureMountContext {
-  /** `authenticate(runtime)`: sets `req.auth`, enforces CSRF and read_only. */
-  auth: RequestHandler
-  routerOptions: { bodyLimit?: number | string }
-  /** Stream settings (keep-alive, poll interval, buffer limit); defaults when absent. */
-  flags?: FlagStreamOptions
-  /** Impression retention; the documented defaults when absent. */
-  impressionRetention?: ImpressionRetention
-}
 
 const streamsByRuntime = new WeakMap<ServiceRuntime, FlagStreams>()
 

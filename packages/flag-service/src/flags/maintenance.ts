@@ -1,6 +1,6 @@
 import { TABLES } from '@flagsync/store'
-import { SERVICE_TABLES } from '../migrations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { projectOfSegmentScope, SEGMENT_SCOPE_PREFIX } from './expand.js'
 
 /**

@@ -1,6 +1,6 @@
 import type { Express } from 'express'
 import { loadEnvironment } from '../auth/guards.js'
-import type { FeatureMountContext } from '../flags/index.js'
+import type { FeatureMountContext } from '../feature-mount.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { retentionFromEnv, startImpressionRetention } from './retention.js'
 import { createImpressionsRouter } from './routes.js'

@@ -1,5 +1,5 @@
 import type { ServiceRuntime } from '../service-runtime.js'
-import { pruneImpressions } from './store.js'
+import { pruneImpressions } from './prune.js'
 
 export { DAY_MS, DEFAULT_RETENTION_DAYS, type ImpressionRetention, retentionFromEnv } from './retention-config.js'
 

@@ -5,9 +5,11 @@ import type { EnvironmentAccess } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { listImpressions } from './list.js'
 import { fastImpressionRows, impressionBatchSchema, listQuerySchema } from './schemas.js'
-import { type ImpressionRow, impressionStats, listImpressions } from './store.js'
+import { impressionStats } from './stats.js'
 import { IMPRESSION_LIMITS } from './tables.js'
+import type { ImpressionRow } from './types.js'
 import { ImpressionWriter } from './writer.js'
 
 /**

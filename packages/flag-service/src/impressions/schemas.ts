@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import type { ImpressionRow } from './store.js'
 import { IMPRESSION_LIMITS as L } from './tables.js'
+import type { ImpressionRow } from './types.js'
 
 // The wire forms of issue 11. Objects are strict like every other body of the
 // service: an unknown field is a 422 naming it.

@@ -1,5 +1,4 @@
-import type { ServiceMigration } from '../migrations.js'
-import { SERVICE_TABLES } from '../migrations.js'
+import { SERVICE_TABLES, type ServiceMigration } from '../tables.js'
 
 /**
  * The impression tables. Environments, flags, values and (flag, value) pairs

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex'
-import { type Dialect, type IngestBatch, ingestBatches, prepareBatch } from './store.js'
+import { ingestBatches } from './ingest.js'
+import { prepareBatch } from './plan.js'
+import type { Dialect, IngestBatch } from './types.js'
 
 export interface ImpressionWriterOptions {
   /** Rows per transaction at most (default 5000): a group takes queued batches up to this. */

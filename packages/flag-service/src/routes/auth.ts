@@ -12,10 +12,10 @@ import {
   sessionCookie,
   sessionCookieValue,
 } from '../auth/sessions.js'
-import { SERVICE_TABLES } from '../migrations.js'
 import { loginSchema } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { workspaceOf } from '../setup.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 export interface AuthRouterOptions extends RouterOptions {

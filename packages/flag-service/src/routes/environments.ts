@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
-import { SERVICE_TABLES } from '../migrations.js'
 import { deleteEnvironmentFlags } from '../projects.js'
 import { type EnvironmentRow, environmentJson } from '../records.js'
 import {
@@ -13,6 +12,7 @@ import {
   updateEnvironmentSchema,
 } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 const T = SERVICE_TABLES

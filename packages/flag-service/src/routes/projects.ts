@@ -9,7 +9,6 @@ import {
   requireWorkspaceAdmin,
 } from '../auth/guards.js'
 import { segmentScope } from '../flags/expand.js'
-import { SERVICE_TABLES } from '../migrations.js'
 import {
   assertSlugFree,
   createProject,
@@ -21,6 +20,7 @@ import {
 import { type ProjectRow, projectJson, sdkKeyJson } from '../records.js'
 import { projectNameSchema } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 import { createEnvironmentsRouter } from './environments.js'
 import { createMembersRouter } from './members.js'

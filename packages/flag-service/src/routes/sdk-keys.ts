@@ -2,11 +2,11 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
-import { SERVICE_TABLES } from '../migrations.js'
 import { insertSdkKey } from '../projects.js'
 import { type SdkKeyRow, sdkKeyJson } from '../records.js'
 import { createSdkKeySchema, intId, UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 const T = SERVICE_TABLES

@@ -3,10 +3,10 @@ import { Router } from 'express'
 import { requireUser, userOf } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { displayPrefix, generateSecret, hashSecret, PAT_PREFIX } from '../auth/secrets.js'
-import { SERVICE_TABLES } from '../migrations.js'
 import { type TokenRow, tokenJson } from '../records.js'
 import { createTokenSchema, intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 const T = SERVICE_TABLES

@@ -3,10 +3,10 @@ import { Router } from 'express'
 import { requireUser, requireWorkspaceAdmin, userOf } from '../auth/guards.js'
 import { hashPassword } from '../auth/passwords.js'
 import { recordRevocation } from '../auth/revocations.js'
-import { SERVICE_TABLES } from '../migrations.js'
 import { type UserRow, userJson } from '../records.js'
 import { createUserSchema, intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 const T = SERVICE_TABLES

@@ -1,0 +1,95 @@
+import { SERVICE_TABLES, type ServiceMigration } from './tables.js'
+
+/**
+ * The core schema changes (workspace, users, sessions, tokens, projects,
+ * environments, SDK keys), oldest first. Features keep their own lists. Append new entries; each
+ * runs once per database, in a transaction, on every dialect. Timestamps are
+ * epoch milliseconds (`bigInteger`), turned into ISO 8601 strings in responses.
+ * Child rows reference their parents with ON DELETE CASCADE, so deleting a
+ * project or an environment removes everything under it (SQLite enforces
+ * foreign keys: the store turns `PRAGMA foreign_keys` on).
+ */
+export const serviceMigrations: ServiceMigration[] = [
+  {
+    name: '0001_workspace_users_projects',
+    async up(knex) {
+      const T = SERVICE_TABLES
+      await knex.schema.createTable(T.workspace, (t) => {
+        // One workspace per database: the row with id 1.
+        t.integer('id').primary()
+        t.string('name', 100).notNullable()
+        t.bigInteger('created_at').notNullable()
+      })
+      await knex.schema.createTable(T.users, (t) => {
+        t.increments('id').primary()
+        t.string('email', 254).notNullable().unique() // stored lowercased
+        t.string('name', 100).notNullable()
+        t.string('role', 16).notNullable()
+        t.string('password_hash', 255).notNullable()
+        t.bigInteger('created_at').notNullable()
+      })
+      await knex.schema.createTable(T.sessions, (t) => {
+        t.string('id_hash', 64).primary() // SHA-256 (hex) of the cookie value
+        t.integer('user_id').notNullable().references('id').inTable(T.users).onDelete('CASCADE').index()
+        t.bigInteger('created_at').notNullable()
+        t.bigInteger('expires_at').notNullable().index()
+      })
+      await knex.schema.createTable(T.loginFailures, (t) => {
+        t.increments('id').primary()
+        t.string('email', 254).notNullable() // as typed, lowercased: unknown addresses are tracked too
+        t.bigInteger('failed_at').notNullable().index() // pruned by age, whatever the email
+        t.index(['email', 'failed_at'])
+      })
+      await knex.schema.createTable(T.tokens, (t) => {
+        t.increments('id').primary()
+        t.integer('user_id').notNullable().references('id').inTable(T.users).onDelete('CASCADE').index()
+        t.string('name', 100).notNullable()
+        t.string('scope', 16).notNullable()
+        t.string('token_hash', 64).notNullable().unique()
+        t.string('prefix', 32).notNullable()
+        t.bigInteger('created_at').notNullable()
+        t.bigInteger('last_used_at').nullable()
+        t.bigInteger('expires_at').nullable()
+      })
+      await knex.schema.createTable(T.projects, (t) => {
+        t.string('id', 36).primary()
+        t.string('name', 100).notNullable()
+        t.string('slug', 64).notNullable().unique()
+        t.bigInteger('created_at').notNullable()
+      })
+      await knex.schema.createTable(T.members, (t) => {
+        t.string('project_id', 36).notNullable().references('id').inTable(T.projects).onDelete('CASCADE')
+        t.integer('user_id').notNullable().references('id').inTable(T.users).onDelete('CASCADE').index()
+        t.string('role', 16).notNullable()
+        t.bigInteger('created_at').notNullable()
+        t.primary(['project_id', 'user_id'])
+      })
+      await knex.schema.createTable(T.environments, (t) => {
+        t.string('id', 36).primary()
+        t.string('project_id', 36).notNullable().references('id').inTable(T.projects).onDelete('CASCADE')
+        t.string('name', 100).notNullable()
+        t.string('slug', 64).notNullable()
+        t.string('color', 7).notNullable()
+        t.boolean('is_default').notNullable()
+        t.boolean('require_approval').notNullable()
+        t.integer('position').notNullable() // creation order within the project (lists use it)
+        t.bigInteger('created_at').notNullable()
+        t.unique(['project_id', 'slug'])
+      })
+      await knex.schema.createTable(T.sdkKeys, (t) => {
+        t.increments('id').primary()
+        t.string('project_id', 36).notNullable().references('id').inTable(T.projects).onDelete('CASCADE').index()
+        t.string('environment_id', 36)
+          .notNullable()
+          .references('id')
+          .inTable(T.environments)
+          .onDelete('CASCADE')
+          .index()
+        t.string('name', 100).notNullable()
+        t.string('key_hash', 64).notNullable().unique()
+        t.string('prefix', 32).notNullable()
+        t.bigInteger('created_at').notNullable()
+      })
+    },
+  },
+]

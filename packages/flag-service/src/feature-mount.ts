@@ -1,0 +1,14 @@
+import type { RequestHandler } from 'express'
+import type { FlagStreamOptions } from './flags/engine.js'
+import type { ImpressionRetention } from './impressions/retention-config.js'
+
+/** What `createServiceApp` hands each feature's mount function (a leaf, so features need not import each other). */
+export interface FeatureMountContext {
+  /** `authenticate(runtime)`: sets `req.auth`, enforces CSRF and read_only. */
+  auth: RequestHandler
+  routerOptions: { bodyLimit?: number | string }
+  /** Stream settings (keep-alive, poll interval, buffer limit); defaults when absent. */
+  flags?: FlagStreamOptions
+  /** Impression retention; the documented defaults when absent. */
+  impressionRetention?: ImpressionRetention
+}

@@ -12,9 +12,16 @@ import { type FlagChange, type LiveEntry, withRevision } from '@flagsync/store'
  */
 export const CONNECTED_FRAME = formatSseEvent({ event: 'connected', data: 'true', id: '' })
 
-/** A resumed stream's `connected` repeats the client's id: a non-empty `lastEventId` tells it to keep its store. */
+/**
+ * A resumed stream opens with `resumed`, not `connected`: document 2 tells
+ * clients to clear their store on `connected`, and EventSource sends
+ * Last-Event-ID on its own, so a spec-following client that never heard of
+ * resuming would clear and then receive only the missed changes. An event
+ * name it has no listener for is ignored, so it keeps its store and applies
+ * them. The frame repeats the client's id.
+ */
 export function resumedFrame(from: number): string {
-  return formatSseEvent({ event: 'connected', data: 'true', id: from })
+  return formatSseEvent({ event: 'resumed', data: 'true', id: from })
 }
 
 export function upsertFrame(json: string, revision?: number): string {
@@ -51,7 +58,7 @@ export function bootstrapFrames(entries: LiveEntry[]): string {
   return out + BOOTSTRAP_COMPLETE_FRAME
 }
 
-/** A resumed stream: connected (with the resume id), the missed changes in order, the end marker. */
+/** A resumed stream: `resumed` (with the resume id), the missed changes in order, the end marker. */
 export function resumeFrames(from: number, changes: readonly FlagChange[]): string {
   let out = resumedFrame(from)
   for (const change of changes) out += changeFrame(change)

@@ -5,7 +5,7 @@ import { resumeFrames } from './stream-frames.js'
 
 /**
  * GET /stream: connected, one UPSERT per flag, then live updates; or, for a
- * client that sends a Last-Event-ID the change log still covers, connected and
+ * client that sends a Last-Event-ID the change log still covers, `resumed` and
  * only the changes it missed. The frames are taken and the subscription made
  * in the same tick, so no change can fall between them. Past
  * `maxStreamConnections` the hub refuses with 503 and Retry-After.

@@ -63,7 +63,7 @@ describe.each(DIALECTS)('stream resume with Last-Event-ID on %s', (dialect) => {
     expect(stream.raw()).toMatch(/^retry: \d+\n\n/)
   })
 
-  it('sends connected and only the missed updates and deletes to a client that resumes', async () => {
+  it('sends resumed (not connected) and only the missed updates and deletes to a client that resumes', async () => {
     const server = await start()
     for (let i = 0; i < 20; i++) await put(server, `f${i}`, 'v1')
     const first = await subscribe(server)
@@ -78,7 +78,8 @@ describe.each(DIALECTS)('stream resume with Last-Event-ID on %s', (dialect) => {
     const resumed = await subscribe(server, lastSeen)
     await expect.poll(() => resumed.raw().includes(': bootstrap complete'), { timeout: 5000 }).toBe(true)
     const events = resumed.events
-    expect(events[0]).toMatchObject({ event: 'connected', data: 'true', id: lastSeen })
+    expect(events[0]).toMatchObject({ event: 'resumed', data: 'true', id: lastSeen })
+    expect(events.filter((e) => e.event === 'connected')).toEqual([])
     expect(events.slice(1).map((e) => [e.id, JSON.parse(e.data)])).toEqual([
       ['21', { type: 'UPSERT', flag: expect.objectContaining({ key: 'f3', description: 'v2' }) }],
       ['22', { type: 'DELETE', key: 'f7' }],
@@ -92,10 +93,10 @@ describe.each(DIALECTS)('stream resume with Last-Event-ID on %s', (dialect) => {
     expect(live.id).toBe('24')
     expect(resumed.events).toHaveLength(5)
 
-    // Nothing missed: connected alone.
+    // Nothing missed: resumed alone.
     const upToDate = await subscribe(server, '24')
     await expect.poll(() => upToDate.raw().includes(': bootstrap complete'), { timeout: 5000 }).toBe(true)
-    expect(upToDate.events).toEqual([expect.objectContaining({ event: 'connected', id: '24' })])
+    expect(upToDate.events).toEqual([expect.objectContaining({ event: 'resumed', id: '24' })])
   })
 
   it('a client cut off anywhere in its bootstrap resumes from its last id into exactly the server state', async () => {

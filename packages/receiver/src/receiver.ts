@@ -171,6 +171,7 @@ function parseOperation(raw: unknown, index: number, collections: ReadonlyMap<st
 
 /** The schema decides what the quick check left open, and words the error. */
 function parseOperationWithSchema(raw: unknown, index: number): Operation {
+  refuseProtoKey(raw, index)
   const parsed = operationSchema.safeParse(raw)
   if (!parsed.success) {
     const issues = toIssues(parsed.error, ['operations', index])
@@ -182,4 +183,28 @@ function parseOperationWithSchema(raw: unknown, index: number): Operation {
     )
   }
   return parsed.data
+}
+
+/**
+ * zod's record schema (`record`, `changes`) drops an own `__proto__` key
+ * without a word, so the operation would be applied without it and answered
+ * 200; `/api/flags` refuses the same field (a strict schema), and SECURITY.md
+ * promises 422 for both.
+ */
+function refuseProtoKey(raw: unknown, index: number): void {
+  if (typeof raw !== 'object' || raw === null) return
+  for (const field of ['record', 'changes'] as const) {
+    const data: unknown = (raw as Record<string, unknown>)[field]
+    if (typeof data === 'object' && data !== null && Object.hasOwn(data, '__proto__')) {
+      const path = operationIssuePath(index, `${field}.__proto__`)
+      throw new HttpError(
+        'validation_failed',
+        `operation ${index}: ${path}: __proto__ is not allowed as a field name`,
+        {
+          operationIndex: index,
+          issues: [{ path, message: '__proto__ is not allowed as a field name' }],
+        },
+      )
+    }
+  }
 }

@@ -95,7 +95,10 @@ describe.each(DIALECTS)('sync client against the real receiver on %s', (dialect)
     client.start()
     await expect.poll(async () => (await client.status()).pending, { timeout: 15_000, interval: 50 }).toBe(0)
     const res = await server.request('/api/flags')
-    const served = Object.fromEntries(((await res.json()) as Array<{ key: string }>).map((f) => [f.key, f]))
+    const listed = (await res.json()) as Array<{ key: string; revision: number }>
+    // Each flag carries the read-only revision of its last change; the rest is the model.
+    for (const f of listed) expect(Number.isInteger(f.revision) && f.revision > 0, f.key).toBe(true)
+    const served = Object.fromEntries(listed.map(({ revision: _readOnly, ...f }) => [f.key, f]))
     expect(served).toEqual(model)
     expect(faults.unavailable).toBeGreaterThan(0)
     expect(faults.dropped).toBeGreaterThan(0)

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import knexFactory, { type Knex } from 'knex'
+import { assertDriverInstalled, type DriverResolver } from './database-driver.js'
 import { type DatabaseConfig, parseDatabaseUrl } from './database-url.js'
 import { migrationSource } from './migrations.js'
 import { runMigrations } from './run-migrations.js'
@@ -17,11 +18,20 @@ export interface OpenDatabaseOptions {
   poolMax?: number
   /** How long SQLite waits for another process's write lock before failing with SQLITE_BUSY. */
   busyTimeoutMs?: number
+  /**
+   * How the driver package (`sqlite3` or `pg`) is located before knex loads it; a missing one is a
+   * `DriverMissingError`. Defaults to Node's resolution from this package.
+   */
+  resolveDriver?: DriverResolver
 }
 
-/** Opens the database named by a DATABASE_URL and brings its schema up to date. */
+/**
+ * Opens the database named by a DATABASE_URL and brings its schema up to date. Throws a
+ * `DriverMissingError` (code `driver_missing`) when the URL's driver package is not installed.
+ */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
   const config = parseDatabaseUrl(url)
+  assertDriverInstalled(config, options.resolveDriver)
   const knex = config.dialect === 'sqlite' ? openSqlite(config.filename, options) : openPostgres(config, options)
   try {
     await runMigrations(knex, config, { migrationSource, tableName: 'flagsync_migrations', lockKey: 7_263_517_001 })

@@ -9,9 +9,10 @@ import esbuild from 'rollup-plugin-esbuild'
 
 const pkg = (dir) => JSON.parse(readFileSync(new URL(`./${dir}/package.json`, import.meta.url), 'utf8'))
 
-/** Every dependency of a published library stays external: the app's bundler dedupes them. */
+/** Every dependency and peer of a published library stays external: the app's bundler dedupes them. */
 const externalsOf = (dir) => {
-  const deps = Object.keys(pkg(dir).dependencies ?? {})
+  const { dependencies = {}, peerDependencies = {} } = pkg(dir)
+  const deps = [...Object.keys(dependencies), ...Object.keys(peerDependencies)]
   return (id) => deps.some((d) => id === d || id.startsWith(`${d}/`))
 }
 
@@ -37,10 +38,8 @@ const library = (dir, name) => [
   {
     input: `${dir}/dist/index.js`,
     external: externalsOf(dir),
-    output: [
-      { file: `${dir}/dist/bundle/${name}.mjs`, format: 'es', sourcemap: true },
-      { file: `${dir}/dist/bundle/${name}.cjs`, format: 'cjs', sourcemap: true },
-    ],
+    // ESM only, like the package: CommonJS callers on Node 20.19+ load it with require(esm), bundlers take ESM.
+    output: { file: `${dir}/dist/bundle/${name}.mjs`, format: 'es', sourcemap: true },
   },
   {
     input: `${dir}/dist/index.d.ts`,

@@ -72,4 +72,42 @@ describe('the flag console on a server with SDK_KEY', () => {
     expect(errors).toEqual([])
     await context.close()
   })
+
+  it('says the key was rejected when the saved key is wrong, and the header does not claim all is synced', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const errors = watchErrors(page, 'page')
+    await page.goto(server.url)
+    const dialog = page.getByRole('dialog', { name: 'Connect to the server' })
+    await dialog.waitFor({ timeout: 20_000 })
+    // No key yet: asked for, without an error.
+    expect(await dialog.getByRole('alert').count()).toBe(0)
+    await expect.poll(() => page.locator('#sync-status').getAttribute('data-key'), WITHIN).toBe('needed')
+    await dialog.getByLabel('SDK key').fill('not-the-key')
+    await Promise.all([page.waitForEvent('load'), dialog.getByRole('button', { name: 'Connect' }).click()])
+
+    // The page reloads with the wrong key: the server refuses it, and the dialog says so.
+    const again = page.getByRole('dialog', { name: 'Connect to the server' })
+    await again.waitFor({ timeout: 20_000 })
+    const alert = again.getByRole('alert')
+    await expect.poll(() => alert.textContent(), WITHIN).toContain('The server rejected the key saved in this browser')
+    expect(await again.getByLabel('SDK key').getAttribute('aria-invalid')).toBe('true')
+    const pill = page.locator('#sync-status')
+    await expect.poll(() => pill.getAttribute('data-key'), WITHIN).toBe('rejected')
+    expect(await pill.textContent()).toContain('Key rejected')
+    expect(await pill.textContent()).not.toContain('All changes synced')
+    expect(await page.locator('#stream-status').getAttribute('data-state')).toBe('error')
+    expect(await page.locator('#pending-empty').textContent()).toContain('the server rejected this browser’s SDK key')
+    await screenshot(page, '12-auth-key-rejected', { fullPage: false })
+
+    // The right key clears it all.
+    await again.getByLabel('SDK key').fill(KEY)
+    await Promise.all([page.waitForEvent('load'), again.getByRole('button', { name: 'Connect' }).click()])
+    await expect.poll(() => page.locator('#stream-status').getAttribute('data-state'), WITHIN).toBe('live')
+    await expect.poll(() => pill.getAttribute('data-key'), WITHIN).toBe('ok')
+    await expect.poll(() => pill.textContent(), WITHIN).toContain('All changes synced')
+    expect(await page.locator('#pending-empty').textContent()).toContain('Everything is synced.')
+    expect(errors).toEqual([])
+    await context.close()
+  })
 })

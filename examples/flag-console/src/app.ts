@@ -4,7 +4,7 @@ import type { OutboxEntry, SyncClient, SyncStatus } from '@flagsync/sync-client'
 import { confirmDialog, connectDialog, createFlagDialog } from './dialogs.js'
 import { h, icon, replaceChildren, setText } from './dom.js'
 import { FlagRow } from './flag-row.js'
-import { type ConsoleFlag, pendingKeys, toConsoleFlag } from './model.js'
+import { type ConsoleFlag, type KeyProblem, pendingKeys, toConsoleFlag } from './model.js'
 import { SyncView } from './sync-view.js'
 
 export interface ConsoleOptions {
@@ -178,6 +178,7 @@ export class ConsoleApp {
       this.pending = pendingKeys(this.entries)
       for (const [key, row] of this.rows) row.setPending(this.pending.has(key))
       if (this.status) this.syncView.render(this.status, this.entries, navigator.onLine)
+      this.syncView.setKeyProblem(this.keyProblem())
       if (this.status?.lastError?.status === 401) this.keyNeeded()
     })()
   }
@@ -279,8 +280,18 @@ export class ConsoleApp {
       state === 'live' ? 'Receiving changes from the server as they happen' : (status.lastError?.message ?? text)
     const label = this.stream.querySelector('.stream-text')
     if (label) setText(label, text)
+    this.syncView.setKeyProblem(this.keyProblem())
     if (status.lastError?.status === 401 && status.state !== 'live') this.keyNeeded()
     if (!this.ready) this.renderFlags()
+  }
+
+  /** The server answers 401 to this browser's key, or to no key: on the stream, or on a delivery. */
+  private keyProblem(): KeyProblem {
+    const stream = this.flags.status()
+    const refused =
+      (stream.lastError?.status === 401 && stream.state !== 'live') || this.status?.lastError?.status === 401
+    if (!refused) return null
+    return this.options.sdkKey === null ? 'needed' : 'rejected'
   }
 
   private keyNeeded(): void {
@@ -291,7 +302,11 @@ export class ConsoleApp {
   }
 
   private askForKey(): void {
-    connectDialog({ current: this.options.sdkKey, save: (key) => this.options.saveSdkKey(key) })
+    connectDialog({
+      current: this.options.sdkKey,
+      rejected: this.keyProblem() === 'rejected',
+      save: (key) => this.options.saveSdkKey(key),
+    })
   }
 
   private toast(text: string, tone: 'info' | 'error' = 'info'): void {

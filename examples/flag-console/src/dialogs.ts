@@ -143,16 +143,26 @@ export function createFlagDialog(options: {
   key.focus()
 }
 
-/** Asks for the server's SDK key (needed when the server runs with SDK_KEY). */
-export function connectDialog(options: { current: string | null; save(key: string | null): void }): void {
+/**
+ * Asks for the server's SDK key (needed when the server runs with SDK_KEY).
+ * `rejected`: the server refused the key kept in this browser; the dialog says so.
+ */
+export function connectDialog(options: {
+  current: string | null
+  rejected?: boolean
+  save(key: string | null): void
+}): void {
   const inputId = uid('sdk-key')
   const hintId = uid('sdk-key-hint')
+  const errorId = uid('sdk-key-error')
+  const rejected = options.rejected === true && options.current !== null
   const input = h('input', {
     id: inputId,
     type: 'password',
     autocomplete: 'off',
     spellcheck: 'false',
-    'aria-describedby': hintId,
+    'aria-describedby': rejected ? `${errorId} ${hintId}` : hintId,
+    'aria-invalid': rejected ? 'true' : null,
   })
   input.value = options.current ?? ''
   const cancel = h('button', { type: 'button', class: 'btn' }, 'Cancel')
@@ -174,6 +184,11 @@ export function connectDialog(options: { current: string | null; save(key: strin
       { class: 'field' },
       h('label', { for: inputId }, 'SDK key'),
       input,
+      h(
+        'p',
+        { class: 'form-error', id: errorId, role: 'alert' },
+        rejected ? 'The server rejected the key saved in this browser (HTTP 401). Enter the current key.' : '',
+      ),
       h('p', { class: 'hint', id: hintId }, 'The value of SDK_KEY the server was started with.'),
     ),
     h(

@@ -175,8 +175,22 @@ export function pendingLabel(pending: number): string {
   return pending === 1 ? '1 pending' : `${pending} pending`
 }
 
-/** What the header pill says for a sync status at time `now`. */
-export function describeStatus(status: SyncStatus, now: number): StatusView {
+/** The server answers 401: to the key saved in this browser (`rejected`), or to no key at all (`needed`). */
+export type KeyProblem = 'rejected' | 'needed' | null
+
+/**
+ * What the header pill says for a sync status at time `now`. With a key
+ * problem nothing is synced whatever the outbox says (an empty outbox is not
+ * "All changes synced").
+ */
+export function describeStatus(status: SyncStatus, now: number, key: KeyProblem = null): StatusView {
+  if (key !== null && status.state !== 'offline') {
+    const what = key === 'rejected' ? 'Key rejected' : 'Key needed'
+    return {
+      tone: 'error',
+      label: status.pending > 0 ? `${what} — ${pendingLabel(status.pending)}` : `${what} — not connected`,
+    }
+  }
   switch (status.state) {
     case 'offline':
       return {

@@ -1,7 +1,14 @@
 /** The sync status in the header, the blocked/offline banner and the pending-changes panel. */
 import type { OutboxEntry, SyncStatus } from '@flagsync/sync-client'
 import { h, icon, replaceChildren, setAttr, setText } from './dom.js'
-import { describeOperation, describeStatus, pendingLabel, rejectedOperations, type Tone } from './model.js'
+import {
+  describeOperation,
+  describeStatus,
+  type KeyProblem,
+  pendingLabel,
+  rejectedOperations,
+  type Tone,
+} from './model.js'
 
 export interface SyncViewElements {
   pill: HTMLElement
@@ -34,6 +41,8 @@ export class SyncView {
   private bannerKey = ''
   private listKey = ''
   private status: SyncStatus | null = null
+  private keyProblem: KeyProblem = null
+  private entries: readonly OutboxEntry[] = []
 
   constructor(
     private readonly els: SyncViewElements,
@@ -48,10 +57,19 @@ export class SyncView {
   /** Re-renders everything from the status and the outbox entries read after it. */
   render(status: SyncStatus, entries: readonly OutboxEntry[], online: boolean): void {
     this.status = status
+    this.entries = entries
     this.renderPill(Date.now())
     this.renderBanner(status, entries, online)
     this.renderPending(status, entries)
     this.els.syncNow.hidden = !(online && status.pending > 0 && (status.state === 'idle' || status.state === 'backoff'))
+  }
+
+  /** The server refuses this browser's SDK key, or wants one (stream or receiver): the pill says so. */
+  setKeyProblem(problem: KeyProblem): void {
+    if (this.keyProblem === problem) return
+    this.keyProblem = problem
+    this.renderPill(Date.now())
+    if (this.status) this.renderPending(this.status, this.entries)
   }
 
   /** Once a second while a retry is scheduled, so the countdown moves. */
@@ -62,10 +80,11 @@ export class SyncView {
   private renderPill(now: number): void {
     const status = this.status
     if (!status) return
-    const view = describeStatus(status, now)
+    const view = describeStatus(status, now, this.keyProblem)
     const { pill } = this.els
     pill.dataset.tone = view.tone
     pill.dataset.state = status.state
+    pill.dataset.key = this.keyProblem ?? 'ok'
     pill.dataset.pending = String(status.pending)
     setAttr(pill, 'title', view.label)
     if (this.pillIconTone !== view.tone) {
@@ -180,7 +199,11 @@ export class SyncView {
               : 'queued'
       return { entry, state }
     })
-    const key = JSON.stringify([rows.map((r) => [r.entry.id, r.state]), status.lastError?.message ?? null])
+    const key = JSON.stringify([
+      rows.map((r) => [r.entry.id, r.state]),
+      status.lastError?.message ?? null,
+      this.keyProblem,
+    ])
     if (key === this.listKey) return
     this.listKey = key
 
@@ -203,7 +226,10 @@ export class SyncView {
     )
     this.els.pendingList.hidden = rows.length === 0
     const empty = this.els.pendingEmpty
-    if (rows.length === 0) {
+    if (this.keyProblem !== null) {
+      const why = this.keyProblem === 'rejected' ? 'rejected this browser’s SDK key' : 'needs its SDK key'
+      replaceChildren(empty, h('span', { class: 'pending-error' }, `Not connected: the server ${why}.`))
+    } else if (rows.length === 0) {
       replaceChildren(empty, icon('check', 'icon empty-icon'), h('span', {}, 'Everything is synced.'))
     } else if (status.state === 'backoff' && status.lastError) {
       replaceChildren(empty, h('span', { class: 'pending-error' }, `Last attempt failed: ${status.lastError.message}`))

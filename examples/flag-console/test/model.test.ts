@@ -110,6 +110,17 @@ describe('describeStatus', () => {
     })
     expect(describeStatus(blocked, 0)).toEqual({ tone: 'error', label: 'Blocked: flag "x" does not exist' })
   })
+
+  it('never says "All changes synced" while the server rejects the key, or wants one', () => {
+    expect(describeStatus(status({}), 0, 'rejected')).toEqual({ tone: 'error', label: 'Key rejected — not connected' })
+    expect(describeStatus(status({ state: 'backoff', pending: 2, nextAttemptAt: 5000 }), 0, 'rejected')).toEqual({
+      tone: 'error',
+      label: 'Key rejected — 2 pending',
+    })
+    expect(describeStatus(status({}), 0, 'needed')).toEqual({ tone: 'error', label: 'Key needed — not connected' })
+    // Offline says nothing about the key: the device is the first thing to fix.
+    expect(describeStatus(status({ state: 'offline' }), 0, 'rejected').label).toBe('Offline — all changes saved')
+  })
 })
 
 describe('diffFlag and parseValues', () => {

@@ -2,6 +2,7 @@ import { corsAllowList, errorHandler, HttpError, notFound, securityHeaders } fro
 import { toStoreError } from '@flagsync/store'
 import express, { type ErrorRequestHandler, type Express } from 'express'
 import { authenticate } from './auth/authenticate.js'
+import { dashboardRoute } from './dashboard-route.js'
 import { type FlagStreamOptions, mountFlagFeature } from './flags/index.js'
 import { type ImpressionRetention, mountImpressionFeature } from './impressions/index.js'
 import { createAuthRouter } from './routes/auth.js'
@@ -21,6 +22,8 @@ export interface ServiceAppOptions {
   stream?: FlagStreamOptions
   /** How long impressions are kept and how often the job prunes them (default 30 days, hourly). */
   impressionRetention?: ImpressionRetention
+  /** A built dashboard (index.html and assets) to serve at `/`; none when absent (the CLI passes DASHBOARD_DIR's). */
+  dashboardDir?: string
 }
 
 /**
@@ -59,6 +62,7 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   app.use('/api/projects', auth, createProjectsRouter(runtime, routerOptions))
   mountFlagFeature(app, runtime, { auth, routerOptions, flags: options.stream })
   mountImpressionFeature(app, runtime, { auth, routerOptions, impressionRetention: options.impressionRetention })
+  if (options.dashboardDir) app.use(dashboardRoute(options.dashboardDir))
 
   app.use(notFound)
   app.use(databaseFailures)

@@ -43,6 +43,8 @@ export interface ServiceConfig {
   }
   /** Impression retention: IMPRESSION_RETENTION_DAYS (30; 0 keeps them forever), IMPRESSION_PRUNE_INTERVAL_MINUTES (60). */
   impressionRetention: ImpressionRetention
+  /** DASHBOARD_DIR: the dashboard build served at `/`; unset: the installed `@flagsync/dashboard`'s; `off`: none. */
+  dashboardDir: string | undefined
 }
 
 export { ConfigError } from '@flagsync/server-kit'
@@ -76,6 +78,7 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
     },
     cookieSecure: cookieSecure(env),
     impressionRetention: retentionFromEnv(env),
+    dashboardDir: env.DASHBOARD_DIR?.trim() || undefined,
   }
 }
 

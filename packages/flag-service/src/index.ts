@@ -38,6 +38,7 @@ export {
   SETUP_VARIABLES,
 } from './config.js'
 export { serviceMigrations } from './core-migrations.js'
+export { dashboardRoute, installedDashboardDir, resolveDashboardDir } from './dashboard-route.js'
 export type { FeatureMountContext, FlagStreamOptions, Segment, SegmentRule, ServiceFlag } from './flags/index.js'
 export { CHANGE_REQUESTS_TABLE, FlagStreams, flagStreamsOf, sweepOrphanSegments } from './flags/index.js'
 export type { ImpressionRetention } from './impressions/index.js'

@@ -1,6 +1,7 @@
 import { createLogger, type Logger, listen, type RunningServer } from '@flagsync/server-kit'
 import { createServiceApp } from './app.js'
 import { SETUP_VARIABLES, type ServiceConfig } from './config.js'
+import { resolveDashboardDir } from './dashboard-route.js'
 import { openServiceRuntime } from './open-service-runtime.js'
 import type { ServiceRuntime, ServiceRuntimeOptions } from './service-runtime.js'
 import { ensureWorkspace, type SetupResult } from './setup.js'
@@ -38,6 +39,7 @@ export async function startFlagServiceServer(
       cookieSecure: config.cookieSecure,
       stream: config.stream,
       impressionRetention: config.impressionRetention,
+      dashboardDir: resolveDashboardDir(config.dashboardDir),
     })
     running = await listen(app, { host: config.host, port: config.port, keepAliveTimeoutMs: config.keepAliveTimeoutMs })
   } catch (error) {

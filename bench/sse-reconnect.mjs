@@ -134,7 +134,7 @@ async function measure(server, count, minBytes, restarts, label = '') {
 
 /** @param {{ quick: boolean }} options */
 export async function run({ quick }) {
-  const count = quick ? 1000 : 10_000
+  const count = Number(process.env.BENCH_RECONNECT_COUNT) || (quick ? 1000 : 10_000)
   const restarts = quick ? 1 : 2
   const tmp = tempDir('reconnect')
   const ours = restartable('ours', tmp.dir)

@@ -16,7 +16,8 @@ const flagKey = (i) => `flag-${String(i).padStart(5, '0')}`
 
 /** Where the page is, for the driver's error message when it stalls. @param {string} step */
 const progress = (step) => {
-  /** @type {any} */ ;(window).coldProgress = step
+  /** @type {any} */
+  window.coldProgress = step
 }
 
 async function seed() {

@@ -1,4 +1,4 @@
-import { applyFlagPatch, type Flag, type Operation } from '@flagsync/protocol'
+import { type Flag, type Operation, patchFlag } from '@flagsync/protocol'
 import type { ClientFlag } from './types.js'
 
 /**
@@ -20,9 +20,9 @@ export function applyPending(
     } else if (op.action === 'update') {
       const existing = view.get(op.recordId)
       if (!existing) continue
-      const patched = applyFlagPatch(existing as Flag, op.changes)
+      const patched = patchFlag(existing as Flag, op.changes)
       // Full (document 1) flags carry fields the flat patch schema does not know: merge those shallowly.
-      if (patched.ok) view.set(op.recordId, { ...existing, ...patched.flag })
+      if (patched) view.set(op.recordId, { ...existing, ...patched })
       else if (!isFlatFlag(existing))
         view.set(op.recordId, { ...existing, ...op.changes, key: op.recordId } as ClientFlag)
     } else {

@@ -1,9 +1,9 @@
 import {
   computeBackoff,
-  connectedDataSchema,
   DEFAULT_RETRY_POLICY,
+  parseConnectedData,
+  parseStreamUpdate,
   type RetryPolicy,
-  streamUpdateSchema,
 } from '@flagsync/protocol'
 import type { EventSourceMessage } from 'eventsource-parser'
 import { readEventStream, StreamHttpError } from './read-event-stream.js'
@@ -155,11 +155,11 @@ class Session {
     connected: EventSourceMessage,
     private readonly onLive: () => void,
   ) {
-    const data = connectedDataSchema.safeParse(safeJson(connected.data))
-    if (!data.success) throw new StreamHttpError(0, `unexpected connected event: ${connected.data.slice(0, 100)}`)
-    this.environmentId = data.data === true ? null : data.data.environment_id
+    const data = parseConnectedData(safeJson(connected.data))
+    if (data === undefined) throw new StreamHttpError(0, `unexpected connected event: ${connected.data.slice(0, 100)}`)
+    this.environmentId = data === true ? null : data.environment_id
     // Document 1 announces the end of its bootstrap with `ready`; document 2 does not.
-    this.waitsForReady = data.data !== true
+    this.waitsForReady = data !== true
     this.connectedAt = options.clock.now()
     this.armIdle()
   }
@@ -170,9 +170,8 @@ class Session {
       return
     }
     if (event.event !== 'update') return
-    const parsed = streamUpdateSchema.safeParse(safeJson(event.data))
-    if (!parsed.success) return // a malformed update must not break the stream; the next bootstrap repairs it
-    const update = parsed.data
+    const update = parseStreamUpdate(safeJson(event.data))
+    if (!update) return // a malformed update must not break the stream; the next bootstrap repairs it
     if (this.staging) {
       if (update.type === 'UPSERT') this.staging.set(update.flag.key, update.flag as ClientFlag)
       else this.staging.delete(update.key)

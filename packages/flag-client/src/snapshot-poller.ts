@@ -1,4 +1,4 @@
-import { snapshotSchema } from '@flagsync/protocol'
+import { parseSnapshot } from '@flagsync/protocol'
 import type { ClientFlag, Clock } from './types.js'
 
 /**
@@ -40,9 +40,9 @@ export class SnapshotPoller {
     try {
       const res = await this.fetchImpl(this.url, { headers: { Accept: 'application/json', ...this.headers } })
       if (!res.ok) throw new Error(`snapshot answered ${res.status}`)
-      const parsed = snapshotSchema.safeParse(await res.json())
-      if (!parsed.success) throw new Error('snapshot is not an array of flags')
-      if (this.running) this.onSnapshot(new Map(parsed.data.map((f) => [f.key, f as ClientFlag])))
+      const flags = parseSnapshot(await res.json())
+      if (!flags) throw new Error('snapshot is not an array of flags')
+      if (this.running) this.onSnapshot(new Map(flags.map((f) => [f.key, f as ClientFlag])))
     } catch (error) {
       this.onError(error instanceof Error ? error : new Error(String(error)))
     }

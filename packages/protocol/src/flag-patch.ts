@@ -1,6 +1,7 @@
 import type { Issue } from './errors.js'
 import { type Flag, flagPatchSchema, flagSchema } from './flag.js'
 import { toIssues } from './format-issues.js'
+import { mergeFlagPatch } from './patch-flag.js'
 
 export type PatchResult = { ok: true; flag: Flag } | { ok: false; issues: Issue[] }
 
@@ -16,10 +17,6 @@ export function applyFlagPatch(flag: Flag, patch: unknown): PatchResult {
   if (parsed.data.key !== undefined && parsed.data.key !== flag.key) {
     return { ok: false, issues: [{ path: 'key', message: `the key cannot change (is ${JSON.stringify(flag.key)})` }] }
   }
-  const merged: Record<string, unknown> = { ...flag }
-  for (const [field, value] of Object.entries(parsed.data)) {
-    if (value !== undefined) merged[field] = value
-  }
-  const result = flagSchema.safeParse(merged)
+  const result = flagSchema.safeParse(mergeFlagPatch(flag, parsed.data))
   return result.success ? { ok: true, flag: result.data } : { ok: false, issues: toIssues(result.error) }
 }

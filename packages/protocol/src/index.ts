@@ -9,6 +9,13 @@ export {
 } from './audit.js'
 export type { RetryPolicy } from './backoff.js'
 export { computeBackoff, DEFAULT_RETRY_POLICY, parseRetryAfter, resolveRetryPolicy, retryDelay } from './backoff.js'
+export {
+  parseConnectedData,
+  parseFlag,
+  parseFlagPatch,
+  parseSnapshot,
+  parseStreamUpdate,
+} from './browser-parsers.js'
 export { enableEnglishMessages } from './english-messages.js'
 export type { ErrorBody, ErrorCode, Issue } from './errors.js'
 export { ERROR_CODES, errorBodySchema, issueSchema } from './errors.js'
@@ -42,6 +49,7 @@ export {
   prerequisiteSchema,
   weightedVariantSchema,
 } from './full-flag.js'
+export { patchFlag } from './patch-flag.js'
 export type { ConnectedData, DeleteUpdate, StreamUpdate, UpsertUpdate } from './stream.js'
 export {
   connectedDataSchema,

@@ -71,7 +71,9 @@ export const createEnvironmentSchema = z.strictObject({
     .string()
     .min(1, 'must not be empty')
     .max(LIMITS.environmentSlugLength, `must be at most ${LIMITS.environmentSlugLength} characters`)
-    .regex(ENVIRONMENT_SLUG_PATTERN, 'may contain only lowercase letters, digits and hyphens'),
+    .regex(ENVIRONMENT_SLUG_PATTERN, 'may contain only lowercase letters, digits and hyphens')
+    // Omitted: derived from the name by the project slug rule.
+    .optional(),
   color: color.optional(),
 })
 

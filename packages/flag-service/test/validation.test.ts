@@ -162,7 +162,8 @@ const CASES: BodyCase[] = [
       r({ slug: 'qa' }, 'name'),
       r({ name: long(101), slug: 'qa' }, 'name'),
       r({ name: 7, slug: 'qa' }, 'name'),
-      r({ name: 'QA' }, 'slug'),
+      // No slug: derived from the name (issue 14), so a name with nothing to derive it from is the error.
+      r({ name: '★★' }, 'name'),
       r({ name: 'QA', slug: '' }, 'slug'),
       r({ name: 'QA', slug: long(65) }, 'slug'),
       r({ name: 'QA', slug: 'Has-Caps' }, 'slug'),

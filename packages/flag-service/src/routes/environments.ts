@@ -12,6 +12,7 @@ import {
   updateEnvironmentSchema,
 } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { slugify } from '../slug.js'
 import { SERVICE_TABLES } from '../tables.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
@@ -20,6 +21,18 @@ const ENV_COLUMNS = ['id', 'project_id', 'name', 'slug', 'color', 'is_default', 
 const noEnvironment = (raw: string) =>
   new HttpError('not_found', `no environment ${JSON.stringify(raw)} in this project`)
 const unprocessable = (message: string) => new HttpError('validation_failed', message)
+
+/** A slug from the name when none is given, by the projects' rule; a name that leaves nothing is a 422. */
+function environmentSlug(name: string): string {
+  const slug = slugify(name)
+  if (slug === '') {
+    const message = 'must contain at least one letter or digit (a-z, 0-9) to derive a slug, or send a slug'
+    throw new HttpError('validation_failed', `invalid environment: name: ${message}`, {
+      issues: [{ path: 'name', message }],
+    })
+  }
+  return slug
+}
 
 /** /api/projects/:project_id/environments (after `loadProject`): members read, project admins manage. */
 export function createEnvironmentsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
@@ -50,11 +63,12 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
   router.post('/', requireProjectRole('admin'), ...body, async (req, res) => {
     const input = parseOr422(createEnvironmentSchema, req.body, 'environment')
     const projectId = projectOf(req).id
+    const slug = input.slug ?? environmentSlug(input.name)
     const row: EnvironmentRow = {
       id: randomUUID(),
       project_id: projectId,
       name: input.name,
-      slug: input.slug,
+      slug,
       color: input.color ?? DEFAULT_ENVIRONMENT_COLOR,
       is_default: false,
       require_approval: false,
@@ -63,11 +77,8 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
     await runtime.write(async (trx) => {
       if (!(await trx(T.projects).where('id', projectId).first('id')))
         throw new HttpError('not_found', 'no such project')
-      if (await trx(T.environments).where({ project_id: projectId, slug: input.slug }).first('id')) {
-        throw new HttpError(
-          'conflict',
-          `an environment with the slug ${JSON.stringify(input.slug)} exists in this project`,
-        )
+      if (await trx(T.environments).where({ project_id: projectId, slug }).first('id')) {
+        throw new HttpError('conflict', `an environment with the slug ${JSON.stringify(slug)} exists in this project`)
       }
       const last = await trx(T.environments).where('project_id', projectId).max({ p: 'position' }).first()
       await trx(T.environments).insert({ ...row, position: Number(last?.p ?? 0) + 1 })

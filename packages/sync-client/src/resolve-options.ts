@@ -113,6 +113,17 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
     headers = async () => fixed
   }
 
+  const actor = options.actor
+  if (actor !== undefined) {
+    if (typeof actor !== 'string' || actor.length === 0 || actor.length > 256) {
+      throw configError('actor must be a string of 1 to 256 characters')
+    }
+    const plain = headers
+    // Percent-encoded: header values are Latin-1 on the wire, names are not.
+    const stamp = encodeURIComponent(actor)
+    headers = async () => ({ ...(await plain()), 'X-Flagsync-Actor': stamp })
+  }
+
   return {
     webhookUrl: webhookUrl(options.webhookUrl),
     headers,

@@ -102,6 +102,12 @@ export interface SyncClientOptions {
   webhookUrl: string
   /** Headers sent with every delivery, or a function returning them (e.g. a fresh token). Default {}. */
   headers?: HeadersOption
+  /**
+   * Who is editing (e.g. the signed-in user's name), stamped on every batch as
+   * `X-Flagsync-Actor` (percent-encoded) for the receiver's audit trail, which
+   * records it as declared and unverified. 1–256 characters. Default: none.
+   */
+  actor?: string
   /** Most operations (after compaction) per request. Default 50. */
   batchSize?: number
   /** Background loop interval in ms. Default 5000. */
@@ -136,4 +142,51 @@ export interface SyncClientOptions {
   broadcastChannel?: BroadcastChannelFactory | null
   /** Id generator for batch ids and generated record ids. Default crypto.randomUUID (with a fallback). */
   generateId?: () => string
+}
+
+export interface InsertOptions {
+  /** The record's id; default `record.id`, else a new UUID. */
+  recordId?: string
+}
+
+/** The local-first outbox: queue writes durably, deliver them in batches, never twice. */
+export interface SyncClient {
+  /** Queues an insert (create or replace); resolves the recordId once committed to IndexedDB. */
+  insert(collection: string, record: Record<string, unknown>, options?: InsertOptions): Promise<string>
+  /** Queues an update with only the changed fields (merged shallowly). */
+  update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void>
+  /** Queues a delete (`{action: 'delete', collection, recordId}` on the wire). */
+  delete(collection: string, recordId: string): Promise<void>
+  /** Queues any operation; resolves its local outbox id. */
+  enqueue(operation: Operation): Promise<number>
+  /** Delivers now, ignoring backoff, until the queue is empty or a delivery fails. */
+  flush(): Promise<FlushResult>
+  /** Operations still to send, after compaction. */
+  pending(): Promise<number>
+  /** The current status, read fresh from IndexedDB. */
+  status(): Promise<SyncStatus>
+  /** All queued operations: the batch in flight first (with its batchId), then the rest, in order. */
+  outbox(): Promise<OutboxEntry[]>
+  /** Removes queued operations by local id (e.g. a poison operation); resolves how many were removed. */
+  discard(ids: readonly number[]): Promise<number>
+  /** Operations moved aside after a rejection (with `deadLetter: true`). */
+  deadLetters(): Promise<DeadLetter[]>
+  clearDeadLetters(ids?: readonly number[]): Promise<void>
+  /** Status changes and every outbox change, coalesced; the current status follows soon after subscribing. */
+  subscribe(listener: StatusListener): () => void
+  /** After each acknowledged batch, in every instance sharing the outbox (when BroadcastChannel exists). */
+  onDelivered(listener: DeliveredListener): () => void
+  /** Starts the background loop (a first pass right away, then every `syncIntervalMs`). */
+  start(): void
+  /** Stops the background loop; `flush()` still works. */
+  stop(): void
+  /**
+   * The server is reachable again (e.g. a stream to it just came back): a
+   * batch waiting out a network failure is retried now instead of at the end
+   * of its backoff. Waits the server asked for (5xx, 429, Retry-After) stay.
+   * The flag client calls this when its stream goes live.
+   */
+  retryNow(): void
+  /** Stops, aborts a request on the wire, releases the delivery lock and closes the database. */
+  close(): Promise<void>
 }

@@ -51,8 +51,24 @@ export function compactRecord(ops: readonly Operation[], existsRemotely = false)
   if (first === undefined) return null
   const mayExist = existsRemotely || first.action !== 'insert'
   let current: Operation | null = first
-  for (let i = 1; i < ops.length; i++) current = fold(current, ops[i] as Operation, mayExist)
-  return current
+  let base: number | undefined
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i] as Operation
+    base ??= op.baseRevision
+    if (i > 0) current = fold(current, op, mayExist)
+  }
+  return withBase(current, base)
+}
+
+/**
+ * The compacted operation carries the EARLIEST base of its run: the receiver
+ * checks the whole run's fields against what the editor saw before the first
+ * of them, so a change someone else made in between is still caught.
+ */
+function withBase(op: Operation | null, base: number | undefined): Operation | null {
+  if (op === null || op.baseRevision === base) return op
+  const { baseRevision: _later, ...rest } = op
+  return base === undefined ? rest : { ...rest, baseRevision: base }
 }
 
 export interface CompactOptions {
@@ -86,6 +102,8 @@ interface Slot {
   /** Queue index of the newest update to merge into `base`, -1 for none; earlier ones via `previous`. */
   tail: number
   mayExist: boolean
+  /** The first `baseRevision` of the record's run (see `withBase`). */
+  baseRevision: number | undefined
 }
 
 function kindOf(op: Operation): Kind {
@@ -115,22 +133,24 @@ function mergeFields(
 
 function materialize(slot: Slot, ops: readonly Operation[], previous: Int32Array): Operation | null {
   const { base } = slot
-  if (base === null || slot.tail < 0) return base
+  if (base === null || slot.tail < 0) return withBase(base, slot.baseRevision)
   const changes: Record<string, unknown>[] = []
   for (let i = slot.tail; i >= 0; i = previous[i] as number) {
     changes.push((ops[i] as Extract<Operation, { action: 'update' }>).changes)
   }
   changes.reverse()
   const { collection, recordId } = base
+  const baseRevision = slot.baseRevision === undefined ? {} : { baseRevision: slot.baseRevision }
   if (base.action === 'insert')
-    return { action: 'insert', collection, recordId, record: mergeFields(base.record, changes) }
+    return { action: 'insert', collection, recordId, record: mergeFields(base.record, changes), ...baseRevision }
   if (base.action === 'update')
-    return { action: 'update', collection, recordId, changes: mergeFields(base.changes, changes) }
-  return base
+    return { action: 'update', collection, recordId, changes: mergeFields(base.changes, changes), ...baseRevision }
+  return withBase(base, slot.baseRevision)
 }
 
 /** Folds queue entry `i` into its record's slot (the same rules as `fold`). */
 function absorb(slot: Slot, op: Operation, i: number, previous: Int32Array): void {
+  slot.baseRevision ??= op.baseRevision
   const action = op.action
   if (action === 'update') {
     if (slot.kind === NONE) {
@@ -187,7 +207,7 @@ export function compact(ops: readonly Operation[], options: CompactOptions = {})
     if (slot === undefined) {
       const kind = kindOf(op)
       const mayExist = kind !== INSERT || (existsRemotely?.(op.collection, op.recordId) ?? false)
-      const created: Slot = { base: op, kind, tail: -1, mayExist }
+      const created: Slot = { base: op, kind, tail: -1, mayExist, baseRevision: op.baseRevision }
       records.set(op.recordId, created)
       order.push(created)
     } else {

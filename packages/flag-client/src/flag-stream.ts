@@ -33,6 +33,7 @@ export interface FlagStreamOptions {
 /** Our server ends its document 2 bootstrap with this comment; other servers fall back to the idle timer. */
 export const BOOTSTRAP_COMPLETE_COMMENT = 'bootstrap complete'
 
+/** The stream's reconnect backoff unless `reconnect` says otherwise: 1 s doubling to 30 s, +0–30 % jitter. */
 export const DEFAULT_RECONNECT: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxMs: 30_000 }
 
 /**

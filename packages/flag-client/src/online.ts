@@ -35,9 +35,20 @@ export function browserOnlineSource(): OnlineSource {
 
 /** An online source you drive yourself (Node, tests, or an app with its own connectivity check). */
 export interface ManualOnlineSource extends OnlineSource {
+  /** Sets the state; subscribers hear only real changes. */
   setOnline(online: boolean): void
 }
 
+/**
+ * An online source that starts `initial` (default online) and changes only when told.
+ *
+ * @example
+ * ```ts
+ * const online = manualOnlineSource()
+ * const flags = createFlagClient({ streamUrl, online })
+ * online.setOnline(false) // pauses reconnects until setOnline(true)
+ * ```
+ */
 export function manualOnlineSource(initial = true): ManualOnlineSource {
   let online = initial
   const listeners = new Set<(online: boolean) => void>()

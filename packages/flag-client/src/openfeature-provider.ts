@@ -23,6 +23,7 @@ type Kind = 'boolean' | 'string' | 'number' | 'object'
  * PROVIDER_CONFIGURATION_CHANGED for every flag change in between.
  */
 export class FlagsyncProvider implements Provider {
+  /** How OpenFeature names this provider (in hooks, events and evaluation details). */
   readonly metadata = { name: 'flagsync' } as const
   readonly runsOn = 'client' as const
   readonly events = new OpenFeatureEventEmitter()

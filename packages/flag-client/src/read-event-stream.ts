@@ -5,8 +5,13 @@ export interface StreamHandlers {
   onComment?(comment: string): void
 }
 
+/**
+ * The stream's server answered with an error status instead of an event stream (401 for a bad SDK key,
+ * 503 when it is full, ...); the flag client reports it in `status().lastError` and reconnects with backoff.
+ */
 export class StreamHttpError extends Error {
   override readonly name = 'StreamHttpError'
+  /** The HTTP status of the refused connection; 0 when a 200 response did not start like a flag stream. */
   readonly status: number
 
   constructor(status: number, message: string) {

@@ -3,7 +3,9 @@ import type { Operation, RetryPolicy } from '@flagsync/protocol'
 
 /** A flag as the stream serves it: document 2's flat flag or document 1's full flag. */
 export type ClientFlag = {
+  /** Unique within the set; the flag's id in every read and edit. */
   key: string
+  /** Off serves the flag's off value (false, or document 1's off variation) whatever its rules say. */
   is_enabled: boolean
   [field: string]: unknown
 }
@@ -11,14 +13,17 @@ export type ClientFlag = {
 /** Where the current flag set came from. */
 export type FlagSource = 'none' | 'cache' | 'snapshot' | 'stream'
 
+/** The connection behind the flag set, as `status()` returns it and `status` events carry it. */
 export interface FlagClientStatus {
   /** `connecting` until the first stream bootstrap, `live` while streaming, `polling` on the snapshot fallback, `offline` while the device is. */
   state: 'connecting' | 'live' | 'reconnecting' | 'polling' | 'offline' | 'closed'
+  /** Where the flags being served came from; `none` until the first complete set. */
   source: FlagSource
   /** Document 1's environment of the SDK key; null for document 2 servers and dashboard connections. */
   environmentId: string | null
   /** Consecutive failed stream connections. */
   failures: number
+  /** Why the last connection failed (`status`: its HTTP status); null again once the stream is live. */
   lastError: { message: string; status?: number } | null
 }
 
@@ -32,6 +37,7 @@ export type FlagClientEvent =
   | { type: 'status'; status: FlagClientStatus }
   | { type: 'error'; source: 'impressions'; error: { message: string } }
 
+/** Called synchronously for every event, in the order they happen. It must not throw: nothing catches it. */
 export type FlagClientListener = (event: FlagClientEvent) => void
 
 /**
@@ -40,10 +46,15 @@ export type FlagClientListener = (event: FlagClientEvent) => void
  * `createSyncClient()` from `@flagsync/sync-client` provides all of it.
  */
 export interface FlagOutbox {
+  /** Queues a create-or-replace of `record`; resolves its record id once the operation is durable. */
   insert(collection: string, record: Record<string, unknown>, options?: { recordId?: string }): Promise<string>
+  /** Queues a merge of `changes` into the record; resolves once durable. */
   update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void>
+  /** Queues a delete of the record; resolves once durable. */
   delete(collection: string, recordId: string): Promise<void>
+  /** The operations queued and not yet acknowledged, oldest first: what the flag client shows on top. */
   outbox(): Promise<ReadonlyArray<{ operation: Operation }>>
+  /** Called on every outbox change (the argument is not read); returns an unsubscribe function. */
   subscribe(listener: (status: unknown) => void): () => void
   /** `info.duplicate`: the receiver had applied this batch before (its effect is already, or no longer, on the server). */
   onDelivered(listener: (batchId: string, operations: Operation[], info?: { duplicate?: boolean }) => void): () => void
@@ -56,17 +67,23 @@ export interface FlagOutbox {
 
 /** Where a client learns about connectivity. */
 export interface OnlineSource {
+  /** The current state, read whenever the client needs it. */
   isOnline(): boolean
   /** Called with the new state on every change; returns an unsubscribe function. */
   subscribe(listener: (online: boolean) => void): () => void
 }
 
+/** Time as the client reads it; tests inject a fake one to run reconnects and polls without waiting. */
 export interface Clock {
+  /** Milliseconds since the epoch, like `Date.now()`. */
   now(): number
+  /** Runs `callback` once after `ms`; returns a handle for `clearTimeout`. */
   setTimeout(callback: () => void, ms: number): unknown
+  /** Cancels a pending `setTimeout`; a handle that already ran is ignored. */
   clearTimeout(handle: unknown): void
 }
 
+/** Options of `createFlagClient`: only `streamUrl` is required. */
 export interface FlagClientOptions {
   /** Absolute URL of the server's `/stream`. */
   streamUrl: string
@@ -94,9 +111,13 @@ export interface FlagClientOptions {
    * one implementation (e.g. `fake-indexeddb`); one alone throws a TypeError.
    */
   indexedDB?: IDBFactory
+  /** The `IDBKeyRange` of the same implementation as `indexedDB`. */
   IDBKeyRange?: typeof IDBKeyRange
+  /** Used for the stream, snapshots and impressions. Default: the global `fetch`. */
   fetch?: typeof fetch
+  /** Default: the real clock (`Date.now`, global timers). */
   clock?: Clock
+  /** A number in [0, 1) for backoff jitter and impression sampling. Default `Math.random`. */
   random?: () => number
   /** Default: `navigator.onLine` and window `online`/`offline` events. Offline pauses reconnects; back online reconnects at once. */
   online?: OnlineSource
@@ -115,6 +136,7 @@ export interface FlagClientOptions {
   impressions?: boolean | ImpressionOptions
 }
 
+/** Impression reporting settings (`FlagClientOptions.impressions`); every field is optional. */
 export interface ImpressionOptions {
   /** Default true (it still needs an `sdkKey` and a document 1 server). */
   enabled?: boolean
@@ -134,11 +156,13 @@ export interface ImpressionOptions {
   retry?: Partial<RetryPolicy>
 }
 
+/** The impression reporter's state, as `impressionStatus()` returns it. */
 export interface ImpressionStatus {
   /** False when turned off, without an SDK key, or closed. */
   enabled: boolean
   /** Recorded and not yet delivered (in IndexedDB or about to be written). */
   queued: number
+  /** A delivery request is in flight. */
   sending: boolean
   /** Delivered by this client since it started. */
   delivered: number
@@ -148,6 +172,7 @@ export interface ImpressionStatus {
   failures: number
   /** When the next attempt is due (epoch ms) while failing. */
   nextAttemptAt: number | null
+  /** Why the last delivery failed (`status`: the service's HTTP status); null after a success. */
   lastError: { message: string; status?: number } | null
   /**
    * Where queued impressions are kept: `indexeddb` (across reloads), `memory`
@@ -163,10 +188,23 @@ export type FlagEvaluation = Omit<EvaluationResult, 'errorCode'> & {
   flagFound: boolean
 }
 
+/**
+ * Live flags, made by `createFlagClient`. Reads are synchronous and local (the server's set with this client's
+ * queued edits on top); edits go through the sync client's outbox and read back at once.
+ *
+ * @example
+ * ```ts
+ * await flags.ready()
+ * flags.isEnabled('new-checkout', { user_id: 'u-42' })
+ * const off = flags.subscribe((e) => { if (e.type === 'flags') render(e.changedKeys) })
+ * ```
+ */
 export interface FlagClient {
   /** Resolves once a complete flag set is available: from the stream, a snapshot, or the IndexedDB cache. */
   ready(): Promise<void>
+  /** The flag as it reads now (server state with this client's edits on top); undefined when there is none. */
   getFlag(key: string): ClientFlag | undefined
+  /** Every flag as it reads now, sorted by key; a new array on each call. */
   allFlags(): ClientFlag[]
   /**
    * The flags as they read now (the server's set with this client's edits on top), as one map that is
@@ -174,17 +212,43 @@ export interface FlagClient {
    * compare, e.g. a `useSyncExternalStore` snapshot with `subscribe`.
    */
   snapshot(): ReadonlyMap<string, ClientFlag>
+  /**
+   * Evaluates the flag locally for `context` (attributes such as `user_id`, which also buckets rollouts): the
+   * value, its reason and variant, or `FLAG_NOT_FOUND` with `flagFound: false`. Records an impression when
+   * impressions are on; never throws and never waits for the network.
+   */
   evaluate(key: string, context?: Record<string, unknown>): FlagEvaluation
+  /** True only when the flag evaluates to exactly `true` for `context`; false for a missing flag. */
   isEnabled(key: string, context?: Record<string, unknown>): boolean
+  /**
+   * The evaluated value, or `fallback` when the flag is missing or serves no value. The value is not checked
+   * against `T`: use `evaluate` or the OpenFeature provider (`TYPE_MISMATCH`) where the type matters.
+   */
   getValue<T>(key: string, context: Record<string, unknown> | undefined, fallback: T): T
+  /** The connection state now; a new object after each change (the same one until then). */
   status(): FlagClientStatus
+  /**
+   * Calls `listener` on every `flags` change (with the keys that read differently), `status` change and
+   * background `error`; returns the function that unsubscribes.
+   */
   subscribe(listener: FlagClientListener): () => void
   /** Queues a create-or-replace through the sync client; visible at once. */
   createFlag(flag: ClientFlag): Promise<void>
+  /**
+   * Queues a merge of `changes` into the flag through the sync client; the flag reads changed as soon as this
+   * resolves, before the server has it. Rejects without a `syncClient` option.
+   */
   updateFlag(key: string, changes: Record<string, unknown>): Promise<void>
+  /** Queues a delete through the sync client; the flag is gone from reads at once. Rejects without a `syncClient`. */
   deleteFlag(key: string): Promise<void>
   /** Delivers the queued impressions now; resolves when the queue is empty, an attempt failed, or offline. */
   flushImpressions(): Promise<void>
+  /** The impression reporter's counters and state now. */
   impressionStatus(): ImpressionStatus
+  /**
+   * Stops the stream, polls and timers, hands the last server set to the IndexedDB cache, closes the impression
+   * queue and emits a final `closed` status; listeners are dropped after it. Impressions still queued stay in
+   * IndexedDB for the next client.
+   */
   close(): Promise<void>
 }

@@ -3,12 +3,15 @@ import { checkIndexedDbOptions, type IndexedDbEnv, resolveIndexedDb } from '../i
 
 /** One recorded impression: where it goes and its JSON, serialized once when recorded. */
 export interface QueuedImpression {
+  /** Queue order, assigned by `add`; absent before. */
   seq?: number
   /** The ingest URL (`…/api/environments/<id>/impressions`): rows keep the environment they were recorded in. */
   url: string
+  /** One impression of the service's ingest body, as JSON text. */
   json: string
   /** A tab delivering this row owns it until then (ms); 0 when free. */
   claimedUntil: number
+  /** The deliverer (one per client instance) that claimed the row last. */
   owner: string
 }
 
@@ -19,12 +22,17 @@ export interface QueuedImpression {
  * frees rows whose attempt failed.
  */
 export interface ImpressionQueue {
+  /** Appends the rows in one transaction, in order; each gets the next `seq`. */
   add(rows: QueuedImpression[]): Promise<void>
   /** Up to `max` free rows, oldest first, all with the URL of the oldest free one; claimed until `until`. */
   claim(max: number, owner: string, now: number, until: number): Promise<Array<Required<QueuedImpression>>>
+  /** Deletes these rows (delivered, or rejected for good); unknown seqs are ignored. */
   remove(seqs: number[]): Promise<void>
+  /** Makes these rows free to claim again at once (their delivery failed). */
   release(seqs: number[]): Promise<void>
+  /** Rows in the queue, claimed or not. */
   count(): Promise<number>
+  /** Closes the connection; rows stay for the next queue on the same database. */
   close(): void
 }
 

@@ -5,12 +5,19 @@ import { type ImpressionQueue, MemoryImpressionQueue, type QueuedImpression } fr
 /** The service's limits (document 1 §8 and its field limits): the reporter never sends what would be refused. */
 export const IMPRESSION_WIRE_LIMITS = { batch: 500, valueLength: 512, userIdLength: 256, contextLength: 4096 } as const
 
+/** What `ImpressionOptions` defaults to. */
 export const IMPRESSION_DEFAULTS = {
+  /** The oldest queued impression waits at most this long (ms) for a batch to fill. */
   flushIntervalMs: 2000,
+  /** Impressions per request: the service's limit. */
   maxBatch: 500,
+  /** Impressions kept while they cannot be delivered; more are dropped and counted. */
   maxQueue: 10_000,
+  /** Every evaluation is recorded. */
   sampleRate: 1,
+  /** The evaluation context travels with each impression. */
   includeContext: true,
+  /** A delivery request is aborted (and retried) after this long (ms). */
   requestTimeoutMs: 30_000,
 } as const
 

@@ -10,6 +10,10 @@ export type SyncClientErrorCode =
   | 'closed'
   /** IndexedDB failed for another reason (blocked, unavailable, aborted transaction). */
   | 'storage_failed'
+  /** `resolve()` of a conflict that is not (or no longer) there: resolved already, maybe in another tab. */
+  | 'unknown_conflict'
+  /** `resolve()` with a resolution that does not fit the conflict (e.g. `'recreate'` of a record that exists). */
+  | 'invalid_resolution'
 
 /**
  * The one error class the client throws. `code` is for programs, `message` for
@@ -17,6 +21,7 @@ export type SyncClientErrorCode =
  */
 export class SyncClientError extends Error {
   override readonly name = 'SyncClientError'
+  /** What failed, for programs to branch on; see `SyncClientErrorCode`. */
   readonly code: SyncClientErrorCode
 
   constructor(code: SyncClientErrorCode, message: string, options: { cause?: unknown } = {}) {

@@ -6,6 +6,7 @@ import { SyncClientError } from './errors.js'
 import { randomId } from './random-id.js'
 import type { BroadcastChannelFactory, Clock, LockManagerLike, OnlineSource, SyncClientOptions } from './types.js'
 
+/** The option values `createSyncClient` uses when they are not given (milliseconds where a time). */
 export const DEFAULTS = Object.freeze({
   batchSize: 50,
   syncIntervalMs: 5000,

@@ -11,6 +11,7 @@ export interface DeliveryError {
   status?: number
   /** The receiver's error `code` when its body has one, else `network`, `timeout` or `http_<status>`. */
   code: string
+  /** A sentence for people: the receiver's `error` when it sent one, else what went wrong on the way. */
   message: string
   /** The receiver's response body (parsed JSON when it was JSON, else text). */
   body?: unknown
@@ -27,7 +28,9 @@ export interface DeliveryError {
   at: number
 }
 
+/** What `status()` returns and `subscribe` listeners receive. */
 export interface SyncStatus {
+  /** What the client is doing now. */
   state: SyncState
   /** Operations still to send, after compaction (same number as `pending()`). */
   pending: number
@@ -37,17 +40,21 @@ export interface SyncStatus {
   nextAttemptAt: number | null
 }
 
+/** Gets each new status; calls are coalesced, so a burst of changes may arrive as one. */
 export type StatusListener = (status: SyncStatus) => void
 /** What the receiver said of a delivered batch: `duplicate` when it had applied this batchId before. */
 export interface DeliveryInfo {
+  /** True when the receiver had applied this batch before (a retry after a lost response): nothing changed now. */
   duplicate: boolean
 }
+/** Gets each acknowledged batch: its id and its operations as sent (after compaction). */
 export type DeliveredListener = (batchId: string, operations: Operation[], info: DeliveryInfo) => void
 
 /** One operation of the local outbox. */
 export interface OutboxEntry {
   /** Local id (monotonic); pass it to `discard`. */
   id: number
+  /** The operation as the app queued it (before compaction). */
   operation: Operation
   /** The batch it was cut into (in flight or waiting for a retry), or null while not yet batched. */
   batchId: string | null
@@ -57,15 +64,19 @@ export interface OutboxEntry {
 
 /** An operation the receiver rejected, moved aside when `deadLetter` is on. */
 export interface DeadLetter {
+  /** Local id in the dead-letter store; pass it to `clearDeadLetters`. */
   id: number
+  /** The batch that was rejected. */
   batchId: string
   /** The operation as it was sent (after compaction). */
   operation: Operation
+  /** The rejection, as the status reported it. */
   error: DeliveryError
   /** Epoch ms when it was moved to the dead-letter store. */
   deadAt: number
 }
 
+/** What one `flush()` achieved. */
 export interface FlushResult {
   /** Operations (as sent, after compaction) acknowledged during this flush. */
   delivered: number
@@ -80,6 +91,7 @@ export type { Clock, OnlineSource }
 
 /** The part of the Web Locks API (`navigator.locks`) the client uses. */
 export interface LockManagerLike {
+  /** `navigator.locks.request`: runs `callback` while holding the named lock (with `ifAvailable`, at once or never). */
   request(
     name: string,
     options: { ifAvailable?: boolean; signal?: AbortSignal },
@@ -89,14 +101,20 @@ export interface LockManagerLike {
 
 /** The part of BroadcastChannel the client uses to tell other tabs that the outbox changed. */
 export interface BroadcastChannelLike {
+  /** Sends to every other channel of the same name (not to this one). */
   postMessage(message: unknown): void
+  /** Stops sending and receiving. */
   close(): void
+  /** Set by the client to hear other tabs. */
   onmessage: ((event: { data: unknown }) => void) | null
 }
+/** Opens a channel by name; the default is `(name) => new BroadcastChannel(name)`. */
 export type BroadcastChannelFactory = (name: string) => BroadcastChannelLike
 
+/** Fixed headers, or a function called before each delivery (so a token can be refreshed). */
 export type HeadersOption = Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>)
 
+/** Options of `createSyncClient`: only `webhookUrl` is required. */
 export interface SyncClientOptions {
   /** Absolute http(s) URL of the webhook receiver. */
   webhookUrl: string
@@ -128,11 +146,15 @@ export interface SyncClientOptions {
   pushDelayMs?: number | null
   /** IndexedDB lease duration used when Web Locks are missing. Default 5000 ms. */
   leaseMs?: number
+  /** Default: the page's IndexedDB. In Node pass one (e.g. `fake-indexeddb`) together with its `IDBKeyRange`. */
   indexedDB?: IDBFactory
+  /** The `IDBKeyRange` of the same implementation as `indexedDB`. */
   IDBKeyRange?: typeof IDBKeyRange
+  /** Used for deliveries. Default: the global `fetch`. */
   fetch?: typeof fetch
   /** Default: `navigator.onLine` plus window `online`/`offline` events, read lazily. */
   online?: OnlineSource
+  /** Default: the real clock (`Date.now`, global timers). */
   clock?: Clock
   /** Random source for jitter, [0, 1). Default Math.random. */
   random?: () => number
@@ -144,6 +166,7 @@ export interface SyncClientOptions {
   generateId?: () => string
 }
 
+/** Options of `insert`. */
 export interface InsertOptions {
   /** The record's id; default `record.id`, else a new UUID. */
   recordId?: string
@@ -171,6 +194,7 @@ export interface SyncClient {
   discard(ids: readonly number[]): Promise<number>
   /** Operations moved aside after a rejection (with `deadLetter: true`). */
   deadLetters(): Promise<DeadLetter[]>
+  /** Deletes these dead letters, or all of them without `ids`. */
   clearDeadLetters(ids?: readonly number[]): Promise<void>
   /** Status changes and every outbox change, coalesced; the current status follows soon after subscribing. */
   subscribe(listener: StatusListener): () => void

@@ -30,7 +30,7 @@ export {
 export { type CompactOptions, compact, compactRecord } from './compact.js'
 export { isQuotaError, SyncClientError, type SyncClientErrorCode, toSyncClientError } from './errors.js'
 export { DEFAULTS } from './resolve-options.js'
-export { createSyncClient, type InsertOptions, type SyncClient } from './sync-client.js'
+export { createSyncClient } from './sync-client.js'
 export type {
   BroadcastChannelFactory,
   BroadcastChannelLike,
@@ -41,10 +41,12 @@ export type {
   DeliveryInfo,
   FlushResult,
   HeadersOption,
+  InsertOptions,
   LockManagerLike,
   OnlineSource,
   OutboxEntry,
   StatusListener,
+  SyncClient,
   SyncClientOptions,
   SyncState,
   SyncStatus,

@@ -10,73 +10,22 @@ import {
   normalizeOperation,
   toJsonObject,
 } from './normalize-operation.js'
-import { type BatchRow, OutboxDb } from './outbox-db.js'
+import { OutboxDb } from './outbox-db.js'
 import { type ResolvedOptions, resolveOptions } from './resolve-options.js'
+import { callSafely, StatusFeed } from './status-feed.js'
 import type {
   BroadcastChannelLike,
   DeadLetter,
   DeliveredListener,
-  DeliveryError,
   DeliveryInfo,
   FlushResult,
+  InsertOptions,
   OutboxEntry,
   StatusListener,
+  SyncClient,
   SyncClientOptions,
-  SyncState,
   SyncStatus,
 } from './types.js'
-
-export interface InsertOptions {
-  /** The record's id; default `record.id`, else a new UUID. */
-  recordId?: string
-}
-
-/** The local-first outbox: queue writes durably, deliver them in batches, never twice. */
-export interface SyncClient {
-  /** Queues an insert (create or replace); resolves the recordId once committed to IndexedDB. */
-  insert(collection: string, record: Record<string, unknown>, options?: InsertOptions): Promise<string>
-  /** Queues an update with only the changed fields (merged shallowly). */
-  update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void>
-  /** Queues a delete (`{action: 'delete', collection, recordId}` on the wire). */
-  delete(collection: string, recordId: string): Promise<void>
-  /** Queues any operation; resolves its local outbox id. */
-  enqueue(operation: Operation): Promise<number>
-  /** Delivers now, ignoring backoff, until the queue is empty or a delivery fails. */
-  flush(): Promise<FlushResult>
-  /** Operations still to send, after compaction. */
-  pending(): Promise<number>
-  /** The current status, read fresh from IndexedDB. */
-  status(): Promise<SyncStatus>
-  /** All queued operations: the batch in flight first (with its batchId), then the rest, in order. */
-  outbox(): Promise<OutboxEntry[]>
-  /** Removes queued operations by local id (e.g. a poison operation); resolves how many were removed. */
-  discard(ids: readonly number[]): Promise<number>
-  /** Operations moved aside after a rejection (with `deadLetter: true`). */
-  deadLetters(): Promise<DeadLetter[]>
-  clearDeadLetters(ids?: readonly number[]): Promise<void>
-  /** Status changes and every outbox change, coalesced; the current status follows soon after subscribing. */
-  subscribe(listener: StatusListener): () => void
-  /** After each acknowledged batch, in every instance sharing the outbox (when BroadcastChannel exists). */
-  onDelivered(listener: DeliveredListener): () => void
-  /** Starts the background loop (a first pass right away, then every `syncIntervalMs`). */
-  start(): void
-  /** Stops the background loop; `flush()` still works. */
-  stop(): void
-  /**
-   * The server is reachable again (e.g. a stream to it just came back): a
-   * batch waiting out a network failure is retried now instead of at the end
-   * of its backoff. Waits the server asked for (5xx, 429, Retry-After) stay.
-   * The flag client calls this when its stream goes live.
-   */
-  retryNow(): void
-  /** Stops, aborts a request on the wire, releases the delivery lock and closes the database. */
-  close(): Promise<void>
-}
-
-interface Snapshot {
-  head: BatchRow | undefined
-  pending: number
-}
 
 const BUSY_POLL_MS = 100
 
@@ -97,7 +46,6 @@ class OutboxSyncClient implements SyncClient {
   private readonly store: OutboxDb
   private readonly lock: DeliveryLock
   private readonly shutdown = new AbortController()
-  private readonly statusListeners = new Set<StatusListener>()
   private readonly deliveredListeners = new Set<DeliveredListener>()
   private readonly channel: BroadcastChannelLike | null
   private closed = false
@@ -109,12 +57,7 @@ class OutboxSyncClient implements SyncClient {
   private unsubscribeOnline: (() => void) | null = null
   private chain: Promise<unknown> = Promise.resolve()
   private readonly pipeline: DeliveryPipeline
-  /** A failure that left no batch behind (dead-lettered); cleared by the next success. */
-  private detachedError: DeliveryError | null = null
-  private refreshing: Promise<void> | null = null
-  private dirty = false
-  /** The last snapshot read for subscribers, to announce state changes without waiting for IndexedDB. */
-  private lastSnapshot: Snapshot | null = null
+  private readonly statusFeed: StatusFeed
 
   constructor(private readonly o: ResolvedOptions) {
     this.store = new OutboxDb(o.dbName, { indexedDB: o.indexedDB, IDBKeyRange: o.IDBKeyRange })
@@ -124,14 +67,20 @@ class OutboxSyncClient implements SyncClient {
       : leaseDeliveryLock(this.store, o.generateId(), o.leaseMs, o.clock, this.shutdown.signal)
     this.channel = o.broadcastChannel ? o.broadcastChannel(`flagsync-sync-client:${o.dbName}`) : null
     if (this.channel) this.channel.onmessage = (event) => this.onCrossTab(event.data)
+    this.statusFeed = new StatusFeed({
+      read: () => this.store.snapshot(),
+      isOnline: () => o.online.isOnline(),
+      isAttempting: () => this.pipeline.attempting,
+      isClosed: () => this.closed,
+    })
     this.pipeline = new DeliveryPipeline(this.store, o, this.shutdown.signal, {
-      attemptStarted: () => this.notifyFromCache(),
+      attemptStarted: () => this.statusFeed.notifyFromCache(),
       delivered: (batch, info) => {
-        this.detachedError = null
+        this.statusFeed.detachedError = null
         this.announceDelivered(batch.batchId, batch.operations, info)
       },
       deadLettered: (error) => {
-        this.detachedError = error
+        this.statusFeed.detachedError = error
         this.changed()
       },
       failureRecorded: () => this.changed(),
@@ -214,7 +163,7 @@ class OutboxSyncClient implements SyncClient {
 
   async status(): Promise<SyncStatus> {
     this.assertOpen()
-    return this.computeStatus(await this.guard(this.store.snapshot()))
+    return this.statusFeed.compute(await this.guard(this.store.snapshot()))
   }
 
   outbox(): Promise<OutboxEntry[]> {
@@ -268,7 +217,7 @@ class OutboxSyncClient implements SyncClient {
     if (this.timer !== null) this.o.clock.clearTimeout(this.timer)
     this.timer = null
     this.timerDueAt = null
-    if (this.statusListeners.size === 0) this.unwatchOnline()
+    if (this.statusFeed.listeners.size === 0) this.unwatchOnline()
   }
 
   retryNow(): void {
@@ -362,7 +311,7 @@ class OutboxSyncClient implements SyncClient {
   private onCrossTab(data: unknown): void {
     if (this.closed || !isCrossTabMessage(data)) return
     if (data.type === 'delivered') {
-      this.detachedError = null
+      this.statusFeed.detachedError = null
       this.emitDelivered(data.batchId, data.operations, { duplicate: data.duplicate === true })
     }
     this.refresh()
@@ -396,12 +345,12 @@ class OutboxSyncClient implements SyncClient {
 
   subscribe(listener: StatusListener): () => void {
     this.assertOpen()
-    this.statusListeners.add(listener)
+    this.statusFeed.listeners.add(listener)
     this.watchOnline()
     this.refresh()
     return () => {
-      this.statusListeners.delete(listener)
-      if (this.statusListeners.size === 0 && !this.running) this.unwatchOnline()
+      this.statusFeed.listeners.delete(listener)
+      if (this.statusFeed.listeners.size === 0 && !this.running) this.unwatchOnline()
     }
   }
 
@@ -413,50 +362,9 @@ class OutboxSyncClient implements SyncClient {
     }
   }
 
-  /** Re-reads the status and notifies subscribers; calls made while a read runs are coalesced into one more. */
+  /** The outbox may have changed: re-read the status for subscribers. */
   private refresh(): void {
-    if (this.statusListeners.size === 0 || this.closed) return
-    this.dirty = true
-    if (this.refreshing) return
-    this.refreshing = (async () => {
-      while (this.dirty && !this.closed) {
-        this.dirty = false
-        try {
-          this.lastSnapshot = await this.store.snapshot()
-        } catch {
-          continue // closed underneath us, or a transient read failure; the next change retries
-        }
-        if (this.closed) break
-        this.notify(this.computeStatus(this.lastSnapshot))
-      }
-      this.refreshing = null
-    })()
-  }
-
-  /** A state change that needs no new read (an attempt starts): subscribers hear it at once. */
-  private notifyFromCache(): void {
-    if (this.statusListeners.size === 0 || this.closed) return
-    if (this.lastSnapshot) this.notify(this.computeStatus(this.lastSnapshot))
-    else this.refresh()
-  }
-
-  private notify(status: SyncStatus): void {
-    for (const listener of [...this.statusListeners]) callSafely(() => listener(status))
-  }
-
-  private computeStatus({ head, pending }: Snapshot): SyncStatus {
-    const backingOff = head !== undefined && head.attempts > 0
-    let state: SyncState = 'idle'
-    if (!this.o.online.isOnline()) state = 'offline'
-    else if (head?.lastError?.kind === 'rejected') state = 'blocked'
-    else if (this.pipeline.attempting) state = 'syncing'
-    else if (backingOff) state = 'backoff'
-    return {
-      state,
-      pending,
-      lastError: head?.lastError ?? this.detachedError,
-      nextAttemptAt: backingOff ? head.nextAttemptAt : null,
-    }
+    this.statusFeed.refresh()
   }
 
   // ---- lifecycle ------------------------------------------------------------
@@ -470,8 +378,8 @@ class OutboxSyncClient implements SyncClient {
     this.closing = (async () => {
       await this.chain
       await this.lock.release()
-      await this.refreshing
-      this.statusListeners.clear()
+      await this.statusFeed.refreshing
+      this.statusFeed.listeners.clear()
       this.deliveredListeners.clear()
       if (this.channel) {
         this.channel.onmessage = null
@@ -501,15 +409,4 @@ class OutboxSyncClient implements SyncClient {
 
 function invalid(message: string): SyncClientError {
   return new SyncClientError('invalid_operation', message)
-}
-
-/** A throwing listener must not stop delivery or other listeners; its error still surfaces. */
-function callSafely(fn: () => void): void {
-  try {
-    fn()
-  } catch (error) {
-    queueMicrotask(() => {
-      throw error
-    })
-  }
 }

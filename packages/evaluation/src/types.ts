@@ -27,11 +27,15 @@ export type EvaluationErrorCode =
  * (use `=== undefined` if the flag may serve JSON `null`).
  */
 export interface EvaluationResult {
+  /** The value served, or undefined (see above). */
   value: FlagValue | undefined
+  /** Why this value: off, a rule matched, a rollout or variant split, the default, or an error. */
   reason: EvaluationReason
   /** Index (as a string) of the weighted variant served; only on a variant split. */
   variant?: string
+  /** Set exactly when `reason` is `ERROR`. */
   errorCode?: EvaluationErrorCode
+  /** What was wrong, for logs (e.g. which prerequisite is missing); only with `errorCode`. */
   errorMessage?: string
 }
 

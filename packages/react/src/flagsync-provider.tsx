@@ -4,7 +4,9 @@ import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react'
 import { FlagsyncContext } from './context.js'
 import { FlagStore } from './flag-store.js'
 
+/** Props of `FlagsyncProvider`: give a `client`, or a `url` (and `sdkKey`) for the provider to create one. */
 export interface FlagsyncProviderProps {
+  /** The tree whose hooks read these flags. */
   children?: ReactNode
   /** A flag client you created and own (the provider never closes it). Wins over `url`. */
   client?: FlagClient

@@ -12,12 +12,17 @@ export type FlagValueOf<T> = T extends boolean ? boolean : T extends string ? st
 /** Evaluation attributes, e.g. `{ user_id: 'u-42', country: 'NL' }`. */
 export type FlagContext = Record<string, unknown>
 
+/** What `useFlagDetails` returns: the value with the evaluation's explanation. */
 export interface FlagDetails<T> {
   /** The flag's value, or the fallback when the flag is missing, failed to evaluate or has another kind of value. */
   value: T
+  /** False when the client has no flag of this key (yet: before the first flag set, every flag is missing). */
   flagFound: boolean
+  /** The evaluator's reason; `ERROR` whenever the fallback was used because of `errorCode`. */
   reason: FlagEvaluation['reason']
+  /** The weighted variant served, on a variant split. */
   variant?: string
+  /** Why the fallback was used: the evaluator's code, `FLAG_NOT_FOUND`, or `TYPE_MISMATCH` (value of another kind). */
   errorCode?: FlagEvaluation['errorCode'] | 'TYPE_MISMATCH'
 }
 

@@ -3,6 +3,7 @@ import { type Flag, flagPatchSchema, flagSchema } from './flag.js'
 import { toIssues } from './format-issues.js'
 import { mergeFlagPatch } from './patch-flag.js'
 
+/** The merged flag, valid by `flagSchema`; or every problem with the patch or the result (nothing is thrown). */
 export type PatchResult = { ok: true; flag: Flag } | { ok: false; issues: Issue[] }
 
 /**

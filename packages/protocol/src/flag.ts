@@ -31,10 +31,15 @@ export type Operator = z.infer<typeof operatorSchema>
 
 /** Size limits every server enforces on a flag (and the clients may check early). */
 export const LIMITS = {
+  /** Characters of a flag's `description`. */
   descriptionLength: 10_000,
+  /** Targeting rules per flag. */
   rules: 200,
+  /** Values of one rule (at least one). */
   ruleValues: 1_000,
+  /** Characters of one rule value. */
   ruleValueLength: 1_024,
+  /** Characters of a rule's `attribute` (at least one). */
   attributeLength: 256,
 } as const
 

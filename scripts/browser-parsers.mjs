@@ -32,162 +32,127 @@ export const TARGETS = [
 export function generateBrowserParsers(schemas) {
   /** @type {Map<unknown, string>} */
   const names = new Map()
-  /** @type {string[]} */
-  const functions = []
-  const helpers = { isObject: false, isPlainObject: false }
-
   /** @type {Map<string, string>} */
-  const bodies = new Map()
-  let count = 0
+  const exprs = new Map()
+  /** @type {string[]} */
+  const consts = []
+  /** @type {Set<string>} */
+  const used = new Set()
+  const use = (/** @type {string} */ block) => {
+    used.add(block)
+    return block
+  }
+
   /**
-   * The name of the function parsing `schema`, compiled on first use. Schemas that compile to the same body
-   * share one function (zod builds a new `z.string()` for every use); a z.lazy is named before its inner
-   * schema compiles, so recursion ends there.
+   * The name of the parser for `schema`, defined on first use, after what it uses. Schemas that compile to the
+   * same expression share one (zod builds a new `z.string()` for every use); a z.lazy is defined before its inner
+   * schema, through a thunk, so recursion ends there.
    */
   const fn = (/** @type {any} */ schema) => {
     const known = names.get(schema)
     if (known) return known
-    const reserved = schema._zod.def.type === 'lazy' ? `p${count++}` : undefined
-    if (reserved) names.set(schema, reserved)
-    const body = compile(schema, reserved ?? 'schema')
-    const name = reserved ?? bodies.get(body) ?? `p${count++}`
+    if (schema._zod.def.type === 'lazy') {
+      const name = `p${consts.length}`
+      names.set(schema, name)
+      const slot = consts.push('') - 1
+      consts[slot] = `const ${name}: P = /* @__PURE__ */ ${use('lazy')}(() => ${fn(schema._zod.def.getter())})`
+      return name
+    }
+    const expr = compile(schema)
+    const name = exprs.get(expr) ?? `p${consts.length}`
     names.set(schema, name)
-    if (!bodies.has(body) || reserved) {
-      bodies.set(body, name)
-      functions.push(`function ${name}(v: unknown): unknown {\n${body}\n}`)
+    if (!exprs.has(expr)) {
+      exprs.set(expr, name)
+      consts.push(`const ${name}: P = ${expr.includes('(') ? '/* @__PURE__ */ ' : ''}${expr}`)
     }
     return name
   }
 
-  /** One statement block returning the parsed value or F. */
-  const compile = (/** @type {any} */ schema, /** @type {string} */ self) => {
+  /** The expression building `schema`'s parser from the blocks of parse-kit.ts. */
+  const compile = (/** @type {any} */ schema) => {
     const def = schema._zod.def
-    const checks = def.checks ?? []
+    const checks = (def.checks ?? []).map((/** @type {any} */ c) => c._zod.def)
     switch (def.type) {
-      case 'string':
-        return `  return typeof v === 'string'${checks.map((c) => ` && ${stringCheck(c._zod.def)}`).join('')} ? v : F`
-      case 'number':
-        return `  return typeof v === 'number' && Number.isFinite(v)${checks.map((c) => ` && ${numberCheck(c._zod.def)}`).join('')} ? v : F`
-      case 'boolean':
-        return noChecks(def, `  return typeof v === 'boolean' ? v : F`)
-      case 'null':
-        return noChecks(def, '  return v === null ? v : F')
-      case 'unknown':
-        return noChecks(def, '  return v')
-      case 'never':
-        return noChecks(def, '  return F')
-      case 'literal':
-        return noChecks(def, `  return ${def.values.map((l) => `v === ${literal(l)}`).join(' || ')} ? v : F`)
-      case 'enum':
-        return noChecks(
-          def,
-          `  return [${Object.values(def.entries).map(literal).join(', ')}].includes(v as never) ? v : F`,
-        )
-      case 'nullable':
-        return noChecks(def, `  return v === null ? v : ${fn(def.innerType)}(v)`)
-      case 'optional':
-        if (def.innerType._zod.optin !== undefined)
-          throw new Error(`${self}: optional of an optional or defaulted schema`)
-        return noChecks(def, `  return v === undefined ? v : ${fn(def.innerType)}(v)`)
-      case 'default': {
-        const inner = fn(def.innerType)
-        const fallback = literal(def.defaultValue)
-        return noChecks(
-          def,
-          `  if (v === undefined) return ${fallback}\n  const r = ${inner}(v)\n  return r === undefined ? ${fallback} : r`,
-        )
+      case 'string': {
+        const { min, max, re } = lengths(checks, true)
+        return `${use('str')}(${args([min, max, re], [0, 'Number.POSITIVE_INFINITY'])})`
       }
-      case 'lazy':
-        return noChecks(def, `  return ${fn(def.getter())}(v)`)
+      case 'number':
+        return `${use('num')}(${args(numberBounds(checks), [])})`
+      case 'boolean':
+        return noChecks(def, use('bool'))
+      case 'null':
+        return noChecks(def, `${use('oneOf')}(null)`)
+      case 'unknown':
+        return noChecks(def, use('any'))
+      case 'never':
+        return noChecks(def, use('never'))
+      case 'literal':
+        return noChecks(def, `${use('oneOf')}(${def.values.map(literal).join(', ')})`)
+      case 'enum':
+        return noChecks(def, `${use('oneOf')}(${Object.values(def.entries).map(literal).join(', ')})`)
+      case 'nullable':
+        return noChecks(def, `${use('nullable')}(${fn(def.innerType)})`)
+      case 'optional':
+        if (def.innerType._zod.optin !== undefined) throw new Error('optional of an optional or defaulted schema')
+        return noChecks(def, `${use('optional')}(${fn(def.innerType)})`)
+      case 'default':
+        if (def.innerType._zod.optin !== undefined) throw new Error('default of an optional or defaulted schema')
+        return noChecks(def, `${use('withDefault')}(${fn(def.innerType)}, () => ${literal(def.defaultValue)})`)
       case 'pipe': {
-        const first = `  const r = ${fn(def.in)}(v)\n  if (r === F) return F\n`
         const out = def.out._zod.def
-        // A transform runs on what `in` parsed, so it is typed by `in` (the source is zod's own function).
-        if (out.type === 'transform')
-          return noChecks(def, `${first}  return (${transform(out.transform)})(r as ${tsType(def.in)})`)
-        return noChecks(def, `${first}  return ${fn(def.out)}(r)`)
+        // A zod transform is the schema's own function, copied as source and typed by what `in` parses.
+        if (out.type !== 'transform') throw new Error(`a pipe into ${out.type} does not compile`)
+        return noChecks(def, `${use('pipe')}(${fn(def.in)}, ${transform(out.transform, tsType(def.in))})`)
       }
       case 'union':
-        if (def.unionFallback) throw new Error(`${self}: unionFallback`)
-        return noChecks(
-          def,
-          `  let r: unknown\n${def.options.map((o) => `  if ((r = ${fn(o)}(v)) !== F) return r\n`).join('')}  return F`,
-        )
+        if (def.unionFallback) throw new Error('unionFallback does not compile')
+        return noChecks(def, `${use('union')}(${def.options.map(fn).join(', ')})`)
       case 'array': {
-        const lengths = checks.map((c) => lengthCheck(c._zod.def))
-        return [
-          `  if (!Array.isArray(v)${lengths.map((l) => ` || !(${l})`).join('')}) return F`,
-          '  const out: unknown[] = []',
-          '  for (let i = 0; i < v.length; i++) {',
-          `    const r = ${fn(def.element)}(v[i])`,
-          '    if (r === F) return F',
-          '    out.push(r)',
-          '  }',
-          '  return out',
-        ].join('\n')
+        const { min, max } = lengths(checks, false)
+        return `${use('array')}(${args([fn(def.element), min, max], [undefined, 0, 'Number.POSITIVE_INFINITY'])})`
       }
       case 'object':
-        helpers.isObject = true
-        return noChecks(def, object(def, self))
+        return noChecks(def, object(def))
       case 'record': {
         const key = def.keyType._zod.def
         if (key.type !== 'string' || (key.checks ?? []).length > 0 || def.mode === 'loose') {
-          throw new Error(`${self}: only records with plain string keys compile`)
+          throw new Error('only records with plain string keys compile')
         }
-        helpers.isPlainObject = true
-        return noChecks(
-          def,
-          [
-            '  if (!isPlainObject(v)) return F',
-            '  const out: Record<string, unknown> = {}',
-            '  for (const k of Reflect.ownKeys(v)) {',
-            `    if (k === '__proto__' || !Object.prototype.propertyIsEnumerable.call(v, k)) continue`,
-            `    if (typeof k !== 'string') return F`,
-            `    const r = ${fn(def.valueType)}(v[k])`,
-            '    if (r === F) return F',
-            '    out[k] = r',
-            '  }',
-            '  return out',
-          ].join('\n'),
-        )
+        return noChecks(def, `${use('record')}(${fn(def.valueType)})`)
       }
       default:
-        throw new Error(`${self}: zod type ${def.type} does not compile`)
+        throw new Error(`zod type ${def.type} does not compile`)
     }
   }
 
-  /** zod's object rules: shape keys in order, then the catchall (strip, refuse or keep unknown keys). */
-  const object = (/** @type {any} */ def, /** @type {string} */ self) => {
-    const lines = ['  if (!isObject(v)) return F', '  const out: Record<string, unknown> = {}', '  let r: unknown']
+  /** zod's object: the field's own optin/optout decide absent keys, the catchall decides unknown ones. */
+  const object = (/** @type {any} */ def) => {
     const keys = Object.keys(def.shape)
     if (Object.getOwnPropertySymbols(def.shape).length > 0 || keys.includes('__proto__')) {
-      throw new Error(`${self}: symbol or __proto__ keys`)
+      throw new Error('symbol or __proto__ keys do not compile')
     }
-    for (const key of keys) {
+    const fields = keys.map((key) => {
       const field = def.shape[key]
       const { optin, optout } = field._zod
-      const k = JSON.stringify(key)
-      const run = `(r = ${fn(field)}(v[${k}])) === F`
-      if (optin === undefined && optout === undefined) {
-        // Required: an absent key fails even where the schema would take undefined.
-        lines.push(`  if (!(${k} in v) || ${run}) return F`, `  out[${k}] = r`)
-      } else if (optin === 'optional' && optout === 'optional') {
-        // Optional: absent stays absent; present (even as undefined) is kept.
-        lines.push(`  if (${k} in v) {`, `    if (${run}) return F`, `    out[${k}] = r`, '  }')
-      } else if (optin === 'defaulted' && optout === undefined) {
-        lines.push(`  if (${run}) return F`, `  out[${k}] = r`)
-      } else {
-        throw new Error(`${self}.${key}: optin ${optin} / optout ${optout} does not compile`)
-      }
-    }
+      const type = field._zod.def.type
+      // parse-kit marks optional() and withDefault() parsers; anything else must be a required field.
+      const kind =
+        optin === 'optional' && optout === 'optional' && type === 'optional'
+          ? 'o'
+          : optin === 'defaulted' && optout === undefined && type === 'default'
+            ? 'd'
+            : optin === undefined && optout === undefined && type !== 'optional' && type !== 'default'
+              ? 'r'
+              : undefined
+      if (!kind) throw new Error(`field ${key}: ${type} with optin ${optin} / optout ${optout} does not compile`)
+      return `${/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key)}: ${fn(field)}`
+    })
     const catchall = def.catchall?._zod.def.type
-    const known = `[${keys.map((k) => JSON.stringify(k)).join(', ')}]`
-    if (catchall === 'never') lines.push(`  for (const k in v) if (!${known}.includes(k)) return F`)
-    else if (catchall === 'unknown') {
-      lines.push(`  for (const k in v) if (!${known}.includes(k) && k !== '__proto__') out[k] = v[k]`)
-    } else if (catchall !== undefined) throw new Error(`${self}: catchall ${catchall} does not compile`)
-    lines.push('  return out')
-    return lines.join('\n')
+    const mode =
+      catchall === undefined ? 'strip' : catchall === 'never' ? 'strict' : catchall === 'unknown' ? 'loose' : ''
+    if (!mode) throw new Error(`catchall ${catchall} does not compile`)
+    return `${use('object')}({ ${fields.join(', ')} }, '${mode}')`
   }
 
   const exported = TARGETS.map((t) => {
@@ -197,8 +162,7 @@ export function generateBrowserParsers(schemas) {
     return [
       `/** ${t.what[0]?.toUpperCase()}${t.what.slice(1)} as \`${t.schema}.safeParse\` reads it, or undefined where that fails. */`,
       `export function ${t.name}(data: unknown): z.output<typeof ${t.schema}> | undefined {`,
-      `  const r = ${inner}(data)`,
-      `  return r === F ? undefined : (r as z.output<typeof ${t.schema}>)`,
+      `  return ${use('result')}(${inner}(data))`,
       '}',
     ].join('\n')
   })
@@ -212,36 +176,65 @@ export function generateBrowserParsers(schemas) {
     '// imports these parsers carries no zod. Each answers what the schema answers on JSON data, without reasons.',
     "import type * as z from 'zod/mini'",
     ...[...imports].sort().map(([from, list]) => `import type { ${list.sort().join(', ')} } from '${from}'`),
+    `import { ${[...used].sort().join(', ')}, type P } from './parse-kit.js'`,
     '',
-    '/** The failure marker of the inner parsers (undefined can be a parsed value). */',
-    'const F = {}',
+    ...consts,
     '',
-    ...(helpers.isObject
-      ? [
-          'function isObject(v: unknown): v is Record<string, unknown> {',
-          "  return typeof v === 'object' && v !== null && !Array.isArray(v)",
-          '}',
-          '',
-        ]
-      : []),
-    ...(helpers.isPlainObject
-      ? [
-          "/** zod's isPlainObject: an object whose constructor, if any, has Object's prototype shape. */",
-          'function isPlainObject(v: unknown): v is Record<PropertyKey, unknown> {',
-          '  if (!isObject(v)) return false',
-          '  const ctor = v.constructor',
-          "  if (typeof ctor !== 'function') return true",
-          '  const proto: unknown = ctor.prototype',
-          "  return isObject(proto) && Object.prototype.hasOwnProperty.call(proto, 'isPrototypeOf')",
-          '}',
-          '',
-        ]
-      : []),
     ...exported.flatMap((e) => [e, '']),
-    ...functions.flatMap((f) => [f, '']),
   ]
     .join('\n')
     .replace(/\n+$/, '\n')
+}
+
+/** Trailing arguments equal to their defaults left out. */
+function args(/** @type {unknown[]} */ values, /** @type {unknown[]} */ defaults) {
+  const out = values.map((v) => (v === undefined ? 'undefined' : String(v)))
+  while (
+    out.length > 0 &&
+    (values[out.length - 1] === undefined || values[out.length - 1] === defaults[out.length - 1])
+  ) {
+    out.pop()
+  }
+  return out.join(', ')
+}
+
+/** The length bounds (and for strings the pattern) of a string's or array's checks. */
+function lengths(/** @type {any[]} */ checks, /** @type {boolean} */ string) {
+  let min = 0
+  /** @type {number | string} */
+  let max = 'Number.POSITIVE_INFINITY'
+  /** @type {string | undefined} */
+  let re
+  for (const c of checks) {
+    if (c.check === 'min_length') min = Math.max(min, c.minimum)
+    else if (c.check === 'max_length') max = typeof max === 'number' ? Math.min(max, c.maximum) : c.maximum
+    else if (string && c.check === 'string_format' && c.format === 'regex' && re === undefined) {
+      if (c.pattern.global || c.pattern.sticky) throw new Error('a global or sticky regex does not compile')
+      re = String(c.pattern)
+    } else throw new Error(`check ${c.check}/${c.format} does not compile here`)
+  }
+  return { min, max, re }
+}
+
+/** `[int, lo, hi]` from a number's checks (inclusive bounds only). */
+function numberBounds(/** @type {any[]} */ checks) {
+  let int = false
+  /** @type {number | undefined} */
+  let lo
+  /** @type {number | undefined} */
+  let hi
+  for (const c of checks) {
+    if (c.check === 'number_format' && c.format === 'safeint') int = true
+    else if (c.check === 'greater_than' && c.inclusive) lo = Math.max(lo ?? c.value, c.value)
+    else if (c.check === 'less_than' && c.inclusive) hi = Math.min(hi ?? c.value, c.value)
+    else throw new Error(`number check ${c.check}/${c.format} (inclusive: ${c.inclusive}) does not compile`)
+  }
+  return [int, lo ?? (hi === undefined ? undefined : 'Number.NEGATIVE_INFINITY'), hi]
+}
+
+function noChecks(/** @type {any} */ def, /** @type {string} */ body) {
+  if ((def.checks ?? []).length > 0) throw new Error(`checks on a ${def.type} do not compile`)
+  return body
 }
 
 /** The TypeScript type of what `schema` parses to, as far as a transform after it needs one. */
@@ -250,33 +243,6 @@ function tsType(/** @type {any} */ schema) {
   if (type === 'object') return 'Record<string, unknown>'
   if (type === 'string' || type === 'number' || type === 'boolean') return type
   throw new Error(`a transform after a ${type} does not compile`)
-}
-
-function noChecks(/** @type {any} */ def, /** @type {string} */ body) {
-  if ((def.checks ?? []).length > 0) throw new Error(`checks on a ${def.type} do not compile`)
-  return body
-}
-
-function stringCheck(/** @type {any} */ c) {
-  if (c.check === 'min_length' || c.check === 'max_length') return lengthCheck(c)
-  if (c.check === 'string_format' && c.format === 'regex') {
-    if (c.pattern.global || c.pattern.sticky) throw new Error('a global or sticky regex does not compile')
-    return `${String(c.pattern)}.test(v)`
-  }
-  throw new Error(`string check ${c.check}/${c.format} does not compile`)
-}
-
-function lengthCheck(/** @type {any} */ c) {
-  if (c.check === 'min_length') return `v.length >= ${c.minimum}`
-  if (c.check === 'max_length') return `v.length <= ${c.maximum}`
-  throw new Error(`length check ${c.check} does not compile`)
-}
-
-function numberCheck(/** @type {any} */ c) {
-  if (c.check === 'number_format' && c.format === 'safeint') return 'Number.isSafeInteger(v)'
-  if (c.check === 'greater_than') return `v ${c.inclusive ? '>=' : '>'} ${c.value}`
-  if (c.check === 'less_than') return `v ${c.inclusive ? '<=' : '<'} ${c.value}`
-  throw new Error(`number check ${c.check}/${c.format} does not compile`)
 }
 
 /** A JSON-representable default or literal as source (a fresh array or object per use, as zod's clone). */
@@ -293,13 +259,13 @@ function literal(/** @type {unknown} */ value) {
 }
 
 /** A transform's source: a global builtin by name, or a self-contained function (tsc fails on a free variable). */
-function transform(/** @type {Function} */ f) {
+function transform(/** @type {Function} */ f, /** @type {string} */ type) {
   const source = f.toString()
   if (source.includes('[native code]')) {
     if (/** @type {any} */ (globalThis)[f.name] === f) return f.name
     throw new Error(`native transform ${f.name} is not a global`)
   }
-  return source
+  return `(${source}) as (v: ${type}) => unknown`
 }
 
 async function loadSchemas() {

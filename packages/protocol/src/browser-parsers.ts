@@ -4,558 +4,95 @@
 import type * as z from 'zod/mini'
 import type { flagPatchSchema, flagSchema } from './flag.js'
 import type { connectedDataSchema, snapshotSchema, streamUpdateSchema } from './stream.js'
+import { array, bool, lazy, nullable, num, object, oneOf, optional, pipe, record, result, str, union, withDefault, type P } from './parse-kit.js'
 
-/** The failure marker of the inner parsers (undefined can be a parsed value). */
-const F = {}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
-
-/** zod's isPlainObject: an object whose constructor, if any, has Object's prototype shape. */
-function isPlainObject(v: unknown): v is Record<PropertyKey, unknown> {
-  if (!isObject(v)) return false
-  const ctor = v.constructor
-  if (typeof ctor !== 'function') return true
-  const proto: unknown = ctor.prototype
-  return isObject(proto) && Object.prototype.hasOwnProperty.call(proto, 'isPrototypeOf')
-}
+const p0: P = /* @__PURE__ */ oneOf(true)
+const p1: P = /* @__PURE__ */ str()
+const p2: P = /* @__PURE__ */ nullable(p1)
+const p3: P = /* @__PURE__ */ object({ environment_id: p2 }, 'strip')
+const p4: P = /* @__PURE__ */ union(p0, p3)
+const p5: P = /* @__PURE__ */ oneOf("UPSERT")
+const p6: P = /* @__PURE__ */ str(1, 100, /^[A-Za-z0-9_-]+$/)
+const p7: P = bool
+const p8: P = /* @__PURE__ */ num(true, 0, 100)
+const p9: P = /* @__PURE__ */ nullable(p8)
+const p10: P = /* @__PURE__ */ withDefault(p9, () => null)
+const p11: P = /* @__PURE__ */ str(0, 10000)
+const p12: P = /* @__PURE__ */ nullable(p11)
+const p13: P = /* @__PURE__ */ withDefault(p12, () => null)
+const p14: P = /* @__PURE__ */ str(1, 256)
+const p15: P = /* @__PURE__ */ optional(p14)
+const p16: P = /* @__PURE__ */ oneOf("equals", "not_equals", "contains", "starts_with", "ends_with", "greater_than", "greater_than_or_equal", "less_than", "less_than_or_equal")
+const p17: P = /* @__PURE__ */ optional(p16)
+const p18: P = /* @__PURE__ */ str(0, 1024)
+const p19: P = /* @__PURE__ */ array(p18, 0, 1000)
+const p20: P = /* @__PURE__ */ optional(p19)
+const p21: P = /* @__PURE__ */ str(1, 100)
+const p22: P = /* @__PURE__ */ nullable(p21)
+const p23: P = /* @__PURE__ */ optional(p22)
+const p24: P = /* @__PURE__ */ lazy(() => p29)
+const p25: P = /* @__PURE__ */ num(false)
+const p26: P = /* @__PURE__ */ oneOf(null)
+const p27: P = /* @__PURE__ */ array(p24)
+const p28: P = /* @__PURE__ */ record(p24)
+const p29: P = /* @__PURE__ */ union(p1, p25, p7, p26, p27, p28)
+const p30: P = /* @__PURE__ */ optional(p24)
+const p31: P = /* @__PURE__ */ object({ attribute: p15, operator: p17, values: p20, segment_key: p23, variant: p30 }, 'strict')
+const p32: P = /* @__PURE__ */ array(p31, 0, 200)
+const p33: P = /* @__PURE__ */ withDefault(p32, () => [])
+const p34: P = /* @__PURE__ */ oneOf("boolean", "string", "integer", "json")
+const p35: P = /* @__PURE__ */ withDefault(p34, () => "boolean")
+const p36: P = /* @__PURE__ */ num(true, 0)
+const p37: P = /* @__PURE__ */ object({ weight: p36, value: p24 }, 'strict')
+const p38: P = /* @__PURE__ */ array(p37, 0, 100)
+const p39: P = /* @__PURE__ */ withDefault(p38, () => [])
+const p40: P = /* @__PURE__ */ object({ flag_key: p6, required_value: p30 }, 'strict')
+const p41: P = /* @__PURE__ */ array(p40, 0, 100)
+const p42: P = /* @__PURE__ */ withDefault(p41, () => [])
+const p43: P = /* @__PURE__ */ object({ key: p6, is_enabled: p7, rollout_percentage: p10, description: p13, rules: p33, flag_type: p35, default_value: p30, disabled_value: p30, variants: p39, prerequisites: p42 }, 'loose')
+const p44: P = /* @__PURE__ */ optional(p1)
+const p45: P = /* @__PURE__ */ object({ type: p5, flag: p43, env_id: p44 }, 'strip')
+const p46: P = /* @__PURE__ */ oneOf("DELETE")
+const p47: P = /* @__PURE__ */ object({ type: p46, key: p1, env_id: p44 }, 'strip')
+const p48: P = /* @__PURE__ */ union(p45, p47)
+const p49: P = /* @__PURE__ */ array(p43)
+const p50: P = /* @__PURE__ */ optional(p6)
+const p51: P = /* @__PURE__ */ optional(p7)
+const p52: P = /* @__PURE__ */ optional(p9)
+const p53: P = /* @__PURE__ */ optional(p12)
+const p54: P = /* @__PURE__ */ oneOf("equals", "not_equals", "contains", "starts_with", "ends_with")
+const p55: P = /* @__PURE__ */ array(p18, 1, 1000)
+const p56: P = /* @__PURE__ */ object({ attribute: p14, operator: p54, values: p55 }, 'strict')
+const p57: P = /* @__PURE__ */ array(p56, 0, 200)
+const p58: P = /* @__PURE__ */ optional(p57)
+const p59: P = /* @__PURE__ */ optional(p36)
+const p60: P = /* @__PURE__ */ object({ key: p50, is_enabled: p51, rollout_percentage: p52, description: p53, rules: p58, revision: p59 }, 'strict')
+const p61: P = /* @__PURE__ */ pipe(p60, (({ revision: _readOnly, ...patch }) => patch) as (v: Record<string, unknown>) => unknown)
+const p62: P = /* @__PURE__ */ withDefault(p57, () => [])
+const p63: P = /* @__PURE__ */ object({ key: p6, is_enabled: p7, rollout_percentage: p10, description: p13, rules: p62, revision: p59 }, 'strict')
+const p64: P = /* @__PURE__ */ pipe(p63, (({ revision: _readOnly, ...flag }) => flag) as (v: Record<string, unknown>) => unknown)
 
 /** A `connected` event as `connectedDataSchema.safeParse` reads it, or undefined where that fails. */
 export function parseConnectedData(data: unknown): z.output<typeof connectedDataSchema> | undefined {
-  const r = p4(data)
-  return r === F ? undefined : (r as z.output<typeof connectedDataSchema>)
+  return result(p4(data))
 }
 
 /** An `update` event as `streamUpdateSchema.safeParse` reads it, or undefined where that fails. */
 export function parseStreamUpdate(data: unknown): z.output<typeof streamUpdateSchema> | undefined {
-  const r = p48(data)
-  return r === F ? undefined : (r as z.output<typeof streamUpdateSchema>)
+  return result(p48(data))
 }
 
 /** A snapshot body as `snapshotSchema.safeParse` reads it, or undefined where that fails. */
 export function parseSnapshot(data: unknown): z.output<typeof snapshotSchema> | undefined {
-  const r = p49(data)
-  return r === F ? undefined : (r as z.output<typeof snapshotSchema>)
+  return result(p49(data))
 }
 
 /** A flat merge patch as `flagPatchSchema.safeParse` reads it, or undefined where that fails. */
 export function parseFlagPatch(data: unknown): z.output<typeof flagPatchSchema> | undefined {
-  const r = p61(data)
-  return r === F ? undefined : (r as z.output<typeof flagPatchSchema>)
+  return result(p61(data))
 }
 
 /** A flat flag as `flagSchema.safeParse` reads it, or undefined where that fails. */
 export function parseFlag(data: unknown): z.output<typeof flagSchema> | undefined {
-  const r = p64(data)
-  return r === F ? undefined : (r as z.output<typeof flagSchema>)
-}
-
-function p0(v: unknown): unknown {
-  return v === true ? v : F
-}
-
-function p1(v: unknown): unknown {
-  return typeof v === 'string' ? v : F
-}
-
-function p2(v: unknown): unknown {
-  return v === null ? v : p1(v)
-}
-
-function p3(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if (!("environment_id" in v) || (r = p2(v["environment_id"])) === F) return F
-  out["environment_id"] = r
-  return out
-}
-
-function p4(v: unknown): unknown {
-  let r: unknown
-  if ((r = p0(v)) !== F) return r
-  if ((r = p3(v)) !== F) return r
-  return F
-}
-
-function p5(v: unknown): unknown {
-  return v === "UPSERT" ? v : F
-}
-
-function p6(v: unknown): unknown {
-  return typeof v === 'string' && v.length >= 1 && v.length <= 100 && /^[A-Za-z0-9_-]+$/.test(v) ? v : F
-}
-
-function p7(v: unknown): unknown {
-  return typeof v === 'boolean' ? v : F
-}
-
-function p8(v: unknown): unknown {
-  return typeof v === 'number' && Number.isFinite(v) && Number.isSafeInteger(v) && v >= 0 && v <= 100 ? v : F
-}
-
-function p9(v: unknown): unknown {
-  return v === null ? v : p8(v)
-}
-
-function p10(v: unknown): unknown {
-  if (v === undefined) return null
-  const r = p9(v)
-  return r === undefined ? null : r
-}
-
-function p11(v: unknown): unknown {
-  return typeof v === 'string' && v.length <= 10000 ? v : F
-}
-
-function p12(v: unknown): unknown {
-  return v === null ? v : p11(v)
-}
-
-function p13(v: unknown): unknown {
-  if (v === undefined) return null
-  const r = p12(v)
-  return r === undefined ? null : r
-}
-
-function p14(v: unknown): unknown {
-  return typeof v === 'string' && v.length >= 1 && v.length <= 256 ? v : F
-}
-
-function p15(v: unknown): unknown {
-  return v === undefined ? v : p14(v)
-}
-
-function p16(v: unknown): unknown {
-  return ["equals", "not_equals", "contains", "starts_with", "ends_with", "greater_than", "greater_than_or_equal", "less_than", "less_than_or_equal"].includes(v as never) ? v : F
-}
-
-function p17(v: unknown): unknown {
-  return v === undefined ? v : p16(v)
-}
-
-function p18(v: unknown): unknown {
-  return typeof v === 'string' && v.length <= 1024 ? v : F
-}
-
-function p19(v: unknown): unknown {
-  if (!Array.isArray(v) || !(v.length <= 1000)) return F
-  const out: unknown[] = []
-  for (let i = 0; i < v.length; i++) {
-    const r = p18(v[i])
-    if (r === F) return F
-    out.push(r)
-  }
-  return out
-}
-
-function p20(v: unknown): unknown {
-  return v === undefined ? v : p19(v)
-}
-
-function p21(v: unknown): unknown {
-  return typeof v === 'string' && v.length >= 1 && v.length <= 100 ? v : F
-}
-
-function p22(v: unknown): unknown {
-  return v === null ? v : p21(v)
-}
-
-function p23(v: unknown): unknown {
-  return v === undefined ? v : p22(v)
-}
-
-function p25(v: unknown): unknown {
-  return typeof v === 'number' && Number.isFinite(v) ? v : F
-}
-
-function p26(v: unknown): unknown {
-  return v === null ? v : F
-}
-
-function p27(v: unknown): unknown {
-  if (!Array.isArray(v)) return F
-  const out: unknown[] = []
-  for (let i = 0; i < v.length; i++) {
-    const r = p24(v[i])
-    if (r === F) return F
-    out.push(r)
-  }
-  return out
-}
-
-function p28(v: unknown): unknown {
-  if (!isPlainObject(v)) return F
-  const out: Record<string, unknown> = {}
-  for (const k of Reflect.ownKeys(v)) {
-    if (k === '__proto__' || !Object.prototype.propertyIsEnumerable.call(v, k)) continue
-    if (typeof k !== 'string') return F
-    const r = p24(v[k])
-    if (r === F) return F
-    out[k] = r
-  }
-  return out
-}
-
-function p29(v: unknown): unknown {
-  let r: unknown
-  if ((r = p1(v)) !== F) return r
-  if ((r = p25(v)) !== F) return r
-  if ((r = p7(v)) !== F) return r
-  if ((r = p26(v)) !== F) return r
-  if ((r = p27(v)) !== F) return r
-  if ((r = p28(v)) !== F) return r
-  return F
-}
-
-function p24(v: unknown): unknown {
-  return p29(v)
-}
-
-function p30(v: unknown): unknown {
-  return v === undefined ? v : p24(v)
-}
-
-function p31(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if ("attribute" in v) {
-    if ((r = p15(v["attribute"])) === F) return F
-    out["attribute"] = r
-  }
-  if ("operator" in v) {
-    if ((r = p17(v["operator"])) === F) return F
-    out["operator"] = r
-  }
-  if ("values" in v) {
-    if ((r = p20(v["values"])) === F) return F
-    out["values"] = r
-  }
-  if ("segment_key" in v) {
-    if ((r = p23(v["segment_key"])) === F) return F
-    out["segment_key"] = r
-  }
-  if ("variant" in v) {
-    if ((r = p30(v["variant"])) === F) return F
-    out["variant"] = r
-  }
-  for (const k in v) if (!["attribute", "operator", "values", "segment_key", "variant"].includes(k)) return F
-  return out
-}
-
-function p32(v: unknown): unknown {
-  if (!Array.isArray(v) || !(v.length <= 200)) return F
-  const out: unknown[] = []
-  for (let i = 0; i < v.length; i++) {
-    const r = p31(v[i])
-    if (r === F) return F
-    out.push(r)
-  }
-  return out
-}
-
-function p33(v: unknown): unknown {
-  if (v === undefined) return []
-  const r = p32(v)
-  return r === undefined ? [] : r
-}
-
-function p34(v: unknown): unknown {
-  return ["boolean", "string", "integer", "json"].includes(v as never) ? v : F
-}
-
-function p35(v: unknown): unknown {
-  if (v === undefined) return "boolean"
-  const r = p34(v)
-  return r === undefined ? "boolean" : r
-}
-
-function p36(v: unknown): unknown {
-  return typeof v === 'number' && Number.isFinite(v) && Number.isSafeInteger(v) && v >= 0 ? v : F
-}
-
-function p37(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if (!("weight" in v) || (r = p36(v["weight"])) === F) return F
-  out["weight"] = r
-  if (!("value" in v) || (r = p24(v["value"])) === F) return F
-  out["value"] = r
-  for (const k in v) if (!["weight", "value"].includes(k)) return F
-  return out
-}
-
-function p38(v: unknown): unknown {
-  if (!Array.isArray(v) || !(v.length <= 100)) return F
-  const out: unknown[] = []
-  for (let i = 0; i < v.length; i++) {
-    const r = p37(v[i])
-    if (r === F) return F
-    out.push(r)
-  }
-  return out
-}
-
-function p39(v: unknown): unknown {
-  if (v === undefined) return []
-  const r = p38(v)
-  return r === undefined ? [] : r
-}
-
-function p40(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if (!("flag_key" in v) || (r = p6(v["flag_key"])) === F) return F
-  out["flag_key"] = r
-  if ("required_value" in v) {
-    if ((r = p30(v["required_value"])) === F) return F
-    out["required_value"] = r
-  }
-  for (const k in v) if (!["flag_key", "required_value"].includes(k)) return F
-  return out
-}
-
-function p41(v: unknown): unknown {
-  if (!Array.isArray(v) || !(v.length <= 100)) return F
-  const out: unknown[] = []
-  for (let i = 0; i < v.length; i++) {
-    const r = p40(v[i])
-    if (r === F) return F
-    out.push(r)
-  }
-  return out
-}
-
-function p42(v: unknown): unknown {
-  if (v === undefined) return []
-  const r = p41(v)
-  return r === undefined ? [] : r
-}
-
-function p43(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if (!("key" in v) || (r = p6(v["key"])) === F) return F
-  out["key"] = r
-  if (!("is_enabled" in v) || (r = p7(v["is_enabled"])) === F) return F
-  out["is_enabled"] = r
-  if ((r = p10(v["rollout_percentage"])) === F) return F
-  out["rollout_percentage"] = r
-  if ((r = p13(v["description"])) === F) return F
-  out["description"] = r
-  if ((r = p33(v["rules"])) === F) return F
-  out["rules"] = r
-  if ((r = p35(v["flag_type"])) === F) return F
-  out["flag_type"] = r
-  if ("default_value" in v) {
-    if ((r = p30(v["default_value"])) === F) return F
-    out["default_value"] = r
-  }
-  if ("disabled_value" in v) {
-    if ((r = p30(v["disabled_value"])) === F) return F
-    out["disabled_value"] = r
-  }
-  if ((r = p39(v["variants"])) === F) return F
-  out["variants"] = r
-  if ((r = p42(v["prerequisites"])) === F) return F
-  out["prerequisites"] = r
-  for (const k in v) if (!["key", "is_enabled", "rollout_percentage", "description", "rules", "flag_type", "default_value", "disabled_value", "variants", "prerequisites"].includes(k) && k !== '__proto__') out[k] = v[k]
-  return out
-}
-
-function p44(v: unknown): unknown {
-  return v === undefined ? v : p1(v)
-}
-
-function p45(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if (!("type" in v) || (r = p5(v["type"])) === F) return F
-  out["type"] = r
-  if (!("flag" in v) || (r = p43(v["flag"])) === F) return F
-  out["flag"] = r
-  if ("env_id" in v) {
-    if ((r = p44(v["env_id"])) === F) return F
-    out["env_id"] = r
-  }
-  return out
-}
-
-function p46(v: unknown): unknown {
-  return v === "DELETE" ? v : F
-}
-
-function p47(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if (!("type" in v) || (r = p46(v["type"])) === F) return F
-  out["type"] = r
-  if (!("key" in v) || (r = p1(v["key"])) === F) return F
-  out["key"] = r
-  if ("env_id" in v) {
-    if ((r = p44(v["env_id"])) === F) return F
-    out["env_id"] = r
-  }
-  return out
-}
-
-function p48(v: unknown): unknown {
-  let r: unknown
-  if ((r = p45(v)) !== F) return r
-  if ((r = p47(v)) !== F) return r
-  return F
-}
-
-function p49(v: unknown): unknown {
-  if (!Array.isArray(v)) return F
-  const out: unknown[] = []
-  for (let i = 0; i < v.length; i++) {
-    const r = p43(v[i])
-    if (r === F) return F
-    out.push(r)
-  }
-  return out
-}
-
-function p50(v: unknown): unknown {
-  return v === undefined ? v : p6(v)
-}
-
-function p51(v: unknown): unknown {
-  return v === undefined ? v : p7(v)
-}
-
-function p52(v: unknown): unknown {
-  return v === undefined ? v : p9(v)
-}
-
-function p53(v: unknown): unknown {
-  return v === undefined ? v : p12(v)
-}
-
-function p54(v: unknown): unknown {
-  return ["equals", "not_equals", "contains", "starts_with", "ends_with"].includes(v as never) ? v : F
-}
-
-function p55(v: unknown): unknown {
-  if (!Array.isArray(v) || !(v.length >= 1) || !(v.length <= 1000)) return F
-  const out: unknown[] = []
-  for (let i = 0; i < v.length; i++) {
-    const r = p18(v[i])
-    if (r === F) return F
-    out.push(r)
-  }
-  return out
-}
-
-function p56(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if (!("attribute" in v) || (r = p14(v["attribute"])) === F) return F
-  out["attribute"] = r
-  if (!("operator" in v) || (r = p54(v["operator"])) === F) return F
-  out["operator"] = r
-  if (!("values" in v) || (r = p55(v["values"])) === F) return F
-  out["values"] = r
-  for (const k in v) if (!["attribute", "operator", "values"].includes(k)) return F
-  return out
-}
-
-function p57(v: unknown): unknown {
-  if (!Array.isArray(v) || !(v.length <= 200)) return F
-  const out: unknown[] = []
-  for (let i = 0; i < v.length; i++) {
-    const r = p56(v[i])
-    if (r === F) return F
-    out.push(r)
-  }
-  return out
-}
-
-function p58(v: unknown): unknown {
-  return v === undefined ? v : p57(v)
-}
-
-function p59(v: unknown): unknown {
-  return v === undefined ? v : p36(v)
-}
-
-function p60(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if ("key" in v) {
-    if ((r = p50(v["key"])) === F) return F
-    out["key"] = r
-  }
-  if ("is_enabled" in v) {
-    if ((r = p51(v["is_enabled"])) === F) return F
-    out["is_enabled"] = r
-  }
-  if ("rollout_percentage" in v) {
-    if ((r = p52(v["rollout_percentage"])) === F) return F
-    out["rollout_percentage"] = r
-  }
-  if ("description" in v) {
-    if ((r = p53(v["description"])) === F) return F
-    out["description"] = r
-  }
-  if ("rules" in v) {
-    if ((r = p58(v["rules"])) === F) return F
-    out["rules"] = r
-  }
-  if ("revision" in v) {
-    if ((r = p59(v["revision"])) === F) return F
-    out["revision"] = r
-  }
-  for (const k in v) if (!["key", "is_enabled", "rollout_percentage", "description", "rules", "revision"].includes(k)) return F
-  return out
-}
-
-function p61(v: unknown): unknown {
-  const r = p60(v)
-  if (r === F) return F
-  return (({ revision: _readOnly, ...patch }) => patch)(r as Record<string, unknown>)
-}
-
-function p62(v: unknown): unknown {
-  if (v === undefined) return []
-  const r = p57(v)
-  return r === undefined ? [] : r
-}
-
-function p63(v: unknown): unknown {
-  if (!isObject(v)) return F
-  const out: Record<string, unknown> = {}
-  let r: unknown
-  if (!("key" in v) || (r = p6(v["key"])) === F) return F
-  out["key"] = r
-  if (!("is_enabled" in v) || (r = p7(v["is_enabled"])) === F) return F
-  out["is_enabled"] = r
-  if ((r = p10(v["rollout_percentage"])) === F) return F
-  out["rollout_percentage"] = r
-  if ((r = p13(v["description"])) === F) return F
-  out["description"] = r
-  if ((r = p62(v["rules"])) === F) return F
-  out["rules"] = r
-  if ("revision" in v) {
-    if ((r = p59(v["revision"])) === F) return F
-    out["revision"] = r
-  }
-  for (const k in v) if (!["key", "is_enabled", "rollout_percentage", "description", "rules", "revision"].includes(k)) return F
-  return out
-}
-
-function p64(v: unknown): unknown {
-  const r = p63(v)
-  if (r === F) return F
-  return (({ revision: _readOnly, ...flag }) => flag)(r as Record<string, unknown>)
+  return result(p64(data))
 }

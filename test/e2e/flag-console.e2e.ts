@@ -69,17 +69,23 @@ async function api(method: string, path: string, body?: unknown): Promise<Respon
   })
 }
 
+/** The API adds a read-only `revision` to every flag: checked here, compared apart from the flag's own fields. */
+function withoutRevision({ revision, ...flag }: Flag & { revision?: unknown }): Flag {
+  expect(Number.isInteger(revision) && (revision as number) > 0, `revision of ${flag.key}`).toBe(true)
+  return flag
+}
+
 async function serverFlags(): Promise<Flag[]> {
   const res = await api('GET', '/api/flags')
   expect(res.status).toBe(200)
-  return ((await res.json()) as Flag[]).sort((a, b) => a.key.localeCompare(b.key))
+  return ((await res.json()) as Flag[]).map(withoutRevision).sort((a, b) => a.key.localeCompare(b.key))
 }
 
 async function serverFlag(key: string): Promise<Flag | null> {
   const res = await api('GET', `/api/flags/${key}`)
   if (res.status === 404) return null
   expect(res.status).toBe(200)
-  return (await res.json()) as Flag
+  return withoutRevision((await res.json()) as Flag)
 }
 
 const row = (page: Page, key: string): Locator => page.locator(`li.flag[data-key="${key}"]`)

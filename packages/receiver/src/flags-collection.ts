@@ -1,5 +1,5 @@
 import { applyFlagPatch, type Flag, flagSchema, toIssues } from '@flagsync/protocol'
-import type { FlagWriter } from '@flagsync/store'
+import type { CommittedFlag, FlagWriter } from '@flagsync/store'
 import type { Collection, OperationMeta } from './collection.js'
 import { type ConflictCheck, detectConflict } from './detect-conflict.js'
 import { OperationConflict } from './operation-conflict.js'
@@ -10,7 +10,13 @@ import { quickFlag, quickPatch } from './quick-parse.js'
 export const flagsCollection: Collection = {
   async prepare({ writer }, recordIds, bases) {
     await writer.load(recordIds)
-    await writer.statesAt(bases)
+    // Base values are read (one query) only for records changed since their base: an
+    // unchanged one applies as it is, which is the usual case of an offline edit.
+    const stale: Array<readonly [string, number]> = []
+    for (const pair of bases) {
+      if (!unchangedSince(await writer.committed(pair[0]), pair[1])) stale.push(pair)
+    }
+    await writer.statesAt(stale)
   },
 
   async insert({ writer }, recordId, record, meta) {
@@ -68,6 +74,11 @@ export const flagsCollection: Collection = {
   },
 }
 
+/** Nobody wrote the record after the base revision (the first rule of the three-way check). */
+function unchangedSince(committed: CommittedFlag, baseRevision: number): boolean {
+  return committed.flag !== null && committed.revision !== null && committed.revision <= baseRevision
+}
+
 /**
  * The three-way check against the record as committed before this batch
  * (earlier operations of the same batch are the sender's own) and as it was
@@ -83,7 +94,9 @@ async function checkBase(
 ): Promise<void> {
   const baseRevision = meta.baseRevision
   if (baseRevision === undefined) return
-  const [committed, base] = await Promise.all([writer.committed(recordId), writer.stateAt(recordId, baseRevision)])
+  const committed = await writer.committed(recordId)
+  if (unchangedSince(committed, baseRevision)) return
+  const base = await writer.stateAt(recordId, baseRevision)
   const verdict = detectConflict({
     action,
     sets,

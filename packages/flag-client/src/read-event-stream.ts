@@ -10,6 +10,7 @@ export interface StreamHandlers {
  * 503 when it is full, ...); the flag client reports it in `status().lastError` and reconnects with backoff.
  */
 export class StreamHttpError extends Error {
+  /** Always `'StreamHttpError'`, so logs and `error.name` checks tell it apart after bundling. */
   override readonly name = 'StreamHttpError'
   /** The HTTP status of the refused connection; 0 when a 200 response did not start like a flag stream. */
   readonly status: number

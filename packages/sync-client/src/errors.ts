@@ -20,6 +20,7 @@ export type SyncClientErrorCode =
  * people, and `cause` keeps whatever IndexedDB or the caller threw.
  */
 export class SyncClientError extends Error {
+  /** Always `'SyncClientError'`, so logs and `error.name` checks tell it apart after bundling. */
   override readonly name = 'SyncClientError'
   /** What failed, for programs to branch on; see `SyncClientErrorCode`. */
   readonly code: SyncClientErrorCode

@@ -89,6 +89,7 @@ describe('describeStatus', () => {
     pending: 0,
     lastError: null,
     nextAttemptAt: null,
+    conflicts: 0,
     ...fields,
   })
 

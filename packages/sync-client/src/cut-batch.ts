@@ -1,5 +1,6 @@
 import type { Operation } from '@flagsync/protocol'
 import { compactRecord } from './compact.js'
+import { heldKeys } from './conflict-store.js'
 import {
   type BatchRow,
   clearTombstonesOf,
@@ -32,6 +33,12 @@ export interface CutOptions {
    * batches leave them, whatever `remoteKeys` still says.
    */
   unrecorded?: readonly BatchRow[]
+  /**
+   * Whether a compacted operation's `baseRevision` predates an edit of the
+   * record this client delivered since (or has on the wire): the receiver
+   * would see that edit as someone else's, so the base is dropped instead.
+   */
+  staleBase?: (key: string, baseRevision: number) => boolean
 }
 
 /**
@@ -89,13 +96,16 @@ interface Selection {
 export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cut> {
   const window = Math.max(MIN_WINDOW, options.batchSize * 4)
   let view = options.view
+  // Records with a conflict: their queued operations wait for its resolution (not read, not taken).
+  const held = await heldKeys(db)
   for (;;) {
-    const { rows, cached, exhausted } = await readWindow(db, view, window)
+    const { rows, cached, exhausted } = await readWindow(db, view, window, held)
     if (rows.length === 0) return { batch: undefined, view }
     const runs = groupByRecord(rows)
     const remote = await existingRecords(db, runs, options.unrecorded)
-    const selection = select(runs, remote, options.batchSize)
-    await deleteTaken(db, rows, cached, selection.sources)
+    const selection = select(runs, remote, options.batchSize, staleBases(options))
+    if (held.size > 0) await deleteTakenAmongHeld(db, cached, selection.sources)
+    else await deleteTaken(db, rows, cached, selection.sources)
     view = viewAfter(rows, selection.sources)
     if (selection.operations.length === 0) {
       // Everything in the window cancelled out: nothing is queued for those records any more.
@@ -130,12 +140,16 @@ async function readWindow(
   db: OutboxDexie,
   view: QueueView,
   window: number,
+  held: ReadonlySet<string>,
 ): Promise<{ rows: StoredOp[]; cached: number; exhausted: boolean }> {
-  const rows = [...view.rows]
+  const free = (row: StoredOp) => !held.has(recordKey(row.op))
+  const rows = held.size > 0 ? view.rows.filter(free) : [...view.rows]
   const want = window - rows.length
   if (want <= 0) return { rows, cached: rows.length, exhausted: false }
-  const next = rows.length > 0 ? view.last + 1 : view.from
-  const more = (await db.ops.where(':id').aboveOrEqual(next).limit(want).toArray()) as StoredOp[]
+  const next = view.rows.length > 0 ? view.last + 1 : view.from
+  let range = db.ops.where(':id').aboveOrEqual(next)
+  if (held.size > 0) range = range.filter((row) => free(row as StoredOp))
+  const more = (await range.limit(want).toArray()) as StoredOp[]
   for (const row of more) rows.push(row)
   return { rows, cached: view.rows.length, exhausted: more.length < want }
 }
@@ -175,15 +189,43 @@ async function existingRecords(
   return remote
 }
 
-function select(runs: Runs, remote: ReadonlySet<string>, batchSize: number): Selection {
+/** `options.staleBase` and the batches on the wire or acknowledged but not recorded, in one test. */
+function staleBases(options: CutOptions): (key: string, baseRevision: number) => boolean {
+  let sent: Map<string, number> | undefined
+  return (key, baseRevision) => {
+    if (options.staleBase?.(key, baseRevision)) return true
+    if (sent === undefined) {
+      sent = new Map()
+      for (const op of (options.unrecorded ?? []).flatMap((batch) => batch.operations)) {
+        if (op.baseRevision !== undefined) {
+          const k = recordKey(op)
+          sent.set(k, Math.max(sent.get(k) ?? 0, op.baseRevision))
+        }
+      }
+    }
+    const before = sent.get(key)
+    return before !== undefined && before >= baseRevision
+  }
+}
+
+function select(
+  runs: Runs,
+  remote: ReadonlySet<string>,
+  batchSize: number,
+  stale: (key: string, baseRevision: number) => boolean,
+): Selection {
   const selection: Selection = { operations: [], sourceIds: [], sources: [] }
   for (const [key, run] of runs) {
     for (const row of run) selection.sources.push(row)
-    const compacted = compactRecord(
+    let compacted = compactRecord(
       run.map((row) => row.op),
       remote.has(key),
     )
     if (compacted === null) continue
+    if (compacted.baseRevision !== undefined && stale(key, compacted.baseRevision)) {
+      const { baseRevision: _stale, ...rest } = compacted
+      compacted = rest
+    }
     selection.operations.push(compacted)
     selection.sourceIds.push(run.map((row) => row.id))
     if (selection.operations.length >= batchSize) break
@@ -221,6 +263,17 @@ async function deleteTaken(
     if ((await db.ops.where(':id').between(low, high, true, true).count()) !== expected) throw new StaleViewError()
   }
   await db.ops.bulkDelete(taken.map((row) => row.id))
+}
+
+/**
+ * `deleteTaken` while records are held: their operations sit among the
+ * taken ones, so no range delete; a taken row from the view's memory that is
+ * gone makes the cut start again, as there.
+ */
+async function deleteTakenAmongHeld(db: OutboxDexie, cached: number, taken: readonly StoredOp[]): Promise<void> {
+  const ids = taken.map((row) => row.id)
+  if (cached > 0 && (await db.ops.bulkGet(ids)).some((row) => row === undefined)) throw new StaleViewError()
+  await db.ops.bulkDelete(ids)
 }
 
 /** A queued operation the view held in memory was discarded meanwhile. */

@@ -1,7 +1,9 @@
-import { retryDelay } from '@flagsync/protocol'
+import { type Operation, retryDelay } from '@flagsync/protocol'
+import { parseConflicts } from './conflicts.js'
 import { type DeliveryOutcome, deliver, toDeliveryError } from './deliver.js'
 import type { BatchRow, CutOptions, NextBatch, OutboxDb, QueueView } from './outbox-db.js'
 import { EMPTY_VIEW } from './outbox-db.js'
+import { recordKey } from './outbox-schema.js'
 import type { ResolvedOptions } from './resolve-options.js'
 import type { DeliveryError, DeliveryInfo } from './types.js'
 
@@ -26,6 +28,12 @@ export interface PipelineEvents {
   deadLettered(error: DeliveryError): void
   /** A failure was recorded in IndexedDB (attempts, backoff, last error). */
   failureRecorded(): void
+  /**
+   * The receiver answered with a conflict (409): the conflicting operations
+   * were moved to the conflicts, the rest of the batch goes out again under a
+   * new batchId.
+   */
+  conflicted?(count: number): void
 }
 
 /** The options the pipeline reads (every client option resolved). */
@@ -69,6 +77,9 @@ function settled<T>(promise: Promise<T>): Promise<Settled<T>> {
   )
 }
 
+/** How many records' delivered bases a pipeline remembers (see `deliveredBases`). */
+const DELIVERED_BASES_KEPT = 1000
+
 /** How long after the request timeout an attempt still counts as possibly on the wire. */
 export const SENDING_MARGIN_MS = 1000
 
@@ -77,6 +88,13 @@ export class DeliveryPipeline {
   attempting = false
   /** The attempt on the wire, if any (`discard` waits for it). */
   currentAttempt: Promise<unknown> | null = null
+  /**
+   * For records this client delivered an operation with a base to: the
+   * highest such base. A queued operation whose base is not above it was
+   * edited before that delivery, and the receiver would take this client's own
+   * delivered edit for someone else's (see `CutOptions.staleBase`).
+   */
+  private readonly deliveredBases = new Map<string, number>()
 
   constructor(
     private readonly store: OutboxDb,
@@ -142,6 +160,7 @@ export class DeliveryPipeline {
   ): Promise<{ done: false; next: NextBatch } | { done: true; waitUntil: number | null }> {
     if (outcome !== 'gone' && outcome.kind === 'ok') {
       drain.delivered += batch.operations.length
+      this.rememberBases(batch.operations)
       this.acknowledge(drain, batch, isDuplicateAck(outcome.body))
       if (ahead.batch) return { done: false, next: ahead }
       // Nothing was queued when the batch went out: look again, writes may have arrived meanwhile.
@@ -175,6 +194,20 @@ export class DeliveryPipeline {
       sendingUntil: now + this.o.requestTimeoutMs + SENDING_MARGIN_MS,
       view: drain.view,
       unrecorded: onWire ? [...drain.unrecorded, onWire] : [...drain.unrecorded],
+      staleBase: (key, base) => (this.deliveredBases.get(key) ?? -1) >= base,
+    }
+  }
+
+  private rememberBases(operations: readonly Operation[]): void {
+    for (const op of operations) {
+      if (op.baseRevision === undefined) continue
+      const key = recordKey(op)
+      const base = Math.max(op.baseRevision, this.deliveredBases.get(key) ?? -1)
+      this.deliveredBases.delete(key) // re-inserted last: the oldest entries go first
+      this.deliveredBases.set(key, base)
+      if (this.deliveredBases.size > DELIVERED_BASES_KEPT) {
+        this.deliveredBases.delete(this.deliveredBases.keys().next().value as string)
+      }
     }
   }
 
@@ -254,6 +287,15 @@ export class DeliveryPipeline {
       // close(): not an answer. The batch stays as it is and goes out again, same batchId.
       await this.store.clearSending(batch.batchId).catch(() => undefined)
       return { failedUntil: null }
+    }
+    if (outcome.kind === 'rejected' && outcome.status === 409) {
+      // Nothing of the batch was applied: its conflicts wait for the app, the rest goes out again at once.
+      const reports = parseConflicts(outcome.body, batch.operations)
+      const stored = reports ? await this.store.storeConflicts(batch.batchId, reports, clock.now()) : 0
+      if (stored > 0) {
+        this.events.conflicted?.(stored)
+        return 'continue'
+      }
     }
     const error = toDeliveryError(outcome, batch.batchId, clock.now(), this.o.requestTimeoutMs)
     // The app discards by outbox id: name the queued operations behind the one the receiver rejected.

@@ -28,6 +28,7 @@ export {
   retryDelay,
 } from '@flagsync/protocol'
 export { type CompactOptions, compact, compactRecord } from './compact.js'
+export type { Conflict, ConflictKind, ConflictResolution } from './conflicts.js'
 export { isQuotaError, SyncClientError, type SyncClientErrorCode, toSyncClientError } from './errors.js'
 export { DEFAULTS } from './resolve-options.js'
 export { createSyncClient } from './sync-client.js'
@@ -50,4 +51,5 @@ export type {
   SyncClientOptions,
   SyncState,
   SyncStatus,
+  WriteOptions,
 } from './types.js'

@@ -49,18 +49,28 @@ export function toJsonObject(value: unknown, what: 'record' | 'changes'): Record
   return copy
 }
 
+/** `{baseRevision}` when one is given (a non-negative integer, as the receiver requires), else `{}`. */
+export function baseOf(baseRevision: unknown): { baseRevision?: number } {
+  if (baseRevision === undefined) return {}
+  if (typeof baseRevision !== 'number' || !Number.isSafeInteger(baseRevision) || baseRevision < 0) {
+    throw invalid('baseRevision must be a non-negative integer (the revision the server sent with the record)')
+  }
+  return { baseRevision }
+}
+
 /** Checks an operation coming from the app and builds a clean copy with exactly the wire fields. */
 export function normalizeOperation(input: unknown): Operation {
   if (!isPlainObject(input)) throw invalid('an operation must be an object')
   const collection = checkCollection(input.collection)
   const recordId = checkRecordId(input.recordId)
+  const base = baseOf(input.baseRevision)
   switch (input.action) {
     case 'insert':
-      return { action: 'insert', collection, recordId, record: toJsonObject(input.record, 'record') }
+      return { action: 'insert', collection, recordId, record: toJsonObject(input.record, 'record'), ...base }
     case 'update':
-      return { action: 'update', collection, recordId, changes: toJsonObject(input.changes, 'changes') }
+      return { action: 'update', collection, recordId, changes: toJsonObject(input.changes, 'changes'), ...base }
     case 'delete':
-      return { action: 'delete', collection, recordId }
+      return { action: 'delete', collection, recordId, ...base }
     default:
       throw invalid(`unknown action ${JSON.stringify(input.action)}: expected insert, update or delete`)
   }

@@ -1,13 +1,16 @@
 import type { Operation } from '@flagsync/protocol'
 import { Dexie } from 'dexie'
 import { compact } from './compact.js'
+import { heldKeys, resolveConflict, storeConflicts } from './conflict-store.js'
+import { type Conflict, type ConflictReport, type ConflictResolution, toConflict } from './conflicts.js'
 import { type CutOptions, cutBatch, EMPTY_VIEW, type QueueView, StaleViewError } from './cut-batch.js'
 import { SyncClientError } from './errors.js'
 import {
   type BatchRow,
   clearTombstonesOf,
   decodeBatch,
-  mayHaveBeenApplied,
+  dissolve,
+  dissolveBlocker,
   type OutboxDeps,
   type OutboxDexie,
   recomputeTombstones,
@@ -38,7 +41,8 @@ export interface NextBatch {
  *   (an insert … delete of those must still send the delete), one row per
  *   acknowledged batch, folded from time to time (see `remote-records.ts`);
  * - `lease`: the delivery lease used without Web Locks;
- * - `deadLetters`: rejected operations moved aside (opt-in).
+ * - `deadLetters`: rejected operations moved aside (opt-in);
+ * - `conflicts`: operations answered with a 409, until resolved (see `conflict-store.ts`).
  */
 const LEASE_NAME = 'delivery'
 
@@ -68,6 +72,8 @@ export class OutboxDb {
           remoteRows(keys),
         )
       })
+    // Version 3: conflicts, indexed by record key (the cut holds that record's queued operations).
+    db.version(3).stores({ conflicts: '++id, key' })
     // liveQuery support: an AbortController and a cross-context broadcast per read-write transaction. Nothing
     // observes this private database through Dexie (the client has its own change notification), so drop it.
     db.unuse({ stack: 'dbcore', name: 'Cache' })
@@ -124,7 +130,8 @@ export class OutboxDb {
 
   private nextBatchOnce(after: number | null, cut: CutOptions): Promise<NextBatch> {
     const { db } = this
-    return db.transaction('rw', db.ops, db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, async () => {
+    const tables = [db.ops, db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, db.conflicts]
+    return db.transaction('rw', tables, async () => {
       const batches = after === null ? db.batches.toCollection() : db.batches.where(':id').above(after)
       const existing = await batches.first()
       if (existing) return { batch: decodeBatch(existing), view: cut.view, fresh: false }
@@ -296,13 +303,19 @@ export class OutboxDb {
     })
   }
 
-  /** The head batch and the number of operations still to send, after compaction. */
-  snapshot(): Promise<{ head: BatchRow | undefined; pending: number }> {
+  /**
+   * The head batch, the number of operations still to send, after
+   * compaction (not counting those held behind a conflict), and the number
+   * of conflicts.
+   */
+  snapshot(): Promise<{ head: BatchRow | undefined; pending: number; conflicts: number }> {
     const { db } = this
-    return db.transaction('r', db.ops, db.batches, db.remoteKeys, db.remoteFilters, async () => {
+    return db.transaction('r', [db.ops, db.batches, db.remoteKeys, db.remoteFilters, db.conflicts], async () => {
       const batches = (await db.batches.toArray()).map(decodeBatch)
       const head = batches[0]
-      const queued = ((await db.ops.toArray()) as StoredOp[]).map((row) => row.op)
+      const held = await heldKeys(db)
+      let queued = ((await db.ops.toArray()) as StoredOp[]).map((row) => row.op)
+      if (held.size > 0) queued = queued.filter((op) => !held.has(recordKey(op)))
       // Batches are never re-compacted: count what they send, plus the compacted rest.
       const inBatches = batches.reduce((sum, b) => sum + b.operations.length, 0)
       // Only records whose run starts with an insert and deletes the record need the remote check.
@@ -318,8 +331,22 @@ export class OutboxDb {
       const compacted = compact(queued, {
         existsRemotely: (c, r) => remote.has(recordKey({ collection: c, recordId: r })),
       })
-      return { head, pending: inBatches + compacted.length }
+      return { head, pending: inBatches + compacted.length, conflicts: await db.conflicts.count() }
     })
+  }
+
+  /** See `storeConflicts`. */
+  storeConflicts(batchId: string, reports: readonly ConflictReport[], now: number): Promise<number> {
+    return storeConflicts(this.db, batchId, reports, now)
+  }
+
+  async conflicts(): Promise<Conflict[]> {
+    return (await this.db.conflicts.toArray()).map(toConflict)
+  }
+
+  /** See `resolveConflict`. */
+  resolve(id: number, resolution: ConflictResolution, now: number): Promise<Operation | null> {
+    return resolveConflict(this.db, id, resolution, now)
   }
 
   async deadLetters(): Promise<DeadLetter[]> {
@@ -356,21 +383,4 @@ export class OutboxDb {
       if (lease?.owner === owner) await db.lease.delete(LEASE_NAME)
     })
   }
-}
-
-/**
- * Why `batches` cannot be dropped and re-cut now: 'busy' while an attempt may
- * be on the wire (or about to start), the first batch that may have been
- * applied, else null.
- */
-function dissolveBlocker(batches: readonly BatchRow[], now: number): 'busy' | BatchRow | null {
-  if (batches.some((b) => b.sendingUntil > now)) return 'busy'
-  return batches.find(mayHaveBeenApplied) ?? null
-}
-
-/** Drops `batches` and puts the sources that `keep` accepts back into the queue, under their original ids. */
-async function dissolve(db: OutboxDexie, batches: readonly BatchRow[], keep: (s: StoredOp) => boolean): Promise<void> {
-  if (batches.length === 0) return
-  await db.batches.bulkDelete(batches.map((b) => b.seq as number))
-  await db.ops.bulkPut(batches.flatMap((b) => b.sources.filter(keep)))
 }

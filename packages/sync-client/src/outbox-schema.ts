@@ -114,6 +114,27 @@ interface DeadLetterRow {
   deadAt: number
 }
 
+/** An operation the receiver answered with a conflict (409), kept until the app resolves it (see `conflicts.ts`). */
+export interface ConflictRow {
+  id?: number
+  /** `recordKey` of the record: queued operations on it are held while the row exists. */
+  key: string
+  collection: string
+  recordId: string
+  kind: 'field' | 'deleted' | 'exists'
+  fields: string[]
+  /** The operation as sent (compacted), with the base it was sent with. */
+  mine: Operation
+  /** The queued operations it was compacted from. */
+  sources: StoredOp[]
+  base: Record<string, unknown> | null
+  current: Record<string, unknown> | null
+  currentRevision: number | null
+  reason: string
+  batchId: string
+  detectedAt: number
+}
+
 export type OutboxDexie = Dexie & {
   ops: Table<StoredOp | Omit<StoredOp, 'id'>, number>
   batches: Table<StoredBatchRow, number>
@@ -123,6 +144,28 @@ export type OutboxDexie = Dexie & {
   remoteFilters: Table<RemoteFilterRow, number>
   lease: Table<LeaseRow, string>
   deadLetters: Table<DeadLetterRow, number>
+  conflicts: Table<ConflictRow, number>
+}
+
+/**
+ * Why `batches` cannot be dropped and re-cut now: 'busy' while an attempt may
+ * be on the wire (or about to start), the first batch that may have been
+ * applied, else null.
+ */
+export function dissolveBlocker(batches: readonly BatchRow[], now: number): 'busy' | BatchRow | null {
+  if (batches.some((b) => b.sendingUntil > now)) return 'busy'
+  return batches.find(mayHaveBeenApplied) ?? null
+}
+
+/** Drops `batches` and puts the sources that `keep` accepts back into the queue, under their original ids. */
+export async function dissolve(
+  db: OutboxDexie,
+  batches: readonly BatchRow[],
+  keep: (s: StoredOp) => boolean,
+): Promise<void> {
+  if (batches.length === 0) return
+  await db.batches.bulkDelete(batches.map((b) => b.seq as number))
+  await db.ops.bulkPut(batches.flatMap((b) => b.sources.filter(keep)))
 }
 
 /** Key of one record. Collection names cannot contain U+0000, so the separator is unambiguous. */

@@ -1,10 +1,11 @@
 import type { BatchRow } from './outbox-db.js'
 import type { DeliveryError, StatusListener, SyncState, SyncStatus } from './types.js'
 
-/** What the status is computed from: the outbox's head batch and the number of operations to send. */
+/** What the status is computed from: the outbox's head batch, the number of operations to send, the conflicts. */
 export interface Snapshot {
   head: BatchRow | undefined
   pending: number
+  conflicts: number
 }
 
 /** The client state a status needs besides the outbox. */
@@ -60,7 +61,7 @@ export class StatusFeed {
     else this.refresh()
   }
 
-  compute({ head, pending }: Snapshot): SyncStatus {
+  compute({ head, pending, conflicts }: Snapshot): SyncStatus {
     const backingOff = head !== undefined && head.attempts > 0
     let state: SyncState = 'idle'
     if (!this.source.isOnline()) state = 'offline'
@@ -72,6 +73,7 @@ export class StatusFeed {
       pending,
       lastError: head?.lastError ?? this.detachedError,
       nextAttemptAt: backingOff ? head.nextAttemptAt : null,
+      conflicts,
     }
   }
 

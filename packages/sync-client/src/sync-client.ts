@@ -1,9 +1,11 @@
 import type { Operation } from '@flagsync/protocol'
+import type { Conflict, ConflictResolution } from './conflicts.js'
 import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
 import { type DeliveryLock, leaseDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
 import { DeliveryPipeline, type DrainResult } from './delivery-pipeline.js'
 import { SyncClientError, toSyncClientError } from './errors.js'
 import {
+  baseOf,
   checkCollection,
   checkRecordId,
   isPlainObject,
@@ -25,6 +27,7 @@ import type {
   SyncClient,
   SyncClientOptions,
   SyncStatus,
+  WriteOptions,
 } from './types.js'
 
 const BUSY_POLL_MS = 100
@@ -84,6 +87,7 @@ class OutboxSyncClient implements SyncClient {
         this.changed()
       },
       failureRecorded: () => this.changed(),
+      conflicted: () => this.changed(),
     })
   }
 
@@ -94,23 +98,35 @@ class OutboxSyncClient implements SyncClient {
     checkCollection(collection)
     if (!isPlainObject(record)) throw invalid('record must be a plain object')
     const recordId = this.recordIdFor(record, options)
-    await this.commit({ action: 'insert', collection, recordId, record: toJsonObject(record, 'record') })
+    const json = toJsonObject(record, 'record')
+    await this.commit({ action: 'insert', collection, recordId, record: json, ...baseOf(options.baseRevision) })
     return recordId
   }
 
-  async update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void> {
+  async update(
+    collection: string,
+    recordId: string,
+    changes: Record<string, unknown>,
+    options: WriteOptions = {},
+  ): Promise<void> {
     this.assertOpen()
     await this.commit({
       action: 'update',
       collection: checkCollection(collection),
       recordId: checkRecordId(recordId),
       changes: toJsonObject(changes, 'changes'),
+      ...baseOf(options.baseRevision),
     })
   }
 
-  async delete(collection: string, recordId: string): Promise<void> {
+  async delete(collection: string, recordId: string, options: WriteOptions = {}): Promise<void> {
     this.assertOpen()
-    await this.commit({ action: 'delete', collection: checkCollection(collection), recordId: checkRecordId(recordId) })
+    await this.commit({
+      action: 'delete',
+      collection: checkCollection(collection),
+      recordId: checkRecordId(recordId),
+      ...baseOf(options.baseRevision),
+    })
   }
 
   async enqueue(operation: Operation): Promise<number> {
@@ -169,6 +185,19 @@ class OutboxSyncClient implements SyncClient {
   outbox(): Promise<OutboxEntry[]> {
     this.assertOpen()
     return this.guard(this.store.outbox())
+  }
+
+  conflicts(): Promise<Conflict[]> {
+    this.assertOpen()
+    return this.guard(this.store.conflicts())
+  }
+
+  async resolve(conflictId: number, resolution: ConflictResolution): Promise<void> {
+    this.assertOpen()
+    if (!Number.isInteger(conflictId)) throw invalid('resolve expects a conflict id (an integer from conflicts())')
+    await this.guard(this.store.resolve(conflictId, resolution, this.o.clock.now()))
+    this.changed()
+    this.pushSoon()
   }
 
   deadLetters(): Promise<DeadLetter[]> {

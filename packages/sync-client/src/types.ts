@@ -1,4 +1,5 @@
 import type { Operation, RetryPolicy } from '@flagsync/protocol'
+import type { Conflict, ConflictResolution } from './conflicts.js'
 
 /** What the client is doing; see the README for the exact transitions. */
 export type SyncState = 'idle' | 'syncing' | 'backoff' | 'offline' | 'blocked'
@@ -38,6 +39,8 @@ export interface SyncStatus {
   lastError: DeliveryError | null
   /** Epoch ms when the current batch is retried next; null when no retry is scheduled. */
   nextAttemptAt: number | null
+  /** Edits the receiver answered with a conflict, waiting for `resolve()` (see `conflicts()`). */
+  conflicts: number
 }
 
 /** Gets each new status; calls are coalesced, so a burst of changes may arrive as one. */
@@ -167,7 +170,18 @@ export interface SyncClientOptions {
 }
 
 /** Options of `insert`. */
-export interface InsertOptions {
+/** Options of `update` and `delete`. */
+export interface WriteOptions {
+  /**
+   * The revision of the record as the editor last saw it (the read-only
+   * `revision` the server sends with it): the receiver then merges with what
+   * others changed since, or answers with a conflict (see `conflicts()`).
+   * Without it the write is last-writer-wins.
+   */
+  baseRevision?: number
+}
+
+export interface InsertOptions extends WriteOptions {
   /** The record's id; default `record.id`, else a new UUID. */
   recordId?: string
 }
@@ -177,9 +191,9 @@ export interface SyncClient {
   /** Queues an insert (create or replace); resolves the recordId once committed to IndexedDB. */
   insert(collection: string, record: Record<string, unknown>, options?: InsertOptions): Promise<string>
   /** Queues an update with only the changed fields (merged shallowly). */
-  update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void>
+  update(collection: string, recordId: string, changes: Record<string, unknown>, options?: WriteOptions): Promise<void>
   /** Queues a delete (`{action: 'delete', collection, recordId}` on the wire). */
-  delete(collection: string, recordId: string): Promise<void>
+  delete(collection: string, recordId: string, options?: WriteOptions): Promise<void>
   /** Queues any operation; resolves its local outbox id. */
   enqueue(operation: Operation): Promise<number>
   /** Delivers now, ignoring backoff, until the queue is empty or a delivery fails. */
@@ -196,6 +210,15 @@ export interface SyncClient {
   deadLetters(): Promise<DeadLetter[]>
   /** Deletes these dead letters, or all of them without `ids`. */
   clearDeadLetters(ids?: readonly number[]): Promise<void>
+  /** Edits the receiver answered with a conflict (409), oldest first, until resolved. */
+  conflicts(): Promise<Conflict[]>
+  /**
+   * Resolves a conflict: queues what the resolution sends (like any write, so
+   * it works offline) and releases the edits of the record held behind it.
+   * Throws `unknown_conflict` when it is gone (resolved in another tab) and
+   * `invalid_resolution` when the resolution does not fit the conflict.
+   */
+  resolve(conflictId: number, resolution: ConflictResolution): Promise<void>
   /** Status changes and every outbox change, coalesced; the current status follows soon after subscribing. */
   subscribe(listener: StatusListener): () => void
   /** After each acknowledged batch, in every instance sharing the outbox (when BroadcastChannel exists). */

@@ -244,7 +244,7 @@ describe('status notifications', () => {
     const off = client.subscribe((s) => seen.push(s))
     expect(seen).toEqual([]) // never during subscribe itself
     await settle()
-    expect(seen.at(-1)).toEqual({ state: 'idle', pending: 0, lastError: null, nextAttemptAt: null })
+    expect(seen.at(-1)).toEqual({ state: 'idle', pending: 0, lastError: null, nextAttemptAt: null, conflicts: 0 })
 
     await client.update('c', '1', { v: 1 })
     await settle()
@@ -269,7 +269,7 @@ describe('status notifications', () => {
 
     await client.flush()
     await settle()
-    expect(seen.at(-1)).toEqual({ state: 'idle', pending: 0, lastError: null, nextAttemptAt: null })
+    expect(seen.at(-1)).toEqual({ state: 'idle', pending: 0, lastError: null, nextAttemptAt: null, conflicts: 0 })
 
     off()
     const count = seen.length

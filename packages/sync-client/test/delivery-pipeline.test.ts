@@ -108,7 +108,7 @@ describe('DeliveryPipeline.drain', () => {
       ['batch-3', ['e'], false],
     ])
     // Every acknowledgement is recorded by the time drain resolves: the outbox is empty.
-    expect(await t.store.snapshot()).toEqual({ head: undefined, pending: 0 })
+    expect(await t.store.snapshot()).toEqual({ head: undefined, pending: 0, conflicts: 0 })
     expect(t.pipeline.attempting).toBe(false)
     expect(t.pipeline.currentAttempt).toBe(null)
   })

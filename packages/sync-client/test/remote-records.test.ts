@@ -225,7 +225,7 @@ describe('upgrading from one remoteRecords row per record (schema version 1)', (
     const raw = new Dexie('flagsync', { indexedDB: h.indexedDB, IDBKeyRange })
     await raw.open()
     try {
-      expect(raw.verno).toBe(2)
+      expect(raw.verno).toBe(3)
       expect(raw.tables.map((t) => t.name)).not.toContain('remoteRecords')
       const rows = (await raw.table('remoteKeys').toArray()) as RemoteRow[]
       // The migrated records in rows of ROW_KEYS, then the delivered batch's row.

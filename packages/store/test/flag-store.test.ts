@@ -204,6 +204,64 @@ describe('ChangeFeed', () => {
     expect(JSON.parse(live.serializedList().body.toString())).toHaveLength(20)
     await feed.close()
   })
+
+  it('reloads when pruneHistory left a gap after a contiguous start (a pruned delete is not silently skipped)', async () => {
+    let now = 1_000_000
+    const db = await openDatabase(url)
+    opened.push(db)
+    const store = new FlagStore(db, { clock: () => now })
+    await store.write(async (w) => w.put(flag('a'))) // 1
+    const feed = new ChangeFeed(store, { pollIntervalMs: 0 })
+    const seen: number[] = []
+    let resets = 0
+    feed.onChanges((changes) => seen.push(...changes.map((c) => c.revision)))
+    feed.onReset(() => resets++)
+    await feed.start(1) // it holds a
+    await store.write(async (w) => w.put(flag('c'))) // 2
+    await store.write(async (w) => w.delete('a')) // 3
+    await store.write(async (w) => w.put(flag('d'))) // 4
+    now += 10_000
+    // a's create (superseded) and its delete go; c (2) stays as c's latest state, d (4) is newer than the cutoff.
+    expect(await store.pruneHistory(5_000, 1)).toBe(2)
+    expect((await store.changesSince(1)).map((c) => c.revision)).toEqual([2, 4])
+    expect(await store.prunedThrough()).toBe(3)
+    await feed.catchUp()
+    // Emitting 2 and 4 would leave the follower holding the deleted a forever.
+    expect(resets).toBe(1)
+    expect(seen).toEqual([])
+    expect(feed.revision).toBe(4)
+    await feed.close()
+  })
+
+  it("pruneHistory keeps each record's latest state; pruneChanges drops the whole prefix", async () => {
+    let now = 1_000_000
+    const db = await openDatabase(url)
+    opened.push(db)
+    const store = new FlagStore(db, { clock: () => now })
+    await store.write(async (w) => w.put(flag('a'))) // 1
+    await store.write(async (w) => w.put(flag('b'))) // 2
+    await store.write(async (w) => w.put(flag('b', false))) // 3
+    now += 10_000
+    expect(await store.pruneHistory(5_000, 0)).toBe(1)
+    expect((await store.changesSince(0)).map((c) => c.revision)).toEqual([1, 3])
+    const states = await store.write(async (w) =>
+      w.statesAt([
+        ['a', 2],
+        ['b', 2],
+        ['b', 3],
+        ['nope', 3],
+      ]),
+    )
+    expect(Object.fromEntries(states.result)).toEqual({
+      'a@2': { flag: flag('a'), known: true }, // its row survived: exact
+      'b@2': { flag: null, known: false }, // b's row 2 was pruned
+      'b@3': { flag: flag('b', false), known: true },
+      'nope@3': { flag: null, known: true }, // no row and nothing pruned could have held it: absent
+    })
+    expect(await store.pruneChanges(5_000, 0)).toBe(2)
+    const after = await store.write(async (w) => w.statesAt([['a', 3]]))
+    expect(after.result.get('a@3')).toEqual({ flag: null, known: false })
+  })
 })
 
 describe('ChangeFeed on PostgreSQL', () => {

@@ -120,6 +120,23 @@ describe.each(DIALECTS)('conflicts on %s', (dialect) => {
     expect((await h.post(batch([based(insert('fresh', { is_enabled: true }), base)]))).status).toBe(200)
   })
 
+  it('of two editors sending the same field from the same base at the same time, exactly one wins', async () => {
+    const h = await startHarness()
+    expect((await h.post(batch([insert('f', { is_enabled: true, rollout_percentage: 10 })]))).status).toBe(200)
+    const base = await revisionOf(h.store, 'f')
+    for (let round = 0; round < 5; round++) {
+      const current = await revisionOf(h.store, 'f')
+      const [a, b] = await Promise.all([
+        h.post(batch([based(update('f', { rollout_percentage: 20 + round }), current)])),
+        h.post(batch([based(update('f', { rollout_percentage: 60 + round }), current)])),
+      ])
+      expect([a.status, b.status].sort()).toEqual([200, 409])
+      const winner = a.status === 200 ? 20 + round : 60 + round
+      expect((await flagsOf(h.store)).f).toEqual(fullFlag('f', { rollout_percentage: winner }))
+    }
+    expect(base).toBe(1)
+  })
+
   it("applies everything with conflicts: 'last-writer-wins' (baseRevision ignored)", async () => {
     const h = await startHarness({ conflicts: 'last-writer-wins' })
     const base = await seeded(h, { rollout_percentage: 30 })

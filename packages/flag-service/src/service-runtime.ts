@@ -1,5 +1,13 @@
 import { type Logger, silentLogger } from '@flagsync/server-kit'
-import { type Database, type FlagChange, FlagStore, type FlagStoreOptions, type FlagWriter } from '@flagsync/store'
+import {
+  type AuditContext,
+  type Database,
+  type FlagChange,
+  FlagStore,
+  type FlagStoreOptions,
+  type FlagWriter,
+  type WriteResult,
+} from '@flagsync/store'
 import type { Knex } from 'knex'
 
 export interface ServiceRuntimeOptions {
@@ -33,8 +41,16 @@ export interface ServiceRuntime {
    * project" cannot race), and flag rows removed with a project or environment
    * reach the change log atomically with it. Flag changes are handed to the
    * `onFlagChanges` listeners after the commit, before this resolves.
+   * `audit` (who and through what) is recorded on every change-log row the write appends.
    */
-  write<T>(fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>): Promise<T>
+  write<T>(fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>, audit?: AuditContext): Promise<T>
+  /** `write`, also resolving the committed flag changes (their revisions, for the answer's `revision`). */
+  commit<T>(fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>, audit?: AuditContext): Promise<WriteResult<T>>
+  /**
+   * Hands changes committed outside `write` (the sync receiver writes through the store itself)
+   * to the `onFlagChanges` listeners; a failing listener is logged, never thrown.
+   */
+  publish(changes: FlagChange[]): Promise<void>
   /** Committed flag changes made through `write` (issue 10 feeds its change feed from here). */
   onFlagChanges(listener: FlagChangeListener): () => void
   /** Runs on `close`, newest first, before the database closes (streams, feeds, timers). */
@@ -57,24 +73,35 @@ export function createServiceRuntime(
   const closers: Array<() => void | Promise<void>> = []
   let closed = false
 
+  async function publish(changes: FlagChange[]): Promise<void> {
+    if (changes.length === 0) return
+    for (const listener of listeners) {
+      try {
+        await listener(changes)
+      } catch (err) {
+        logger.warn({ err }, 'a flag change listener failed')
+      }
+    }
+  }
+  async function commit<T>(
+    fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>,
+    audit?: AuditContext,
+  ): Promise<WriteResult<T>> {
+    const written = await store.write((writer) => fn(writer.trx, writer), '', audit)
+    await publish(written.changes)
+    return written
+  }
+
   return {
     db,
     knex: db.knex,
     store,
     clock,
     logger,
-    async write(fn) {
-      const { result, changes } = await store.write((writer) => fn(writer.trx, writer))
-      if (changes.length > 0) {
-        for (const listener of listeners) {
-          try {
-            await listener(changes)
-          } catch (err) {
-            logger.warn({ err }, 'a flag change listener failed')
-          }
-        }
-      }
-      return result
+    commit,
+    publish,
+    async write(fn, audit) {
+      return (await commit(fn, audit)).result
     },
     onFlagChanges(listener) {
       listeners.add(listener)

@@ -1,5 +1,6 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import { Router } from 'express'
+import { type FlagWriter, TABLES } from '@flagsync/store'
+import { type Request, Router } from 'express'
 import type { Knex } from 'knex'
 import type { AuthContext } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
@@ -9,7 +10,10 @@ import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import type { ServiceMigration } from '../tables.js'
 import { assertFitsEnvironment } from './checks.js'
+import { auditOf, flagJson, revisionIn } from './flag-audit.js'
+import { checkFlagBase, flagConflictError } from './flag-conflicts.js'
 import {
+  approveSchema,
   type ChangeRequestStatus,
   changeRequestQuerySchema,
   type FlagPatch,
@@ -43,6 +47,24 @@ export const changeRequestMigration: ServiceMigration = {
   },
 }
 
+/**
+ * Issue 16: the flag revision a request was filed against (approval of a
+ * request whose flag changed since is a 409 unless forced; lists mark it
+ * stale), and the sync batch operation that filed it (a replayed batch
+ * answers the same request ids). Requests filed before have none: never stale.
+ */
+export const changeRequestBaseMigration: ServiceMigration = {
+  name: '0101_change_request_base',
+  async up(knex) {
+    await knex.schema.alterTable(CHANGE_REQUESTS_TABLE, (t) => {
+      t.bigInteger('base_revision').nullable()
+      t.string('batch_id', 128).nullable()
+      t.integer('op_index').nullable()
+      t.index(['batch_id'])
+    })
+  },
+}
+
 type Num = number | string
 
 export interface ChangeRequestRow {
@@ -58,9 +80,17 @@ export interface ChangeRequestRow {
   reason: string | null
   created_at: Num
   reviewed_at: Num | null
+  base_revision: Num | null
+  batch_id: string | null
+  op_index: Num | null
 }
 
-export const changeRequestJson = (row: ChangeRequestRow) => ({
+/**
+ * A change request as answered. `base_revision` is the flag revision it was
+ * filed against; `stale` (pending requests only) says the flag changed since,
+ * given its current revision (`undefined`: the flag is gone, null: not known).
+ */
+export const changeRequestJson = (row: ChangeRequestRow, currentRevision?: number | null) => ({
   id: Number(row.id),
   environment_id: row.environment_id,
   flag_key: row.flag_key,
@@ -71,7 +101,29 @@ export const changeRequestJson = (row: ChangeRequestRow) => ({
   reason: row.reason,
   created_at: iso(row.created_at),
   reviewed_at: isoOrNull(row.reviewed_at),
+  base_revision: row.base_revision === null ? null : Number(row.base_revision),
+  stale: row.status === 'pending' && isStale(row, currentRevision),
 })
+
+/** Whether the flag changed since the request was filed (deleted counts); requests without a base never are. */
+function isStale(row: ChangeRequestRow, currentRevision: number | null | undefined): boolean {
+  if (row.base_revision === null || currentRevision === null) return false
+  return currentRevision === undefined || currentRevision !== Number(row.base_revision)
+}
+
+/** The current revision of each listed flag of an environment (absent: the flag does not exist). */
+async function flagRevisions(knex: Knex, environmentId: string, keys: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>()
+  const unique = [...new Set(keys)]
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = (await knex(TABLES.flags)
+      .where('scope', environmentId)
+      .whereIn('key', unique.slice(i, i + 500))
+      .select('key', 'revision')) as Array<{ key: string; revision: Num }>
+    for (const row of rows) out.set(row.key, Number(row.revision))
+  }
+  return out
+}
 
 /** Who acts on a change request: a user (session or token) or an SDK key, and how they are named in it. */
 export interface Actor {
@@ -97,7 +149,17 @@ const isRequester = (row: ChangeRequestRow, actor: Actor) =>
 /** Files a pending change request (in the caller's write transaction) and returns it. */
 export async function fileChangeRequest(
   trx: Knex,
-  input: { environmentId: string; flagKey: string; patch: FlagPatch; actor: Actor; now: number },
+  input: {
+    environmentId: string
+    flagKey: string
+    patch: FlagPatch
+    actor: Actor
+    now: number
+    /** The flag's revision when filed (what the approver's staleness check compares with). */
+    baseRevision: number | null
+    /** The sync batch operation that filed it, if any. */
+    batch?: { id: string; opIndex: number }
+  },
 ): Promise<ChangeRequestRow> {
   const record = {
     environment_id: input.environmentId,
@@ -111,6 +173,9 @@ export async function fileChangeRequest(
     reason: null,
     created_at: input.now,
     reviewed_at: null,
+    base_revision: input.baseRevision,
+    batch_id: input.batch?.id ?? null,
+    op_index: input.batch?.opIndex ?? null,
   }
   const [inserted] = (await trx(CHANGE_REQUESTS_TABLE).insert(record, ['id'])) as Array<{ id: Num }>
   return { id: Number(inserted?.id), ...record }
@@ -148,19 +213,30 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
     const { status } = parseOr422(changeRequestQuerySchema, { status: req.query.status }, 'query')
     const query = knex(CHANGE_REQUESTS_TABLE).where('environment_id', environmentOf(req).id).orderBy('id', 'desc')
     if (status) query.where('status', status)
-    res.json(((await query.select('*')) as ChangeRequestRow[]).map(changeRequestJson))
+    const rows = (await query.select('*')) as ChangeRequestRow[]
+    const revisions = await flagRevisions(
+      knex,
+      environmentOf(req).id,
+      rows.map((r) => r.flag_key),
+    )
+    res.json(rows.map((row) => changeRequestJson(row, revisions.get(row.flag_key))))
   })
 
   router.get('/:id', requireProjectRole('viewer'), async (req, res) => {
-    res.json(changeRequestJson(await find(knex, environmentOf(req).id, idOf(req.params.id))))
+    const env = environmentOf(req)
+    const row = await find(knex, env.id, idOf(req.params.id))
+    res.json(changeRequestJson(row, (await flagRevisions(knex, env.id, [row.flag_key])).get(row.flag_key)))
   })
 
   // Approve: applies the stored patch to the flag as it is now, in the transaction that marks the request approved.
-  router.post('/:id/approve', requireProjectRole('editor'), async (req, res) => {
+  // A stale request (its flag changed since filing) whose fields were changed meanwhile: 409 unless `force`.
+  router.post('/:id/approve', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
     const id = idOf(req.params.id)
+    const force = forceOf(req)
     const actor = await actorOf(knex, authOf(req))
-    const flag = await runtime.write(async (trx, flags): Promise<ServiceFlag> => {
+    const audit = await auditOf(knex, req, `change-request:${id}`)
+    const { result: flag, changes } = await runtime.commit(async (trx, flags): Promise<ServiceFlag> => {
       const row = await find(trx, env.id, id)
       if (row.status !== 'pending') throw notPending(row)
       if (isRequester(row, actor)) {
@@ -174,6 +250,7 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
         )
       }
       const patch = parseOr422(flagPatchSchema, JSON.parse(row.patch), 'stored patch')
+      if (row.base_revision !== null && !force) await refuseConflicting(flags, env.id, row, patch, current)
       const merged = mergeFlag(current, patch)
       await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
       flags.put(merged, env.id)
@@ -181,8 +258,9 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
         .where('id', id)
         .update({ status: 'approved', reviewed_by: actor.label, reviewed_at: runtime.clock() })
       return merged
-    })
-    res.json(flag)
+    }, audit)
+    const revision = revisionIn(changes, env.id, flag.key)
+    res.type('application/json').send(revision === undefined ? JSON.stringify(flag) : flagJson(flag, revision))
   })
 
   router.post('/:id/reject', requireProjectRole('editor'), ...body, async (req, res) => {
@@ -223,4 +301,37 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
   allowOnly(router, '/:id/approve', 'POST')
   allowOnly(router, '/:id/reject', 'POST')
   return router
+}
+
+/** `force` from `?force=true` or the body `{force: true}` (422 for anything else). */
+function forceOf(req: Request): boolean {
+  const { force: inBody } = parseOr422(approveSchema, req.body, 'approval')
+  const raw = req.query.force
+  if (raw !== undefined && raw !== 'true' && raw !== 'false') {
+    throw new HttpError('validation_failed', 'invalid query: force: must be true or false', {
+      issues: [{ path: 'force', message: 'must be true or false' }],
+    })
+  }
+  return inBody === true || raw === 'true'
+}
+
+/**
+ * A request filed against an older revision of its flag, whose own fields
+ * were changed since to other values (the receiver's three-way rules, with
+ * the filing revision as the base): approving it would silently overwrite
+ * that change, so it needs `force`. Changes to other fields are not a
+ * conflict: document 1 applies the patch to the flag's current state.
+ */
+async function refuseConflicting(
+  flags: FlagWriter,
+  environmentId: string,
+  row: ChangeRequestRow,
+  patch: FlagPatch,
+  current: ServiceFlag,
+): Promise<void> {
+  const merged = mergeFlag(current, patch) as Record<string, unknown>
+  const sets: Record<string, unknown> = {}
+  for (const field of Object.keys(patch)) if (field !== 'key') sets[field] = merged[field]
+  const conflict = await checkFlagBase(flags, environmentId, row.flag_key, 'update', sets, Number(row.base_revision))
+  if (conflict) throw flagConflictError(row.flag_key, conflict, { stale: true, change_request_id: Number(row.id) })
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { formatSseEvent, type SseConnection, SseHub } from '@flagsync/server-kit'
-import { ChangeFeed, type FlagChange, LiveFlagSet, type StoredFlag } from '@flagsync/store'
+import { ChangeFeed, type FlagChange, LiveFlagSet, type StoredFlag, withRevision } from '@flagsync/store'
 import { ACCESS_SCOPE } from '../auth/revocations.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
@@ -92,7 +92,8 @@ const HOUR = 60 * 60 * 1000
  * between a bootstrap and the first live update.
  */
 export class FlagStreams {
-  readonly live = new LiveFlagSet()
+  /** Entries' JSON carries each flag's read-only `revision` (issue 16): every stream and snapshot flag has it. */
+  readonly live = new LiveFlagSet({ revisionInJson: true })
   readonly hub: SseHub
   readonly feed: ChangeFeed
   private readonly runtime: ServiceRuntime
@@ -394,9 +395,14 @@ export class FlagStreams {
     let updates = ''
     const jsons: string[] = []
     for (const entry of this.live.list(environmentId)) {
-      const json = referencesSegments(entry.flag) ? JSON.stringify(expandFlag(entry.flag, lookup)) : entry.json
+      const json = referencesSegments(entry.flag)
+        ? withRevision(JSON.stringify(expandFlag(entry.flag, lookup)), entry.revision)
+        : entry.json
       jsons.push(json)
-      updates += upsertFrame(environmentId, json)
+      // Bootstrap updates carry their flag's revision as `id:` like live ones. Document 1 §6 has every
+      // (re)connection replay the whole set, so the service never resumes from Last-Event-ID: the id is
+      // information (the revision of that flag), in key order, not a resume point.
+      updates += upsertFrame(environmentId, json, entry.revision)
     }
     const snapshot = Buffer.from(`[${jsons.join(',')}]`)
     const view: EnvironmentView = {
@@ -454,8 +460,8 @@ export class FlagStreams {
     const projectId = this.projectOf.get(env)
     const json =
       projectId !== undefined && referencesSegments(change.flag)
-        ? JSON.stringify(expandFlag(change.flag, this.segments(projectId)))
-        : change.json
+        ? withRevision(JSON.stringify(expandFlag(change.flag, this.segments(projectId))), change.revision)
+        : withRevision(change.json, change.revision)
     this.send(env, upsertFrame(env, json, change.revision))
   }
 
@@ -466,7 +472,7 @@ export class FlagStreams {
    */
   private applySegment(change: FlagChange): void {
     const projectId = projectOfSegmentScope(change.scope)
-    const affected: Array<{ env: string; flag: StoredFlag; before: string }> = []
+    const affected: Array<{ env: string; flag: StoredFlag; revision: number; before: string }> = []
     const lookup = this.segments(projectId)
     for (const [env, project] of this.projectOf) {
       if (project !== projectId) continue
@@ -474,14 +480,20 @@ export class FlagStreams {
       if (!this.hasSubscribers(env)) continue
       for (const entry of this.live.list(env)) {
         if (segmentKeysOf(entry.flag).has(change.key)) {
-          affected.push({ env, flag: entry.flag, before: JSON.stringify(expandFlag(entry.flag, lookup)) })
+          affected.push({
+            env,
+            flag: entry.flag,
+            revision: entry.revision,
+            before: JSON.stringify(expandFlag(entry.flag, lookup)),
+          })
         }
       }
     }
     this.live.apply(change)
-    for (const { env, flag, before } of affected) {
+    for (const { env, flag, revision, before } of affected) {
       const after = JSON.stringify(expandFlag(flag, lookup))
-      if (after !== before) this.send(env, upsertFrame(env, after, change.revision))
+      // The flag's own revision in its JSON (it did not change); the event id is the segment change's.
+      if (after !== before) this.send(env, upsertFrame(env, withRevision(after, revision), change.revision))
     }
   }
 }

@@ -1,7 +1,7 @@
 import { flagKeySchema } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import { TABLES } from '@flagsync/store'
-import { type Request, Router } from 'express'
+import { TABLES, withRevision } from '@flagsync/store'
+import { type Request, type Response, Router } from 'express'
 import type { Knex } from 'knex'
 import type { EnvironmentAccess } from '../auth/context.js'
 import { roleAtLeast } from '../auth/context.js'
@@ -11,7 +11,9 @@ import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { actorOf, changeRequestJson, fileChangeRequest } from './change-requests.js'
 import { assertFitsEnvironment, assertNoDependents } from './checks.js'
-import { flagBodySchema, flagPatchSchema, mergeFlag, promoteSchema, type ServiceFlag } from './model.js'
+import { auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
+import { baseRevisionOf, checkFlagBase, flagConflictError } from './flag-conflicts.js'
+import { type FlagPatch, flagBodySchema, flagPatchSchema, mergeFlag, promoteSchema, type ServiceFlag } from './model.js'
 
 const noFlag = (key: string) => new HttpError('not_found', `no flag ${JSON.stringify(key)} in this environment`)
 
@@ -56,43 +58,59 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
   const { knex } = runtime
 
   // Straight from the database (not an instance's live set), so a read after a write on another instance sees it.
+  // Each flag carries its read-only `revision` (of its last change): the base of a later conflict-checked edit.
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
     const rows = (await knex(TABLES.flags)
       .where('scope', environmentOf(req).id)
       .orderBy('key')
-      .select('data')) as Array<{ data: string }>
-    res.type('application/json').send(`[${rows.map((r) => r.data).join(',')}]`)
+      .select('data', 'revision')) as Array<{ data: string; revision: number | string }>
+    res.type('application/json').send(`[${rows.map((r) => withRevision(r.data, Number(r.revision))).join(',')}]`)
   })
 
   router.get('/:key', requireProjectRole('viewer'), async (req, res) => {
     const key = keyOf(req)
     const row = (await knex(TABLES.flags)
       .where({ scope: environmentOf(req).id, key })
-      .first('data')) as { data: string } | undefined
+      .first('data', 'revision')) as { data: string; revision: number | string } | undefined
     if (!row) throw noFlag(key)
-    res.type('application/json').send(row.data)
+    const revision = Number(row.revision)
+    res.setHeader('ETag', `"${revision}"`)
+    res.type('application/json').send(withRevision(row.data, revision))
   })
 
-  // Create, or replace entirely when the key exists.
+  // Create, or replace entirely when the key exists. A `revision` in the body is read-only: ignored.
   router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
-    const flag = parseOr422(flagBodySchema, req.body, 'flag')
-    await runtime.write(async (trx, flags) => {
-      const existing = await flags.get(flag.key, env.id)
-      if (existing && (await requiresApproval(trx, env.id))) assertMayBypassApproval(env, 'replacing a flag')
-      await assertFitsEnvironment(flags, env, flag)
-      flags.put(flag, env.id)
-    })
-    res.json(flag)
+    const flag = parseOr422(flagBodySchema, withoutRevision(req.body), 'flag')
+    const { changes } = await runtime.commit(
+      async (trx, flags) => {
+        const existing = await flags.get(flag.key, env.id)
+        if (existing && (await requiresApproval(trx, env.id))) assertMayBypassApproval(env, 'replacing a flag')
+        await assertFitsEnvironment(flags, env, flag)
+        flags.put(flag, env.id)
+      },
+      await auditOf(knex, req),
+    )
+    sendFlag(res, flag, revisionIn(changes, env.id, flag.key))
   })
 
   // A merge patch: applied at once (200), or filed as a change request where approval is required (202).
+  // With a base (If-Match: "<revision>" or base_revision), the receiver's three-way rules: 409 on a conflict.
   router.patch('/:key', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
-    const patch = parseOr422(flagPatchSchema, req.body, 'patch')
-    const result = await runtime.write(async (trx, flags) => {
+    const { base, body: rest } = baseRevisionOf(req, withoutRevision(req.body))
+    const patch = parseOr422(flagPatchSchema, rest, 'patch')
+    const audit = await auditOf(knex, req)
+    type Outcome = { flag: ServiceFlag; filed?: undefined } | { flag?: undefined; filed: object }
+    const { result, changes } = await runtime.commit(async (trx, flags): Promise<Outcome> => {
       const current = (await flags.get(key, env.id)) as ServiceFlag | undefined
+      if (base !== undefined) {
+        // What the patch sets, as values of the merged flag (a null that removes a field is its absence).
+        const sets = current ? patchedFields(patch, mergeFlag(current, patch)) : { ...patch }
+        const conflict = await checkFlagBase(flags, env.id, key, 'update', sets, base)
+        if (conflict) throw flagConflictError(key, conflict)
+      }
       if (!current) throw noFlag(key)
       const merged = mergeFlag(current, patch)
       await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
@@ -103,24 +121,37 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
           patch,
           actor: await actorOf(trx, authOf(req)),
           now: runtime.clock(),
+          baseRevision: (await flags.committed(key, env.id)).revision,
         })
-        return { status: 202, body: changeRequestJson(request) }
+        return {
+          filed: changeRequestJson(request, request.base_revision === null ? null : Number(request.base_revision)),
+        }
       }
       flags.put(merged, env.id)
-      return { status: 200, body: merged }
-    })
-    res.status(result.status).json(result.body)
+      return { flag: merged }
+    }, audit)
+    if (result.flag) sendFlag(res, result.flag, revisionIn(changes, env.id, key))
+    else res.status(202).json(result.filed)
   })
 
+  // With If-Match: "<revision>", a delete that would drop what others changed since is a 409.
   router.delete('/:key', requireProjectRole('editor'), async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
-    await runtime.write(async (trx, flags) => {
-      if (!(await flags.get(key, env.id))) throw noFlag(key)
-      if (await requiresApproval(trx, env.id)) assertMayBypassApproval(env, 'deleting a flag')
-      await assertNoDependents(trx, env.id, key)
-      await flags.delete(key, env.id)
-    })
+    const { base } = baseRevisionOf(req, undefined)
+    await runtime.write(
+      async (trx, flags) => {
+        if (base !== undefined) {
+          const conflict = await checkFlagBase(flags, env.id, key, 'delete', null, base)
+          if (conflict) throw flagConflictError(key, conflict)
+        }
+        if (!(await flags.get(key, env.id))) throw noFlag(key)
+        if (await requiresApproval(trx, env.id)) assertMayBypassApproval(env, 'deleting a flag')
+        await assertNoDependents(trx, env.id, key)
+        await flags.delete(key, env.id)
+      },
+      await auditOf(knex, req),
+    )
     noContent(res)
   })
 
@@ -134,30 +165,50 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
         issues: [{ path: 'target_env_id', message }],
       })
     if (targetId === env.id) throw badTarget('is the environment the flag is in')
-    const flag = await runtime.write(async (trx, flags) => {
-      const target = UUID_PATTERN.test(targetId)
-        ? ((await trx('flagsync_environments')
-            .where({ id: targetId, project_id: env.projectId })
-            .first('id', 'name', 'require_approval')) as
-            | { id: string; name: string; require_approval: boolean | number }
-            | undefined)
-        : undefined
-      if (!target) throw badTarget('no environment with this id in the project')
-      const source = (await flags.get(key, env.id)) as ServiceFlag | undefined
-      if (!source) throw noFlag(key)
-      if (target.require_approval && (await flags.get(key, target.id))) {
-        assertMayBypassApproval({ name: target.name, role: env.role }, 'promoting over an existing flag')
-      }
-      const copy = parseOr422(flagBodySchema, source, 'flag')
-      await assertFitsEnvironment(flags, { id: target.id, projectId: env.projectId }, copy, `flag in ${target.name}`)
-      flags.put(copy, target.id)
-      return copy
-    })
-    res.json(flag)
+    const { result: promoted, changes } = await runtime.commit(
+      async (trx, flags) => {
+        const target = UUID_PATTERN.test(targetId)
+          ? ((await trx('flagsync_environments')
+              .where({ id: targetId, project_id: env.projectId })
+              .first('id', 'name', 'require_approval')) as
+              | { id: string; name: string; require_approval: boolean | number }
+              | undefined)
+          : undefined
+        if (!target) throw badTarget('no environment with this id in the project')
+        const source = (await flags.get(key, env.id)) as ServiceFlag | undefined
+        if (!source) throw noFlag(key)
+        if (target.require_approval && (await flags.get(key, target.id))) {
+          assertMayBypassApproval({ name: target.name, role: env.role }, 'promoting over an existing flag')
+        }
+        const copy = parseOr422(flagBodySchema, source, 'flag')
+        await assertFitsEnvironment(flags, { id: target.id, projectId: env.projectId }, copy, `flag in ${target.name}`)
+        flags.put(copy, target.id)
+        return { copy, targetId: target.id }
+      },
+      await auditOf(knex, req),
+    )
+    sendFlag(res, promoted.copy, revisionIn(changes, promoted.targetId, key))
   })
 
   allowOnly(router, '/', 'GET, POST')
   allowOnly(router, '/:key', 'GET, PATCH, DELETE')
   allowOnly(router, '/:key/promote', 'POST')
   return router
+}
+
+/** A written flag with the revision its write got (always found: every put is a change-log row). */
+function sendFlag(res: Response, flag: ServiceFlag, revision: number | undefined): void {
+  if (revision === undefined) {
+    res.json(flag)
+    return
+  }
+  res.setHeader('ETag', `"${revision}"`)
+  res.type('application/json').send(flagJson(flag, revision))
+}
+
+/** The fields a patch sets, with their values in the merged flag (undefined where the patch removed one). */
+function patchedFields(patch: FlagPatch, merged: ServiceFlag): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const field of Object.keys(patch)) if (field !== 'key') out[field] = (merged as Record<string, unknown>)[field]
+  return out
 }

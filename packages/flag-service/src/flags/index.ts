@@ -3,7 +3,7 @@ import { loadEnvironment, loadProject } from '../auth/guards.js'
 import type { FeatureMountContext } from '../feature-mount.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import type { ServiceMigration } from '../tables.js'
-import { changeRequestMigration, createChangeRequestsRouter } from './change-requests.js'
+import { changeRequestBaseMigration, changeRequestMigration, createChangeRequestsRouter } from './change-requests.js'
 import { type FlagStreamOptions, FlagStreams } from './engine.js'
 import { createEnvironmentFlagsRouter } from './flags-router.js'
 import { createSegmentsRouter } from './segments-router.js'
@@ -21,7 +21,7 @@ export type { Segment, SegmentRule, ServiceFlag } from './model.js'
  * Environment flags, segments, change requests, /stream and /flags/snapshot
  * (issue 10). Migrations are named 0100_… so they sort after the core ones.
  */
-export const flagMigrations: ServiceMigration[] = [changeRequestMigration]
+export const flagMigrations: ServiceMigration[] = [changeRequestMigration, changeRequestBaseMigration]
 
 const streamsByRuntime = new WeakMap<ServiceRuntime, FlagStreams>()
 

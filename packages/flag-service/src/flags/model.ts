@@ -226,6 +226,12 @@ export const rejectSchema = z
   .strictObject({ reason: z.string().max(LIMITS.descriptionLength).nullable().optional() })
   .default({})
 
+/** The optional body of an approval: `{force: true}` approves a stale request (see also `?force=true`). */
+export const approveSchema = z
+  .strictObject({ force: z.boolean().optional() })
+  .optional()
+  .transform((v) => v ?? {})
+
 export const CHANGE_REQUEST_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const
 export type ChangeRequestStatus = (typeof CHANGE_REQUEST_STATUSES)[number]
 export const changeRequestQuerySchema = z.object({ status: z.enum(CHANGE_REQUEST_STATUSES).optional() })

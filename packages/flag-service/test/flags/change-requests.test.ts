@@ -13,6 +13,7 @@ import {
   putFlag,
   setRequireApproval,
   snapshotOfDatabase,
+  storeRevision,
 } from './support.js'
 
 /**
@@ -76,6 +77,9 @@ describe.each(DIALECTS)('change requests on %s', (dialect) => {
       reason: null,
       created_at: new Date(T0).toISOString(),
       reviewed_at: null,
+      // Issue 16: the flag's revision it was filed against, and whether the flag changed since.
+      base_revision: await storeRevision(h.server.runtime.knex, p.production, 'queued'),
+      stale: false,
     })
     expect((await flagsOf(h, p.production).get('queued')).body).toMatchObject({ is_enabled: false, description: null })
     expect(await getRequest(res.body.id)).toEqual(res.body)

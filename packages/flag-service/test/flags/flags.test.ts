@@ -12,8 +12,10 @@ import {
   member,
   type Project,
   putFlag,
+  served,
   setRequireApproval,
   snapshotOfDatabase,
+  storeRevision,
 } from './support.js'
 
 /** The paths a 422 names. */
@@ -34,16 +36,18 @@ describe.each(DIALECTS)('environment flags on %s', (dialect) => {
     const api = flagsOf(h, p.development)
     const created = await api.put({ key: 'zeta', is_enabled: true })
     expect(created.status).toBe(200)
-    expect(created.body).toEqual({
-      key: 'zeta',
-      is_enabled: true,
-      rollout_percentage: null,
-      description: null,
-      rules: [],
-      flag_type: 'boolean',
-      variants: [],
-      prerequisites: [],
-    })
+    expect(created.body).toEqual(
+      await served(h, p.development, {
+        key: 'zeta',
+        is_enabled: true,
+        rollout_percentage: null,
+        description: null,
+        rules: [],
+        flag_type: 'boolean',
+        variants: [],
+        prerequisites: [],
+      }),
+    )
     const full = {
       key: 'alpha',
       is_enabled: true,
@@ -59,14 +63,16 @@ describe.each(DIALECTS)('environment flags on %s', (dialect) => {
       ],
       prerequisites: [{ flag_key: 'zeta', required_value: true }],
     }
-    expect((await api.put(full)).body).toEqual(full)
-    expect((await api.get('alpha')).body).toEqual(full)
+    expect((await api.put(full)).body).toEqual(await served(h, p.development, full))
+    expect((await api.get('alpha')).body).toEqual(await served(h, p.development, full))
     expect(((await api.list()).body as Json[]).map((f) => f.key)).toEqual(['alpha', 'zeta'])
 
     // Replacing drops every field the new body leaves out.
     const replaced = await api.put({ key: 'alpha', is_enabled: false })
     expect(replaced.status).toBe(200)
-    expect((await api.get('alpha')).body).toEqual({ ...created.body, key: 'alpha', is_enabled: false })
+    expect((await api.get('alpha')).body).toEqual(
+      await served(h, p.development, { ...created.body, key: 'alpha', is_enabled: false }),
+    )
 
     expect((await api.delete('alpha')).status).toBe(204)
     expect((await api.get('alpha')).status).toBe(404)
@@ -245,17 +251,19 @@ describe.each(DIALECTS)('environment flags on %s', (dialect) => {
     })
     const res = await api.patch('merge', { is_enabled: true, rules: [], description: null, disabled_value: null })
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({
-      key: 'merge',
-      is_enabled: true,
-      rollout_percentage: 20,
-      description: null,
-      rules: [],
-      flag_type: 'string',
-      default_value: 'a',
-      variants: [],
-      prerequisites: [],
-    })
+    expect(res.body).toEqual(
+      await served(h, p.development, {
+        key: 'merge',
+        is_enabled: true,
+        rollout_percentage: 20,
+        description: null,
+        rules: [],
+        flag_type: 'string',
+        default_value: 'a',
+        variants: [],
+        prerequisites: [],
+      }),
+    )
     expect((await api.get('merge')).body).toEqual(res.body)
     expect((await api.patch('merge', { key: 'merge', rollout_percentage: null })).body.rollout_percentage).toBeNull()
 
@@ -289,9 +297,9 @@ describe.each(DIALECTS)('environment flags on %s', (dialect) => {
     await putFlag(h, p.production, { key: 'promo', is_enabled: false, flag_type: 'string', default_value: 'old' })
     const res = await api.promote('promo', p.production)
     expect(res.status).toBe(200)
-    expect(res.body).toEqual(flag)
-    expect((await flagsOf(h, p.production).get('promo')).body).toEqual(flag)
-    expect((await api.get('promo')).body).toEqual(flag)
+    expect(res.body).toEqual(await served(h, p.production, flag))
+    expect((await flagsOf(h, p.production).get('promo')).body).toEqual(await served(h, p.production, flag))
+    expect((await api.get('promo')).body).toEqual(await served(h, p.staging, flag))
   })
 
   it('promote refuses another project’s environment, the same environment and prerequisites missing in the target (422), changing nothing', async () => {
@@ -395,6 +403,7 @@ describe.each(DIALECTS)('promote is atomic on %s', (dialect) => {
       try {
         await bootstrapOf(stream)
         const seen = stream.events.length
+        const before = await storeRevision(server.runtime.knex, prod, 'f')
         failCommits = true
         const res = await call(`/api/environments/${staging}/flags/f/promote`, 'POST', { target_env_id: prod })
         failCommits = false
@@ -408,6 +417,7 @@ describe.each(DIALECTS)('promote is atomic on %s', (dialect) => {
           flag_type: 'boolean',
           variants: [],
           prerequisites: [],
+          revision: before,
         })
         // The next successful promote is the first thing the Production stream hears.
         expect(

@@ -26,6 +26,7 @@ import {
   putFlag,
   sdkKeyFor,
   setRequireApproval,
+  storeRevision,
 } from './support.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -64,7 +65,17 @@ describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
     ])
     expect(boot.flags[0].flag).toEqual((await prod.get('a')).body)
     expect(boot.ready).toBe('2')
-    expect(stream.events.slice(0, 4).every((e) => e.id === undefined)).toBe(true)
+    // Issue 16: bootstrap updates carry their flag's revision as id, like live ones (connected and ready none).
+    expect(stream.events.slice(0, 4).map((e) => e.id)).toEqual([
+      undefined,
+      String(await storeRevision(h.server.runtime.knex, p.production, 'a')),
+      String(await storeRevision(h.server.runtime.knex, p.production, 'b')),
+      undefined,
+    ])
+    expect(boot.flags.map((u) => u.flag.revision)).toEqual([
+      await storeRevision(h.server.runtime.knex, p.production, 'a'),
+      await storeRevision(h.server.runtime.knex, p.production, 'b'),
+    ])
 
     // Each kind of change reaches the stream as one update with the revision as its id.
     const next = async (action: () => Promise<{ status: number }>, status = 200) => {

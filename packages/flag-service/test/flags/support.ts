@@ -1,3 +1,5 @@
+import { TABLES } from '@flagsync/store'
+import type { Knex } from 'knex'
 import { expect } from 'vitest'
 import { openSse, type SseReader } from '../../../../test/support/sse-reader.js'
 import { CHANGE_REQUESTS_TABLE } from '../../src/flags/index.js'
@@ -134,4 +136,20 @@ export async function changeRequestRows(h: Harness): Promise<unknown[]> {
 /** Everything a refused request must leave alone: every table of the service, the flag store and change requests. */
 export async function snapshotOfDatabase(h: Harness): Promise<Record<string, unknown[]>> {
   return { ...(await h.dump()), [CHANGE_REQUESTS_TABLE]: await changeRequestRows(h) }
+}
+
+/** The change-log revision the store holds for a flag of an environment (what its read-only `revision` must say). */
+export async function storeRevision(knex: Knex, environmentId: string, key: string): Promise<number> {
+  const row = (await knex(TABLES.flags).where({ scope: environmentId, key }).first('revision')) as
+    | { revision: number | string }
+    | undefined
+  if (!row) throw new Error(`no flag ${key} in ${environmentId}`)
+  const revision = Number(row.revision)
+  expect(revision).toBeGreaterThan(0)
+  return revision
+}
+
+/** A flag as the service answers it: the stored flag plus its read-only `revision`, the store's. */
+export async function served(h: Harness, environmentId: string, flag: Json): Promise<Json> {
+  return { ...flag, revision: await storeRevision(h.server.runtime.knex, environmentId, flag.key) }
 }

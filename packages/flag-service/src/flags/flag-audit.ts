@@ -1,0 +1,85 @@
+import { declaredActor } from '@flagsync/server-kit'
+import { type AuditContext, type FlagChange, withRevision } from '@flagsync/store'
+import type { Request } from 'express'
+import type { Knex } from 'knex'
+import type { AuthContext } from '../auth/context.js'
+import { authOf } from '../auth/guards.js'
+import { SERVICE_TABLES } from '../tables.js'
+
+/**
+ * The audit trail's name for a caller: the user's email (with the token's
+ * name when a personal access token was used), or the SDK key's name and
+ * display prefix. Names are read at write time, so a renamed or deleted
+ * key keeps the name it had.
+ */
+export async function actorName(knex: Knex, auth: AuthContext): Promise<string> {
+  if (auth.user) {
+    if (auth.kind !== 'pat' || auth.tokenId === undefined) return auth.user.email
+    const token = (await knex(SERVICE_TABLES.tokens).where('id', auth.tokenId).first('name')) as
+      | { name: string }
+      | undefined
+    return `${auth.user.email} (token ${JSON.stringify(token?.name ?? String(auth.tokenId))})`
+  }
+  const keyId = auth.sdkKey?.id ?? 0
+  const key = (await knex(SERVICE_TABLES.sdkKeys).where('id', keyId).first('name', 'prefix')) as
+    | { name: string; prefix: string }
+    | undefined
+  return key ? `SDK key ${JSON.stringify(key.name)} (${key.prefix})` : `SDK key ${keyId}`
+}
+
+/**
+ * Who and through what, for a service route's write: `source` is
+ * `api:<METHOD> <route template>` (e.g. `api:PATCH /api/environments/:env_id/flags/:key`),
+ * or what the caller names (`change-request:<id>`).
+ */
+export async function auditOf(knex: Knex, req: Request, source?: string): Promise<AuditContext> {
+  return {
+    actor: await actorName(knex, authOf(req)),
+    declaredActor: declaredActor(req),
+    source: source ?? `api:${req.method} ${routeOf(req)}`,
+  }
+}
+
+/** The route template a request matched, mount path included (`/api/environments/:env_id/flags/:key`). */
+function routeOf(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path
+  const tail = typeof path === 'string' && path !== '/' ? path : ''
+  return `${mountPathOf(req)}${tail}`
+}
+
+function mountPathOf(req: Request): string {
+  // baseUrl holds the concrete ids; put the parameter names back for a template that groups entries.
+  let base = req.baseUrl
+  for (const [name, value] of Object.entries(req.params ?? {})) {
+    if (typeof value === 'string' && value !== '' && name !== 'key' && name !== 'id') {
+      base = base.split(`/${value}`).join(`/:${name}`)
+    }
+  }
+  return base
+}
+
+/**
+ * A body's read-only `revision` is accepted and ignored, so a flag read with
+ * GET can be edited and sent back as is; the stored flag never holds one.
+ */
+export function withoutRevision(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, 'revision')) {
+    return body
+  }
+  const { revision: _readOnly, ...rest } = body as Record<string, unknown>
+  return rest
+}
+
+/** The revision a committed write gave a flag (its change in `changes`). */
+export function revisionIn(changes: readonly FlagChange[], scope: string, key: string): number | undefined {
+  for (let i = changes.length - 1; i >= 0; i--) {
+    const change = changes[i] as FlagChange
+    if (change.scope === scope && change.key === key) return change.revision
+  }
+  return undefined
+}
+
+/** A flag's JSON with its read-only `revision`. */
+export function flagJson(flag: object, revision: number): string {
+  return withRevision(JSON.stringify(flag), revision)
+}

@@ -15,6 +15,7 @@ import type {
   FlagClientListener,
   FlagClientOptions,
   FlagClientStatus,
+  FlagConflict,
   FlagEvaluation,
   FlagSource,
 } from './types.js'
@@ -54,6 +55,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   let server = new Map<string, ClientFlag>()
   let pending: Operation[] = []
   let acked: AckedOp[] = []
+  /** Conflicts on flags of this collection, by key. */
+  let conflicts = new Map<string, FlagConflict>()
   let view: Map<string, ClientFlag> | undefined
   let status: FlagClientStatus = {
     state: 'connecting',
@@ -76,7 +79,17 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     if (!view) {
       const now = clock.now()
       acked = acked.filter((a) => now - a.ackedAt < echoTimeoutMs)
-      view = applyPending(server, [...acked.map((a) => a.op), ...pending], collection)
+      const ops = [...acked.map((a) => a.op), ...pending]
+      // A conflicted flag reads as the server has it, with the conflict attached, until it is resolved.
+      view = applyPending(
+        server,
+        conflicts.size > 0 ? ops.filter((op) => op.collection !== collection || !conflicts.has(op.recordId)) : ops,
+        collection,
+      )
+      for (const [key, conflict] of conflicts) {
+        const flag = server.get(key)
+        if (flag) view.set(key, { ...flag, conflict })
+      }
     }
     return view
   }
@@ -214,10 +227,14 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   const refreshPending = () => {
     if (!sync) return Promise.resolve()
     refreshing = refreshing.then(async () => {
-      const entries = await sync.outbox().catch(() => undefined)
+      const [entries, found] = await Promise.all([
+        sync.outbox().catch(() => undefined),
+        sync.conflicts?.().catch(() => undefined) ?? [],
+      ])
       if (!entries) return
       changed(() => {
         pending = entries.map((e) => e.operation)
+        if (found) conflicts = new Map(found.filter((c) => c.collection === collection).map((c) => [c.recordId, c]))
       })
     })
     return refreshing
@@ -239,6 +256,11 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       }),
     )
     void refreshPending()
+  }
+  /** Every local edit is based on the revision of the flag as the server last sent it (none for a new key). */
+  const baseOf = (key: string): { baseRevision?: number } => {
+    const revision = server.get(key)?.revision
+    return typeof revision === 'number' ? { baseRevision: revision } : {}
   }
   const requireSync = () => {
     if (!sync) throw new Error('flag edits need a sync client: createFlagClient({ ..., syncClient })')
@@ -286,15 +308,16 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       return () => listeners.delete(listener)
     },
     async createFlag(flag) {
-      await requireSync().insert(collection, flag, { recordId: flag.key })
+      const { revision: _readOnly, conflict: _local, ...record } = flag
+      await requireSync().insert(collection, record, { recordId: flag.key, ...baseOf(flag.key) })
       await refreshPending()
     },
     async updateFlag(key, changes) {
-      await requireSync().update(collection, key, changes)
+      await requireSync().update(collection, key, changes, baseOf(key))
       await refreshPending()
     },
     async deleteFlag(key) {
-      await requireSync().delete(collection, key)
+      await requireSync().delete(collection, key, baseOf(key))
       await refreshPending()
     },
     flushImpressions: () => reporter.flush(),

@@ -25,6 +25,7 @@ export type {
   FlagClientListener,
   FlagClientOptions,
   FlagClientStatus,
+  FlagConflict,
   FlagEvaluation,
   FlagOutbox,
   FlagSource,

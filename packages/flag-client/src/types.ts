@@ -47,11 +47,20 @@ export type FlagClientListener = (event: FlagClientEvent) => void
  */
 export interface FlagOutbox {
   /** Queues a create-or-replace of `record`; resolves its record id once the operation is durable. */
-  insert(collection: string, record: Record<string, unknown>, options?: { recordId?: string }): Promise<string>
-  /** Queues a merge of `changes` into the record; resolves once durable. */
-  update(collection: string, recordId: string, changes: Record<string, unknown>): Promise<void>
+  insert(
+    collection: string,
+    record: Record<string, unknown>,
+    options?: { recordId?: string; baseRevision?: number },
+  ): Promise<string>
+  /** Queues a merge of `changes` into the record; resolves once durable. `baseRevision`: see `FlagConflict`. */
+  update(
+    collection: string,
+    recordId: string,
+    changes: Record<string, unknown>,
+    options?: { baseRevision?: number },
+  ): Promise<void>
   /** Queues a delete of the record; resolves once durable. */
-  delete(collection: string, recordId: string): Promise<void>
+  delete(collection: string, recordId: string, options?: { baseRevision?: number }): Promise<void>
   /** The operations queued and not yet acknowledged, oldest first: what the flag client shows on top. */
   outbox(): Promise<ReadonlyArray<{ operation: Operation }>>
   /** Called on every outbox change (the argument is not read); returns an unsubscribe function. */
@@ -63,6 +72,27 @@ export interface FlagOutbox {
    * an outbox waiting out a network failure can retry now.
    */
   retryNow?(): void
+  /** Edits the receiver refused as conflicts, until resolved: their flags read as the server has them. */
+  conflicts?(): Promise<ReadonlyArray<FlagConflict>>
+}
+
+/**
+ * A pending conflict on a flag (the sync client's `Conflict`): my edit, the
+ * flag as I saw it (`base`) and as it is now (`current`), until resolved.
+ */
+export interface FlagConflict {
+  id: number
+  collection: string
+  recordId: string
+  kind: 'field' | 'deleted' | 'exists'
+  fields: string[]
+  mine: Operation
+  base: Record<string, unknown> | null
+  current: Record<string, unknown> | null
+  currentRevision: number | null
+  reason: string
+  batchId: string
+  detectedAt: number
 }
 
 /** Where a client learns about connectivity. */

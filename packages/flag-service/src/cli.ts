@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { createLogger, stopOnSignals } from '@flagsync/server-kit'
+import { DriverMissingError } from '@flagsync/store'
 import { ConfigError, loadServiceConfig } from './config.js'
 import { startFlagServiceServer } from './server.js'
 
@@ -15,7 +16,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) logger.error(error.message)
+  // Nothing to debug in a missing driver: the message is the fix (`npm install pg`).
+  if (error instanceof ConfigError || error instanceof DriverMissingError) logger.error(error.message)
   else logger.error({ err: error }, 'flagsync service failed to start')
   process.exit(1)
 })

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { createLogger, stopOnSignals } from '@flagsync/server-kit'
+import { DriverMissingError } from '@flagsync/store'
 import { ConfigError, loadConfig } from './config.js'
 import { startFlatApiServer } from './server.js'
 
@@ -22,7 +23,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) logger.error(error.message)
+  // Nothing to debug in a missing driver: the message is the fix (`npm install pg`).
+  if (error instanceof ConfigError || error instanceof DriverMissingError) logger.error(error.message)
   else logger.error({ err: error }, 'flagsync failed to start')
   process.exit(1)
 })

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { createLogger, stopOnSignals } from '@flagsync/server-kit'
+import { DriverMissingError } from '@flagsync/store'
 import { ConfigError, loadReceiverConfig, startReceiverServer } from './receiver-server.js'
 
 const logger = createLogger({ name: 'flagsync-receiver' })
@@ -15,6 +16,8 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) logger.error(`invalid configuration: ${error.message}`)
+  // Nothing to debug in a missing driver: the message is the fix (`npm install pg`).
+  else if (error instanceof DriverMissingError) logger.error(error.message)
   else logger.error({ err: error }, 'flagsync-receiver failed to start')
   process.exit(1)
 })

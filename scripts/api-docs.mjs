@@ -81,6 +81,11 @@ function typeString(type) {
   return type.toString()
 }
 
+/** A schema's inferred type runs to kilobytes; its comment says what it accepts, so keep the outer name only. */
+function shortType(type) {
+  return type.length > 160 && /^[\w.$]+</.test(type) ? `${type.slice(0, type.indexOf('<'))}<…>` : type
+}
+
 function signatureString(sig, name) {
   const typeParams = sig.typeParameters?.length ? `<${sig.typeParameters.map((t) => t.name).join(', ')}>` : ''
   const params = (sig.parameters ?? [])
@@ -165,7 +170,13 @@ function declarationLines(decl) {
     return lines
   }
   if (decl.kind === ReflectionKind.Variable) {
-    lines.push('```ts', `const ${decl.name}: ${typeString(decl.type)}`, '```', '', ...commentLines(decl.comment))
+    lines.push(
+      '```ts',
+      `const ${decl.name}: ${shortType(typeString(decl.type))}`,
+      '```',
+      '',
+      ...commentLines(decl.comment),
+    )
     return lines
   }
   const heritage = [

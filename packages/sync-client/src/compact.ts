@@ -71,6 +71,7 @@ function withBase(op: Operation | null, base: number | undefined): Operation | n
   return base === undefined ? rest : { ...rest, baseRevision: base }
 }
 
+/** Options of `compact`. */
 export interface CompactOptions {
   /**
    * Asked once per record whose run starts with an insert: may the record

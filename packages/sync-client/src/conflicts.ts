@@ -13,8 +13,11 @@ export type ConflictKind = 'field' | 'deleted' | 'exists'
 export interface Conflict {
   /** Pass it to `resolve()`. */
   id: number
+  /** The collection of the conflicting record. */
   collection: string
+  /** The conflicting record's id. */
   recordId: string
+  /** How the edit and the server's state collide; see `ConflictKind`. */
   kind: ConflictKind
   /** The fields both sides changed (`field`), or what the others changed. */
   fields: string[]
@@ -24,6 +27,7 @@ export interface Conflict {
   base: Record<string, unknown> | null
   /** The record now (theirs); null when deleted. */
   current: Record<string, unknown> | null
+  /** The record's revision on the server now: the base a resolution's write is checked against. Null when unknown. */
   currentRevision: number | null
   /** The receiver's words for it. */
   reason: string

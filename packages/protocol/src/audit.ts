@@ -47,6 +47,8 @@ export const auditEntrySchema = z.object({
     z.union([
       z.object({ type: z.literal('api'), route: z.string() }),
       z.object({ type: z.literal('sync'), batchId: z.string(), operationIndex: z.number().check(z.int()) }),
+      /** The flag service: the approval of this change request applied the change. */
+      z.object({ type: z.literal('change_request'), id: z.number().check(z.int()) }),
       z.object({ type: z.literal('other'), name: z.string() }),
     ]),
   ),

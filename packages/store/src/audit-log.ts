@@ -36,6 +36,8 @@ export interface AuditPage {
 
 export interface AuditQuery {
   scope?: string
+  /** Several scopes at once (e.g. every environment of a project), merged newest first; wins over `scope`. */
+  scopes?: readonly string[]
   /** Only entries with a revision above this one. */
   since?: number
   /** Only entries with a revision below this one (the previous page's `nextCursor`). */
@@ -113,7 +115,8 @@ export class AuditLog {
           previous('revision').as('before_revision'),
         )
         .from({ c: TABLES.changes })
-        .where('c.scope', query.scope ?? '')
+      if (query.scopes) q.whereIn('c.scope', [...query.scopes])
+      else q.where('c.scope', query.scope ?? '')
       if (query.since !== undefined) q.andWhere('c.revision', '>', query.since)
       if (query.cursor !== undefined) q.andWhere('c.revision', '<', query.cursor)
       // One more than asked tells whether another page exists without a count.

@@ -9,6 +9,7 @@ import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { sendFlagHistory } from './audit-router.js'
 import { actorOf, changeRequestJson, fileChangeRequest } from './change-requests.js'
 import { assertFitsEnvironment, assertNoDependents } from './checks.js'
 import { auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
@@ -190,8 +191,14 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
     sendFlag(res, promoted.copy, revisionIn(changes, promoted.targetId, key))
   })
 
+  // The flag's audit trail; a key that was deleted still has one.
+  router.get('/:key/history', requireProjectRole('viewer'), async (req, res) => {
+    await sendFlagHistory(runtime, res, environmentOf(req).id, keyOf(req), req.query)
+  })
+
   allowOnly(router, '/', 'GET, POST')
   allowOnly(router, '/:key', 'GET, PATCH, DELETE')
+  allowOnly(router, '/:key/history', 'GET')
   allowOnly(router, '/:key/promote', 'POST')
   return router
 }

@@ -3,6 +3,7 @@ import { loadEnvironment, loadProject } from '../auth/guards.js'
 import type { FeatureMountContext } from '../feature-mount.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import type { ServiceMigration } from '../tables.js'
+import { createEnvironmentChangesRouter, createProjectChangesRouter } from './audit-router.js'
 import { changeRequestBaseMigration, changeRequestMigration, createChangeRequestsRouter } from './change-requests.js'
 import { type FlagStreamOptions, FlagStreams } from './engine.js'
 import { createEnvironmentFlagsRouter } from './flags-router.js'
@@ -60,6 +61,8 @@ export function mountFlagFeature(app: Express, runtime: ServiceRuntime, ctx: Fea
     loadEnvironment(runtime),
     createChangeRequestsRouter(runtime, ctx.routerOptions),
   )
+  app.use('/api/environments/:env_id/changes', auth, loadEnvironment(runtime), createEnvironmentChangesRouter(runtime))
+  app.use('/api/projects/:project_id/changes', auth, loadProject(runtime), createProjectChangesRouter(runtime))
   app.use(
     '/api/projects/:project_id/segments',
     auth,

@@ -8,6 +8,7 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes
 import type { ServiceRuntime } from '../service-runtime.js'
 import { segmentUsage } from './checks.js'
 import { segmentScope } from './expand.js'
+import { auditOf } from './flag-audit.js'
 import { createSegmentSchema, type Segment, updateSegmentSchema } from './model.js'
 
 const noSegment = (key: string) => new HttpError('not_found', `no segment ${JSON.stringify(key)} in this project`)
@@ -57,12 +58,15 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
     const projectId = projectOf(req).id
     const now = new Date(runtime.clock()).toISOString()
     const segment: Segment = { ...input, created_at: now, updated_at: now }
-    await runtime.write(async (_trx, flags) => {
-      if (await flags.get(input.key, segmentScope(projectId))) {
-        throw new HttpError('conflict', `a segment with the key ${JSON.stringify(input.key)} exists in this project`)
-      }
-      flags.put({ ...segment }, segmentScope(projectId))
-    })
+    await runtime.write(
+      async (_trx, flags) => {
+        if (await flags.get(input.key, segmentScope(projectId))) {
+          throw new HttpError('conflict', `a segment with the key ${JSON.stringify(input.key)} exists in this project`)
+        }
+        flags.put({ ...segment }, segmentScope(projectId))
+      },
+      await auditOf(runtime.knex, req),
+    )
     res.json(segment)
   })
 
@@ -79,49 +83,55 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
       )
     }
     const project = projectOf(req)
-    const segment = await runtime.write(async (trx, flags) => {
-      const current = (await flags.get(key, segmentScope(project.id))) as Segment | undefined
-      if (!current) throw noSegment(key)
-      if (input.rules !== undefined && !roleAtLeast(project.role, 'admin')) {
-        // New conditions change flags in every environment using the segment; where approval is required, that
-        // would bypass the review, so it is left to project admins (as replacing or deleting a flag there is).
-        const guarded = await approvalEnvironmentsUsing(trx, project.id, key)
-        if (guarded.length > 0) {
-          throw new HttpError(
-            'forbidden',
-            `flags in ${guarded.join(', ')} (which require approval) use this segment: changing its rules needs the project admin role`,
-          )
+    const segment = await runtime.write(
+      async (trx, flags) => {
+        const current = (await flags.get(key, segmentScope(project.id))) as Segment | undefined
+        if (!current) throw noSegment(key)
+        if (input.rules !== undefined && !roleAtLeast(project.role, 'admin')) {
+          // New conditions change flags in every environment using the segment; where approval is required, that
+          // would bypass the review, so it is left to project admins (as replacing or deleting a flag there is).
+          const guarded = await approvalEnvironmentsUsing(trx, project.id, key)
+          if (guarded.length > 0) {
+            throw new HttpError(
+              'forbidden',
+              `flags in ${guarded.join(', ')} (which require approval) use this segment: changing its rules needs the project admin role`,
+            )
+          }
         }
-      }
-      const next: Segment = {
-        ...current,
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.rules !== undefined ? { rules: input.rules } : {}),
-        updated_at: new Date(runtime.clock()).toISOString(),
-      }
-      flags.put({ ...next }, segmentScope(project.id))
-      return next
-    })
+        const next: Segment = {
+          ...current,
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.description !== undefined ? { description: input.description } : {}),
+          ...(input.rules !== undefined ? { rules: input.rules } : {}),
+          updated_at: new Date(runtime.clock()).toISOString(),
+        }
+        flags.put({ ...next }, segmentScope(project.id))
+        return next
+      },
+      await auditOf(runtime.knex, req),
+    )
     res.json(segment)
   })
 
   router.delete('/:key', requireProjectRole('editor'), async (req, res) => {
     const key = keyOf(req)
     const projectId = projectOf(req).id
-    await runtime.write(async (trx, flags) => {
-      if (!(await flags.get(key, segmentScope(projectId)))) throw noSegment(key)
-      const usedBy = await segmentUsage(trx, projectId, key)
-      if (usedBy.length > 0) {
-        const names = usedBy.map((u) => JSON.stringify(u.flag_key))
-        throw new HttpError(
-          'conflict',
-          `segment ${JSON.stringify(key)} is used by ${[...new Set(names)].join(', ')}: remove those rules first`,
-          { used_by: usedBy },
-        )
-      }
-      await flags.delete(key, segmentScope(projectId))
-    })
+    await runtime.write(
+      async (trx, flags) => {
+        if (!(await flags.get(key, segmentScope(projectId)))) throw noSegment(key)
+        const usedBy = await segmentUsage(trx, projectId, key)
+        if (usedBy.length > 0) {
+          const names = usedBy.map((u) => JSON.stringify(u.flag_key))
+          throw new HttpError(
+            'conflict',
+            `segment ${JSON.stringify(key)} is used by ${[...new Set(names)].join(', ')}: remove those rules first`,
+            { used_by: usedBy },
+          )
+        }
+        await flags.delete(key, segmentScope(projectId))
+      },
+      await auditOf(runtime.knex, req),
+    )
     noContent(res)
   })
 

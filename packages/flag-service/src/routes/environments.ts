@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
+import { auditOf } from '../flags/flag-audit.js'
 import { deleteEnvironmentFlags } from '../projects.js'
 import { type EnvironmentRow, environmentJson } from '../records.js'
 import {
@@ -101,29 +102,32 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
   router.delete('/:env_id', requireProjectRole('admin'), async (req, res) => {
     const id = envId(req)
     const projectId = projectOf(req).id
-    await runtime.write(async (trx, flags) => {
-      const env = (await trx(T.environments).where({ project_id: projectId, id }).first('is_default')) as
-        | { is_default: boolean | number }
-        | undefined
-      if (!env) throw noEnvironment(id)
-      const count = await trx(T.environments).where('project_id', projectId).count({ n: '*' }).first()
-      if (Number(count?.n ?? 0) <= 1) throw unprocessable('cannot delete the last environment of a project')
-      if (env.is_default)
-        throw unprocessable('cannot delete the default environment: make another one the default first')
-      const keys = await trx(T.sdkKeys)
-        .where('project_id', projectId)
-        .whereNot('environment_id', id)
-        .count({ n: '*' })
-        .first()
-      if (Number(keys?.n ?? 0) === 0) {
-        throw unprocessable(
-          "cannot delete the environment holding the project's last SDK keys: create a key in another environment first",
-        )
-      }
-      await deleteEnvironmentFlags(flags, [id])
-      // Its SDK keys (and whatever later tables reference it) cascade.
-      await trx(T.environments).where({ project_id: projectId, id }).delete()
-    })
+    await runtime.write(
+      async (trx, flags) => {
+        const env = (await trx(T.environments).where({ project_id: projectId, id }).first('is_default')) as
+          | { is_default: boolean | number }
+          | undefined
+        if (!env) throw noEnvironment(id)
+        const count = await trx(T.environments).where('project_id', projectId).count({ n: '*' }).first()
+        if (Number(count?.n ?? 0) <= 1) throw unprocessable('cannot delete the last environment of a project')
+        if (env.is_default)
+          throw unprocessable('cannot delete the default environment: make another one the default first')
+        const keys = await trx(T.sdkKeys)
+          .where('project_id', projectId)
+          .whereNot('environment_id', id)
+          .count({ n: '*' })
+          .first()
+        if (Number(keys?.n ?? 0) === 0) {
+          throw unprocessable(
+            "cannot delete the environment holding the project's last SDK keys: create a key in another environment first",
+          )
+        }
+        await deleteEnvironmentFlags(flags, [id])
+        // Its SDK keys (and whatever later tables reference it) cascade.
+        await trx(T.environments).where({ project_id: projectId, id }).delete()
+      },
+      await auditOf(knex, req),
+    )
     noContent(res)
   })
 

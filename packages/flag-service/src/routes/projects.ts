@@ -9,6 +9,7 @@ import {
   requireWorkspaceAdmin,
 } from '../auth/guards.js'
 import { segmentScope } from '../flags/expand.js'
+import { auditOf } from '../flags/flag-audit.js'
 import {
   assertSlugFree,
   createProject,
@@ -83,18 +84,21 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
 
   router.delete('/:project_id', requireWorkspaceAdmin, project, async (req, res) => {
     const id = projectOf(req).id
-    await runtime.write(async (trx, flags) => {
-      const total = await trx(T.projects).count({ n: '*' }).first()
-      if (!(await trx(T.projects).where('id', id).first('id'))) throw new HttpError('not_found', 'no such project')
-      if (Number(total?.n ?? 0) <= 1) {
-        throw new HttpError('validation_failed', 'cannot delete the last project: a workspace keeps at least one')
-      }
-      const environmentIds = (await trx(T.environments).where('project_id', id).pluck('id')) as string[]
-      // Its environments' flags and its segments go through the change log, so every stream hears of it.
-      await deleteEnvironmentFlags(flags, [...environmentIds, segmentScope(id)])
-      // Environments, members and SDK keys (and whatever later tables reference them) cascade.
-      await trx(T.projects).where('id', id).delete()
-    })
+    await runtime.write(
+      async (trx, flags) => {
+        const total = await trx(T.projects).count({ n: '*' }).first()
+        if (!(await trx(T.projects).where('id', id).first('id'))) throw new HttpError('not_found', 'no such project')
+        if (Number(total?.n ?? 0) <= 1) {
+          throw new HttpError('validation_failed', 'cannot delete the last project: a workspace keeps at least one')
+        }
+        const environmentIds = (await trx(T.environments).where('project_id', id).pluck('id')) as string[]
+        // Its environments' flags and its segments go through the change log, so every stream hears of it.
+        await deleteEnvironmentFlags(flags, [...environmentIds, segmentScope(id)])
+        // Environments, members and SDK keys (and whatever later tables reference them) cascade.
+        await trx(T.projects).where('id', id).delete()
+      },
+      await auditOf(knex, req),
+    )
     noContent(res)
   })
 

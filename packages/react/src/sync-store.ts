@@ -1,6 +1,7 @@
-import type { OutboxEntry, SyncClient, SyncStatus } from '@flagsync/sync-client'
+import type { Conflict, OutboxEntry, SyncClient, SyncStatus } from '@flagsync/sync-client'
 
 const NO_ENTRIES: readonly OutboxEntry[] = Object.freeze([])
+const NO_CONFLICTS: readonly Conflict[] = Object.freeze([])
 
 /**
  * A synchronous face on a sync client, whose status and outbox are read from
@@ -12,6 +13,7 @@ const NO_ENTRIES: readonly OutboxEntry[] = Object.freeze([])
 export class SyncStore {
   private status: SyncStatus | null = null
   private entries: readonly OutboxEntry[] = NO_ENTRIES
+  private conflicts: readonly Conflict[] = NO_CONFLICTS
   private readonly listeners = new Set<() => void>()
   private unsubscribe: (() => void) | undefined
   private reading: Promise<void> = Promise.resolve()
@@ -39,6 +41,7 @@ export class SyncStore {
 
   readonly getStatus = (): SyncStatus | null => this.status
   readonly getEntries = (): readonly OutboxEntry[] => this.entries
+  readonly getConflicts = (): readonly Conflict[] => this.conflicts
 
   private received(status: SyncStatus): void {
     if (!this.status || !sameStatus(this.status, status)) {
@@ -47,10 +50,20 @@ export class SyncStore {
     }
     // Reads run one after another, so an older outbox never replaces a newer one.
     this.reading = this.reading.then(async () => {
-      const entries = await this.sync.outbox().catch(() => undefined)
-      if (!entries || sameEntries(this.entries, entries)) return
-      this.entries = entries.length === 0 ? NO_ENTRIES : entries
-      this.notify()
+      const [entries, conflicts] = await Promise.all([
+        this.sync.outbox().catch(() => undefined),
+        this.sync.conflicts().catch(() => undefined),
+      ])
+      let changed = false
+      if (entries && !sameEntries(this.entries, entries)) {
+        this.entries = entries.length === 0 ? NO_ENTRIES : entries
+        changed = true
+      }
+      if (conflicts && JSON.stringify(conflicts) !== JSON.stringify(this.conflicts)) {
+        this.conflicts = conflicts.length === 0 ? NO_CONFLICTS : conflicts
+        changed = true
+      }
+      if (changed) this.notify()
     })
   }
 
@@ -75,6 +88,7 @@ function sameStatus(a: SyncStatus, b: SyncStatus): boolean {
     a.state === b.state &&
     a.pending === b.pending &&
     a.nextAttemptAt === b.nextAttemptAt &&
+    a.conflicts === b.conflicts &&
     JSON.stringify(a.lastError) === JSON.stringify(b.lastError)
   )
 }

@@ -1,4 +1,4 @@
-import type { OutboxEntry, SyncStatus } from '@flagsync/sync-client'
+import type { Conflict, OutboxEntry, SyncStatus } from '@flagsync/sync-client'
 import { useSyncExternalStore } from 'react'
 import { useFlagsyncContext } from './context.js'
 import { syncStoreOf } from './sync-store.js'
@@ -7,6 +7,8 @@ const nothing = () => () => {}
 const noStatus = () => null
 const noEntries: readonly OutboxEntry[] = Object.freeze([])
 const getNoEntries = () => noEntries
+const noConflicts: readonly Conflict[] = Object.freeze([])
+const getNoConflicts = () => noConflicts
 
 /**
  * The provider's sync client status (`idle`, `syncing`, `backoff`, `offline`,
@@ -28,21 +30,38 @@ export function usePendingChanges(collection?: string): readonly OutboxEntry[] {
   const { sync } = useFlagsyncContext('usePendingChanges')
   const store = sync ? syncStoreOf(sync) : undefined
   const entries = useSyncExternalStore(store?.subscribe ?? nothing, store?.getEntries ?? getNoEntries, getNoEntries)
-  return collection === undefined ? entries : ofCollection(entries, collection)
+  return collection === undefined ? entries : ofCollection(entries, collection, (e) => e.operation.collection)
 }
 
-const filtered = new WeakMap<readonly OutboxEntry[], Map<string, readonly OutboxEntry[]>>()
+/**
+ * The sync client's conflicts (edits the receiver refused because someone
+ * else changed the same fields, or deleted the record), oldest first, until
+ * resolved with `syncClient.resolve(id, …)`; optionally of one collection.
+ * The same array until they change. Empty on the server and without a `syncClient`.
+ */
+export function useConflicts(collection?: string): readonly Conflict[] {
+  const { sync } = useFlagsyncContext('useConflicts')
+  const store = sync ? syncStoreOf(sync) : undefined
+  const conflicts = useSyncExternalStore(
+    store?.subscribe ?? nothing,
+    store?.getConflicts ?? getNoConflicts,
+    getNoConflicts,
+  )
+  return collection === undefined ? conflicts : ofCollection(conflicts, collection, (c) => c.collection)
+}
 
-/** The same array for the same entries and collection, so a filtered list is as stable as the whole. */
-function ofCollection(entries: readonly OutboxEntry[], collection: string): readonly OutboxEntry[] {
-  let byCollection = filtered.get(entries)
+const filtered = new WeakMap<readonly unknown[], Map<string, readonly unknown[]>>()
+
+/** The same array for the same list and collection, so a filtered list is as stable as the whole. */
+function ofCollection<T>(items: readonly T[], collection: string, of: (item: T) => string): readonly T[] {
+  let byCollection = filtered.get(items)
   if (!byCollection) {
     byCollection = new Map()
-    filtered.set(entries, byCollection)
+    filtered.set(items, byCollection)
   }
-  let list = byCollection.get(collection)
+  let list = byCollection.get(collection) as readonly T[] | undefined
   if (!list) {
-    list = entries.filter((entry) => entry.operation.collection === collection)
+    list = items.filter((item) => of(item) === collection)
     byCollection.set(collection, list)
   }
   return list

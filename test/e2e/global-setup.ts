@@ -5,8 +5,8 @@ import { CHROMIUM_PATH } from './browser.js'
 
 /**
  * The e2e tests run what `npm start` serves: the compiled server, the rollup
- * bundle of the console, the compiled examples and the Vite build of the React
- * example. Build them first (quick when nothing changed); FLAGSYNC_SKIP_BUILD=1
+ * bundle of the console, the compiled examples and the Vite builds of the React
+ * example and the service's dashboard. Build them first (quick when nothing changed); FLAGSYNC_SKIP_BUILD=1
  * skips this after a fresh `npm run build`.
  */
 export default function setup(): void {
@@ -22,4 +22,5 @@ export default function setup(): void {
   run([bin('typescript/bin/tsc'), '-b', 'tsconfig.json', 'examples/evaluate'])
   run([bin('rollup/dist/bin/rollup'), '-c', '--silent'])
   run([bin('vite/bin/vite.js'), 'build', 'examples/react-flags', '--logLevel', 'warn'])
+  run([bin('vite/bin/vite.js'), 'build', 'packages/dashboard', '--logLevel', 'warn'])
 }

@@ -50,6 +50,7 @@ export {
   weightedVariantSchema,
 } from './full-flag.js'
 export { patchFlag } from './patch-flag.js'
+export { SLUG_MAX_LENGTH, slugify } from './slug.js'
 export type { ConnectedData, DeleteUpdate, StreamUpdate, UpsertUpdate } from './stream.js'
 export {
   connectedDataSchema,

@@ -1,0 +1,383 @@
+import type { FlagType } from '@flagsync/protocol'
+import { type FormEvent, useEffect, useState } from 'react'
+import { ApiError, api, errorText } from './api.js'
+import { Dialog } from './dialog.js'
+import { buildFlag, type Draft, draftOf, OPERATORS, patchOf, type RuleDraft } from './flag-draft.js'
+import { explainCycle } from './flag-view.js'
+import type { Environment, Flag } from './types.js'
+import { formatPercent, summarizeWeights } from './weights.js'
+
+const NEW_RULE: RuleDraft = {
+  kind: 'attribute',
+  attribute: '',
+  operator: 'equals',
+  values: '',
+  segmentKey: '',
+  variant: '',
+}
+
+/**
+ * Creates a flag (in one environment or every one) or edits it in one
+ * environment: type and values, variants with their live shares, rules with
+ * the nine operators or a segment, prerequisites, rollout. An environment
+ * that requires approval turns the save into a change request (202).
+ */
+export function FlagEditor(props: {
+  projectId: string
+  environments: Environment[]
+  envId: string
+  flagKey: string | null
+  knownKeys: string[]
+  readOnly: boolean
+  readOnlyReason: string
+  onClose: () => void
+  onSaved: (envId: string, flag: Flag) => void
+}) {
+  const creating = props.flagKey === null
+  const env = props.environments.find((e) => e.id === props.envId)
+  const [draft, setDraft] = useState<Draft | null>(creating ? draftOf(null) : null)
+  const [targets, setTargets] = useState<'all' | string>('all')
+  const [segments, setSegments] = useState<string[]>([])
+  const [error, setError] = useState<string | null>(null)
+  const [notice, setNotice] = useState<string | null>(null)
+
+  useEffect(() => {
+    void api<Array<{ key: string }>>('GET', `/api/projects/${props.projectId}/segments`)
+      .then((list) => setSegments(list.map((s) => s.key)))
+      .catch(() => setSegments([]))
+    if (props.flagKey === null) return
+    api<Flag>('GET', `/api/environments/${props.envId}/flags/${encodeURIComponent(props.flagKey)}`)
+      .then((flag) => setDraft(draftOf(flag)))
+      .catch((e) => setError(errorText(e)))
+  }, [props.projectId, props.envId, props.flagKey])
+
+  const title = creating ? 'New flag' : `${props.flagKey} in ${env?.name ?? 'environment'}`
+  if (!draft) {
+    return (
+      <Dialog title={title} onClose={props.onClose} wide>
+        {error ? (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        ) : (
+          <p>Loading…</p>
+        )}
+      </Dialog>
+    )
+  }
+  const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch })
+  const { flag, problems } = buildFlag(draft)
+  const weights = summarizeWeights(flag.variants)
+
+  async function save(event: FormEvent) {
+    event.preventDefault()
+    setError(null)
+    setNotice(null)
+    if (problems.length || weights.problem) return
+    try {
+      if (creating) {
+        const envs = targets === 'all' ? props.environments : props.environments.filter((e) => e.id === targets)
+        for (const target of envs)
+          props.onSaved(target.id, await api<Flag>('POST', `/api/environments/${target.id}/flags`, flag))
+        props.onClose()
+        return
+      }
+      const path = `/api/environments/${props.envId}/flags/${encodeURIComponent(flag.key)}`
+      const result = await api<Flag | { id: number }>('PATCH', path, patchOf(flag))
+      if ('key' in result) {
+        props.onSaved(props.envId, result)
+        props.onClose()
+      } else {
+        setNotice(`${env?.name} requires approval: change request #${result.id} is waiting for a reviewer.`)
+      }
+    } catch (e) {
+      setError(e instanceof ApiError ? explainCycle(errorText(e)) : errorText(e))
+    }
+  }
+
+  const typeHint = draft.type === 'json' ? 'JSON' : draft.type === 'boolean' ? 'true or false' : draft.type
+  return (
+    <Dialog title={title} onClose={props.onClose} wide>
+      <form onSubmit={save} className="editor">
+        <fieldset disabled={props.readOnly}>
+          {props.readOnly ? <p className="hint">Read-only: editing {props.readOnlyReason}.</p> : null}
+          <div className="grid">
+            <label>
+              Key
+              <input
+                required
+                pattern="[A-Za-z0-9_\-]+"
+                maxLength={100}
+                value={draft.key}
+                readOnly={!creating}
+                onChange={(e) => set({ key: e.target.value })}
+              />
+            </label>
+            <label>
+              Type
+              <select value={draft.type} onChange={(e) => set({ type: e.target.value as FlagType })}>
+                <option value="boolean">boolean</option>
+                <option value="string">string</option>
+                <option value="integer">integer</option>
+                <option value="json">json</option>
+              </select>
+            </label>
+            {creating ? (
+              <label>
+                Create in
+                <select value={targets} onChange={(e) => setTargets(e.target.value)}>
+                  <option value="all">every environment</option>
+                  {props.environments.map((e) => (
+                    <option key={e.id} value={e.id}>
+                      {e.name} only
+                    </option>
+                  ))}
+                </select>
+              </label>
+            ) : null}
+            <label className="inline">
+              <input type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: e.target.checked })} />
+              On
+            </label>
+          </div>
+          <label>
+            Description <span className="hint">(#words are tags)</span>
+            <input value={draft.description} maxLength={1000} onChange={(e) => set({ description: e.target.value })} />
+          </label>
+          <div className="grid">
+            <label>
+              Default value ({typeHint})
+              <input value={draft.defaultValue} onChange={(e) => set({ defaultValue: e.target.value })} />
+            </label>
+            <label>
+              Disabled value ({typeHint})
+              <input value={draft.disabledValue} onChange={(e) => set({ disabledValue: e.target.value })} />
+            </label>
+            <label>
+              Rollout %
+              <input
+                inputMode="numeric"
+                placeholder="everyone"
+                value={draft.rollout}
+                onChange={(e) => set({ rollout: e.target.value })}
+              />
+            </label>
+          </div>
+
+          <fieldset>
+            <legend>Variants</legend>
+            <p className="hint" id="weights-hint">
+              Weights are relative: each variant gets its weight divided by the total (
+              {weights.total.toLocaleString('en')}).
+            </p>
+            {draft.variants.map((v, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: rows are positional, like the variants themselves
+              <div className="row" key={i} data-variant={i}>
+                <label>
+                  Value {i + 1}
+                  <input
+                    value={v.value}
+                    onChange={(e) => set({ variants: replace(draft.variants, i, { ...v, value: e.target.value }) })}
+                  />
+                </label>
+                <label>
+                  Weight {i + 1}
+                  <input
+                    inputMode="numeric"
+                    value={v.weight}
+                    aria-describedby="weights-hint"
+                    onChange={(e) => set({ variants: replace(draft.variants, i, { ...v, weight: e.target.value }) })}
+                  />
+                </label>
+                <output className="share" aria-label={`Share of variant ${i + 1}`}>
+                  {weights.shares[i]?.problem ??
+                    (weights.shares[i]?.percent == null ? '—' : formatPercent(weights.shares[i]?.percent ?? 0))}
+                </output>
+                <button
+                  type="button"
+                  onClick={() => set({ variants: draft.variants.filter((_, j) => j !== i) })}
+                  aria-label={`Remove variant ${i + 1}`}
+                >
+                  Remove
+                </button>
+              </div>
+            ))}
+            {weights.problem ? (
+              <p role="alert" className="error">
+                {weights.problem}
+              </p>
+            ) : null}
+            <button type="button" onClick={() => set({ variants: [...draft.variants, { value: '', weight: '1' }] })}>
+              Add variant
+            </button>
+          </fieldset>
+
+          <fieldset>
+            <legend>Rules (first match wins)</legend>
+            {draft.rules.map((r, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: rules are ordered and positional
+              <div className="row" key={i} data-rule={i}>
+                <label>
+                  Rule {i + 1} kind
+                  <select
+                    value={r.kind}
+                    onChange={(e) =>
+                      set({ rules: replace(draft.rules, i, { ...r, kind: e.target.value as RuleDraft['kind'] }) })
+                    }
+                  >
+                    <option value="attribute">attribute</option>
+                    <option value="segment">segment</option>
+                  </select>
+                </label>
+                {r.kind === 'segment' ? (
+                  <label>
+                    Segment
+                    <select
+                      value={r.segmentKey}
+                      onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, segmentKey: e.target.value }) })}
+                    >
+                      <option value="">choose…</option>
+                      {segments.map((s) => (
+                        <option key={s}>{s}</option>
+                      ))}
+                    </select>
+                  </label>
+                ) : (
+                  <>
+                    <label>
+                      Attribute
+                      <input
+                        value={r.attribute}
+                        onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, attribute: e.target.value }) })}
+                      />
+                    </label>
+                    <label>
+                      Operator
+                      <select
+                        value={r.operator}
+                        onChange={(e) =>
+                          set({
+                            rules: replace(draft.rules, i, { ...r, operator: e.target.value as RuleDraft['operator'] }),
+                          })
+                        }
+                      >
+                        {OPERATORS.map((op) => (
+                          <option key={op}>{op}</option>
+                        ))}
+                      </select>
+                    </label>
+                    <label>
+                      Values (comma-separated)
+                      <input
+                        value={r.values}
+                        onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, values: e.target.value }) })}
+                      />
+                    </label>
+                  </>
+                )}
+                <label>
+                  Serves
+                  <input
+                    value={r.variant}
+                    placeholder="the default"
+                    onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, variant: e.target.value }) })}
+                  />
+                </label>
+                <button
+                  type="button"
+                  onClick={() => set({ rules: draft.rules.filter((_, j) => j !== i) })}
+                  aria-label={`Remove rule ${i + 1}`}
+                >
+                  Remove
+                </button>
+              </div>
+            ))}
+            <button type="button" onClick={() => set({ rules: [...draft.rules, NEW_RULE] })}>
+              Add rule
+            </button>
+          </fieldset>
+
+          <fieldset>
+            <legend>Prerequisites</legend>
+            {draft.prerequisites.map((p, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: positional rows
+              <div className="row" key={i} data-prerequisite={i}>
+                <label>
+                  Requires flag
+                  <select
+                    value={p.key}
+                    onChange={(e) =>
+                      set({ prerequisites: replace(draft.prerequisites, i, { ...p, key: e.target.value }) })
+                    }
+                  >
+                    {props.knownKeys.map((k) => (
+                      <option key={k}>{k}</option>
+                    ))}
+                  </select>
+                </label>
+                <label>
+                  To serve (JSON; empty: on)
+                  <input
+                    value={p.required}
+                    onChange={(e) =>
+                      set({ prerequisites: replace(draft.prerequisites, i, { ...p, required: e.target.value }) })
+                    }
+                  />
+                </label>
+                <button
+                  type="button"
+                  onClick={() => set({ prerequisites: draft.prerequisites.filter((_, j) => j !== i) })}
+                  aria-label={`Remove prerequisite ${i + 1}`}
+                >
+                  Remove
+                </button>
+              </div>
+            ))}
+            <button
+              type="button"
+              disabled={props.knownKeys.length === 0}
+              onClick={() =>
+                set({ prerequisites: [...draft.prerequisites, { key: props.knownKeys[0] ?? '', required: '' }] })
+              }
+            >
+              Add prerequisite
+            </button>
+          </fieldset>
+        </fieldset>
+        {problems.length ? (
+          <ul className="error" aria-live="polite">
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        ) : null}
+        {error ? (
+          <p role="alert" className="error" id="editor-error">
+            {error}
+          </p>
+        ) : null}
+        {notice ? (
+          <p role="status" className="notice">
+            {notice}
+          </p>
+        ) : null}
+        <div className="actions">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button
+            type="submit"
+            className="primary"
+            disabled={props.readOnly || problems.length > 0 || weights.problem !== null}
+          >
+            {creating ? 'Create flag' : env?.require_approval ? 'Request change' : 'Save'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}
+
+function replace<T>(list: readonly T[], index: number, item: T): T[] {
+  return list.map((x, i) => (i === index ? item : x))
+}

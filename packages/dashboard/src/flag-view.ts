@@ -1,0 +1,107 @@
+import type { FlagType, FlagValue } from '@flagsync/protocol'
+import type { Flag } from './types.js'
+
+/** How a flag value reads in a cell: strings quoted, JSON compact, absent values as the type's fallback. */
+export function formatValue(value: FlagValue | undefined): string {
+  if (value === undefined) return '—'
+  if (typeof value === 'string') return JSON.stringify(value)
+  return JSON.stringify(value)
+}
+
+/**
+ * What an environment serves, at a glance: off → the disabled value; on →
+ * the default, noting what can change it for some users (rules, rollout,
+ * a variant split). Boolean flags without values serve true/false, as the
+ * evaluator does.
+ */
+export function servedAtGlance(flag: Flag): { value: string; varies: string[] } {
+  const isBoolean = (flag.flag_type ?? 'boolean') === 'boolean'
+  if (!flag.is_enabled) {
+    return { value: formatValue(flag.disabled_value ?? (isBoolean ? false : undefined)), varies: [] }
+  }
+  const varies: string[] = []
+  if ((flag.rules?.length ?? 0) > 0) varies.push(`${flag.rules.length} rule${flag.rules.length === 1 ? '' : 's'}`)
+  if (flag.rollout_percentage !== null && flag.rollout_percentage !== undefined && flag.rollout_percentage < 100) {
+    varies.push(`${flag.rollout_percentage} % rollout`)
+  }
+  if ((flag.variants?.length ?? 0) > 0) varies.push(`${flag.variants.length}-way split`)
+  if ((flag.prerequisites?.length ?? 0) > 0) varies.push('prerequisites')
+  const value =
+    (flag.variants?.length ?? 0) > 0 ? 'split' : formatValue(flag.default_value ?? (isBoolean ? true : undefined))
+  return { value, varies }
+}
+
+export type StateFilter = 'all' | 'on' | 'off' | 'mixed'
+
+export interface FlagFilter {
+  search: string
+  type: FlagType | 'all'
+  state: StateFilter
+  /** A word of the description ("tags" are #words in descriptions: the spec's flag has no tag field). */
+  tag: string
+}
+
+export interface FlagRow {
+  key: string
+  /** environment id → flag there (missing when the flag does not exist in it). */
+  byEnvironment: ReadonlyMap<string, Flag>
+}
+
+/** `#checkout #beta` in a description: the tags the filter offers. */
+export function tagsOf(description: string | null | undefined): string[] {
+  return [...(description ?? '').matchAll(/(?:^|\s)#([\w-]+)/g)].map((m) => (m[1] ?? '').toLowerCase())
+}
+
+/** The flags of a project, one row per key across the given environments, filtered and sorted by key. */
+export function flagRows(
+  flags: ReadonlyMap<string, ReadonlyMap<string, Flag>>,
+  environmentIds: readonly string[],
+  filter: FlagFilter,
+): FlagRow[] {
+  const rows = new Map<string, Map<string, Flag>>()
+  for (const env of environmentIds) {
+    for (const [key, flag] of flags.get(env) ?? []) {
+      const row = rows.get(key) ?? new Map<string, Flag>()
+      rows.set(key, row.set(env, flag))
+    }
+  }
+  const search = filter.search.trim().toLowerCase()
+  const tag = filter.tag.trim().toLowerCase().replace(/^#/, '')
+  return [...rows]
+    .map(([key, byEnvironment]) => ({ key, byEnvironment }))
+    .filter(({ key, byEnvironment }) => {
+      const any = [...byEnvironment.values()]
+      if (
+        search &&
+        !key.toLowerCase().includes(search) &&
+        !any.some((f) => f.description?.toLowerCase().includes(search))
+      )
+        return false
+      if (filter.type !== 'all' && !any.some((f) => (f.flag_type ?? 'boolean') === filter.type)) return false
+      if (tag && !any.some((f) => tagsOf(f.description).includes(tag))) return false
+      if (filter.state !== 'all') {
+        const on = any.filter((f) => f.is_enabled).length
+        const state = on === 0 ? 'off' : on === any.length ? 'on' : 'mixed'
+        if (state !== filter.state) return false
+      }
+      return true
+    })
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+}
+
+/**
+ * The service reports a prerequisite cycle as `prerequisite cycle: a -> b -> a`.
+ * In words: "a requires b, and b requires a, so none of them could ever be
+ * evaluated". Other messages pass through unchanged.
+ */
+export function explainCycle(message: string): string {
+  const match = /prerequisite cycle: (.+)$/.exec(message)
+  if (!match?.[1]) return message
+  const keys = match[1].split(' -> ').map((k) => k.trim())
+  if (keys.length < 2) return message
+  const steps = keys
+    .slice(0, -1)
+    .map((k, i) => (k === keys[i + 1] ? `“${k}” requires itself` : `“${k}” requires “${keys[i + 1]}”`))
+  const list = steps.length === 1 ? steps[0] : `${steps.slice(0, -1).join(', ')} and ${steps.at(-1)}`
+  return `These prerequisites go round in a circle: ${list}. Each would wait for the other forever, so the service refuses the save. Remove one of these prerequisites.`
+}

@@ -1,0 +1,131 @@
+import { connectedDataSchema, STREAM_EVENTS, streamUpdateSchema } from '@flagsync/protocol'
+import type { Flag } from './types.js'
+
+export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'cached'
+
+export interface LiveSnapshot {
+  state: LiveState
+  /** environment id → flag key → flag, as the stream last said (SDK view: segments expanded). */
+  flags: ReadonlyMap<string, ReadonlyMap<string, Flag>>
+}
+
+type Source = Pick<EventSource, 'addEventListener' | 'close'> & { onerror: EventSource['onerror'] }
+
+/**
+ * The flags of a project's environments as the service's dashboard stream
+ * (`GET /stream?environment_id=…` with the session cookie) sends them: a
+ * bootstrap per connection, then every change anyone makes, within the
+ * stream's latency. React reads it through useSyncExternalStore; snapshots
+ * are immutable, so a render sees one consistent state. The last state is
+ * kept in localStorage, so the table shows what it last saw when offline.
+ */
+export class LiveFlags {
+  private snapshot: LiveSnapshot
+  private readonly listeners = new Set<() => void>()
+  private source: Source | undefined
+  private pending: Map<string, Map<string, Flag>> | undefined
+
+  constructor(
+    private readonly environmentIds: readonly string[],
+    private readonly cacheKey: string,
+    private readonly open: (url: string) => Source = (url) => new EventSource(url),
+  ) {
+    this.snapshot = { state: 'connecting', flags: readCache(cacheKey, environmentIds) }
+  }
+
+  start(): void {
+    if (this.source || this.environmentIds.length === 0) return
+    const url = `/stream?environment_id=${this.environmentIds.map(encodeURIComponent).join(',')}`
+    const source = this.open(url)
+    this.source = source
+    source.addEventListener(STREAM_EVENTS.connected, (event) => {
+      if (!connectedDataSchema.safeParse(parse((event as MessageEvent).data)).success) return
+      // A (re)connect always bootstraps in full: collect it, then swap at ready, so the table never flashes empty.
+      this.pending = new Map(this.environmentIds.map((id) => [id, new Map()]))
+    })
+    source.addEventListener(STREAM_EVENTS.update, (event) => {
+      const update = streamUpdateSchema.safeParse(parse((event as MessageEvent).data))
+      if (!update.success || !update.data.env_id) return
+      const env = update.data.env_id
+      if (this.pending) {
+        const flags = this.pending.get(env) ?? new Map()
+        if (update.data.type === 'UPSERT') flags.set(update.data.flag.key, update.data.flag as Flag)
+        else flags.delete(update.data.key)
+        this.pending.set(env, flags)
+        return
+      }
+      if (update.data.type === 'UPSERT') this.put(env, update.data.flag as Flag)
+      else this.remove(env, update.data.key)
+    })
+    source.addEventListener(STREAM_EVENTS.ready, () => {
+      const flags = this.pending ?? new Map()
+      this.pending = undefined
+      this.set({ state: 'live', flags })
+    })
+    source.onerror = () => {
+      if (this.snapshot.state !== 'connecting') this.set({ ...this.snapshot, state: 'reconnecting' })
+    }
+  }
+
+  stop(): void {
+    this.source?.close()
+    this.source = undefined
+  }
+
+  /** A flag as a write of this page answered it: shown at once, the stream's copy follows. */
+  put(envId: string, flag: Flag): void {
+    const flags = new Map(this.snapshot.flags)
+    flags.set(envId, new Map(flags.get(envId)).set(flag.key, flag))
+    this.set({ ...this.snapshot, flags })
+  }
+
+  remove(envId: string, key: string): void {
+    const envFlags = new Map(this.snapshot.flags.get(envId))
+    if (!envFlags.delete(key)) return
+    const flags = new Map(this.snapshot.flags)
+    flags.set(envId, envFlags)
+    this.set({ ...this.snapshot, flags })
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  getSnapshot = (): LiveSnapshot => this.snapshot
+
+  private set(next: LiveSnapshot): void {
+    this.snapshot = next
+    writeCache(this.cacheKey, next.flags)
+    for (const listener of this.listeners) listener()
+  }
+}
+
+function parse(data: unknown): unknown {
+  try {
+    return typeof data === 'string' ? JSON.parse(data) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function readCache(key: string, environmentIds: readonly string[]): Map<string, Map<string, Flag>> {
+  const flags = new Map<string, Map<string, Flag>>()
+  try {
+    const saved = JSON.parse(localStorage.getItem(key) ?? '{}') as Record<string, Flag[]>
+    for (const id of environmentIds) flags.set(id, new Map((saved[id] ?? []).map((f) => [f.key, f])))
+  } catch {
+    for (const id of environmentIds) flags.set(id, new Map())
+  }
+  return flags
+}
+
+function writeCache(key: string, flags: ReadonlyMap<string, ReadonlyMap<string, Flag>>): void {
+  try {
+    const saved: Record<string, Flag[]> = {}
+    for (const [env, byKey] of flags) saved[env] = [...byKey.values()]
+    localStorage.setItem(key, JSON.stringify(saved))
+  } catch {
+    // A full or disabled storage only costs the offline copy.
+  }
+}

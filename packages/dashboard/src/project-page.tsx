@@ -1,0 +1,199 @@
+import { type FormEvent, useCallback, useEffect, useState } from 'react'
+import { ApiError, api, errorText } from './api.js'
+import { ConfirmDialog, Dialog } from './dialog.js'
+import { Environments } from './environments.js'
+import { FlagsPanel } from './flags-panel.js'
+import { navigate, projectPath } from './route.js'
+import type { Environment, Me, Member, Project, Role } from './types.js'
+
+const TABS = [
+  ['flags', 'Flags'],
+  ['environments', 'Environments'],
+] as const
+
+/**
+ * The caller's effective role in a project (README, Roles): workspace admins
+ * are admin everywhere, workspace viewers are viewers wherever they are
+ * members, editors act with their project role.
+ */
+export function effectiveRole(me: Me, members: readonly Member[]): Role | null {
+  if (me.role === 'admin') return 'admin'
+  const member = members.find((m) => m.user_id === me.id)
+  if (!member) return null
+  return me.role === 'viewer' ? 'viewer' : member.role
+}
+
+export function ProjectPage(props: {
+  me: Me
+  project: Project
+  tab: string
+  offline: boolean
+  onProjectsChanged: () => Promise<void>
+}) {
+  const { project } = props
+  const cacheKey = `flagsync.dashboard.envs.${project.id}`
+  const [environments, setEnvironments] = useState<Environment[]>(() => {
+    try {
+      return JSON.parse(localStorage.getItem(cacheKey) ?? '[]') as Environment[]
+    } catch {
+      return []
+    }
+  })
+  const [members, setMembers] = useState<Member[]>([])
+  const [dialog, setDialog] = useState<'rename' | 'delete' | null>(null)
+  const [error, setError] = useState<string | null>(null)
+
+  const reload = useCallback(async () => {
+    try {
+      const [envs, mems] = await Promise.all([
+        api<Environment[]>('GET', `/api/projects/${project.id}/environments`),
+        api<Member[]>('GET', `/api/projects/${project.id}/members`),
+      ])
+      localStorage.setItem(cacheKey, JSON.stringify(envs))
+      setEnvironments(envs)
+      setMembers(mems)
+    } catch (e) {
+      if (!(e instanceof ApiError && e.offline)) setError(errorText(e))
+    }
+  }, [project.id, cacheKey])
+  useEffect(() => {
+    void reload()
+  }, [reload])
+
+  const role = effectiveRole(props.me, members) ?? (props.me.role === 'admin' ? 'admin' : 'viewer')
+  const isProjectAdmin = role === 'admin' && !props.offline
+  const adminReason = props.offline ? 'needs the service (offline)' : 'needs the project admin role'
+
+  return (
+    <section aria-labelledby="project-title">
+      <div className="project-head">
+        <h1 id="project-title">{project.name}</h1>
+        <span className="slug">{project.slug}</span>
+        <span className="role-badge">your role: {role}</span>
+        <div className="spacer" />
+        <button
+          type="button"
+          disabled={!isProjectAdmin}
+          title={isProjectAdmin ? undefined : adminReason}
+          onClick={() => setDialog('rename')}
+        >
+          Rename
+        </button>
+        <button
+          type="button"
+          className="danger"
+          disabled={props.me.role !== 'admin' || props.offline}
+          title={props.me.role !== 'admin' ? 'needs the workspace admin role' : props.offline ? adminReason : undefined}
+          onClick={() => setDialog('delete')}
+        >
+          Delete project
+        </button>
+      </div>
+      {error ? (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      ) : null}
+      <div role="tablist" aria-label="Project sections" className="tabs">
+        {TABS.map(([id, label]) => (
+          <button
+            key={id}
+            type="button"
+            role="tab"
+            id={`tab-${id}`}
+            aria-selected={props.tab === id}
+            aria-controls={`panel-${id}`}
+            onClick={() => navigate(projectPath(project.id, id))}
+          >
+            {label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`panel-${props.tab}`} aria-labelledby={`tab-${props.tab}`}>
+        {props.tab === 'environments' ? (
+          <Environments
+            projectId={project.id}
+            environments={environments}
+            canAdmin={isProjectAdmin}
+            reason={adminReason}
+            onChanged={reload}
+          />
+        ) : (
+          <FlagsPanel project={project} environments={environments} role={role} offline={props.offline} />
+        )}
+      </div>
+      {dialog === 'rename' ? (
+        <RenameProject project={project} onClose={() => setDialog(null)} onDone={props.onProjectsChanged} />
+      ) : null}
+      {dialog === 'delete' ? (
+        <ConfirmDialog
+          title={`Delete project ${project.name}?`}
+          confirm={`Delete ${project.name}`}
+          error={error}
+          onClose={() => setDialog(null)}
+          onConfirm={async () => {
+            try {
+              await api('DELETE', `/api/projects/${project.id}`)
+              setDialog(null)
+              navigate('/')
+              await props.onProjectsChanged()
+            } catch (e) {
+              setError(errorText(e))
+            }
+          }}
+        >
+          <p>
+            This deletes <strong>{project.name}</strong> and everything in it, for good:
+          </p>
+          <ul>
+            <li>
+              its {environments.length} environment{environments.length === 1 ? '' : 's'} (
+              {environments.map((e) => e.name).join(', ')}) and every flag in them,
+            </li>
+            <li>its SDK keys: apps using them stop getting flags,</li>
+            <li>its members, segments, change requests and impressions.</li>
+          </ul>
+        </ConfirmDialog>
+      ) : null}
+    </section>
+  )
+}
+
+function RenameProject(props: { project: Project; onClose: () => void; onDone: () => Promise<void> }) {
+  const [name, setName] = useState(props.project.name)
+  const [error, setError] = useState<string | null>(null)
+  async function submit(event: FormEvent) {
+    event.preventDefault()
+    try {
+      await api('PATCH', `/api/projects/${props.project.id}`, { name })
+      await props.onDone()
+      props.onClose()
+    } catch (e) {
+      setError(errorText(e))
+    }
+  }
+  return (
+    <Dialog title={`Rename ${props.project.name}`} onClose={props.onClose}>
+      <form onSubmit={submit}>
+        <label>
+          Name
+          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+        </label>
+        <p className="hint">The slug is derived from the name again.</p>
+        {error ? (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        ) : null}
+        <div className="actions">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary">
+            Rename
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}

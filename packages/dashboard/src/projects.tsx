@@ -1,0 +1,133 @@
+import { type FormEvent, useState } from 'react'
+import { api, errorText } from './api.js'
+import { Dialog } from './dialog.js'
+import { navigate, projectPath } from './route.js'
+import type { Me, Project, SdkKey } from './types.js'
+
+/** The project list (navigation) and, for workspace admins, "New project". */
+export function Projects(props: {
+  me: Me
+  projects: Project[]
+  currentId: string | null
+  offline: boolean
+  onChanged: () => Promise<void>
+}) {
+  const [creating, setCreating] = useState(false)
+  const canCreate = props.me.role === 'admin' && !props.offline
+  const reason = props.offline
+    ? 'Creating a project needs the service: it cannot be queued offline'
+    : 'Only workspace admins create projects'
+  return (
+    <nav className="projects" aria-label="Projects">
+      <h2>Projects</h2>
+      <ul>
+        {props.projects.map((p) => (
+          <li key={p.id}>
+            <a
+              href={projectPath(p.id)}
+              aria-current={p.id === props.currentId ? 'page' : undefined}
+              onClick={(e) => {
+                e.preventDefault()
+                navigate(projectPath(p.id))
+              }}
+            >
+              {p.name}
+            </a>
+          </li>
+        ))}
+      </ul>
+      <button
+        type="button"
+        onClick={() => setCreating(true)}
+        disabled={!canCreate}
+        title={canCreate ? undefined : reason}
+      >
+        New project
+      </button>
+      {!canCreate ? <p className="hint">{reason}.</p> : null}
+      {creating ? (
+        <CreateProject
+          onClose={() => setCreating(false)}
+          onCreated={async (project) => {
+            setCreating(false)
+            await props.onChanged()
+            navigate(projectPath(project.id))
+          }}
+        />
+      ) : null}
+    </nav>
+  )
+}
+
+function CreateProject(props: { onClose: () => void; onCreated: (p: Project) => Promise<void> }) {
+  const [name, setName] = useState('')
+  const [error, setError] = useState<string | null>(null)
+  const [sdkKey, setSdkKey] = useState<{ project: Project; key: string } | null>(null)
+  async function submit(event: FormEvent) {
+    event.preventDefault()
+    try {
+      const created = await api<Project & { sdk_key: SdkKey }>('POST', '/api/projects', { name })
+      setSdkKey({ project: created, key: created.sdk_key.key ?? '' })
+    } catch (e) {
+      setError(errorText(e))
+    }
+  }
+  if (sdkKey) {
+    return (
+      <Dialog title={`Project ${sdkKey.project.name} created`} onClose={() => void props.onCreated(sdkKey.project)}>
+        <p>Its Production SDK key, shown only now. Copy it to your app's configuration:</p>
+        <OnceSecret value={sdkKey.key} label="SDK key" />
+        <div className="actions">
+          <button type="button" className="primary" onClick={() => void props.onCreated(sdkKey.project)}>
+            Done
+          </button>
+        </div>
+      </Dialog>
+    )
+  }
+  return (
+    <Dialog title="New project" onClose={props.onClose}>
+      <form onSubmit={submit}>
+        <label>
+          Name
+          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+        </label>
+        <p className="hint">It starts with Production, Staging and Development, and a Production SDK key.</p>
+        {error ? (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        ) : null}
+        <div className="actions">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary">
+            Create project
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}
+
+/** A secret the service shows once: readable, selectable, with a copy button. */
+export function OnceSecret(props: { value: string; label: string }) {
+  const [copied, setCopied] = useState(false)
+  return (
+    <div className="secret">
+      <input readOnly aria-label={props.label} value={props.value} onFocus={(e) => e.target.select()} />
+      <button
+        type="button"
+        onClick={() =>
+          void navigator.clipboard
+            ?.writeText(props.value)
+            .then(() => setCopied(true))
+            .catch(() => setCopied(false))
+        }
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  )
+}

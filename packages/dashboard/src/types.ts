@@ -1,0 +1,62 @@
+import type { FullFlag } from '@flagsync/protocol'
+
+export type Role = 'admin' | 'editor' | 'viewer'
+
+export interface Me {
+  id: number
+  email: string
+  name: string
+  role: Role
+  workspace_name: string
+}
+
+export interface Project {
+  id: string
+  name: string
+  slug: string
+  environment_count: number
+  member_count: number
+  created_at: string
+}
+
+export interface Environment {
+  id: string
+  name: string
+  slug: string
+  color: string
+  is_default: boolean
+  require_approval: boolean
+  created_at: string
+}
+
+export interface Member {
+  user_id: number
+  email: string
+  name: string
+  role: Role
+}
+
+export interface SdkKey {
+  id: number
+  name: string
+  prefix: string
+  environment_id: string
+  environment_name: string
+  created_at: string
+  key?: string
+}
+
+export interface ChangeRequest {
+  id: number
+  flag_key: string
+  status: 'pending' | 'approved' | 'rejected' | 'cancelled'
+  patch: Record<string, unknown>
+  requested_by: string
+  reviewed_by: string | null
+  created_at: string
+  reviewed_at: string | null
+  reason?: string | null
+}
+
+/** A flag as the service stores and answers it (every default filled in, plus its revision). */
+export type Flag = FullFlag & { revision?: number; created_at?: string; updated_at?: string }

@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest'
+import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
+import { explainCycle, type FlagFilter, flagRows, servedAtGlance, tagsOf } from '../src/flag-view.js'
+import { LiveFlags } from '../src/live-flags.js'
+import type { Flag } from '../src/types.js'
+import { parseValue, valueText } from '../src/values.js'
+import { formatPercent, summarizeWeights } from '../src/weights.js'
+
+const flag = (over: Partial<Flag>): Flag => ({
+  key: 'f',
+  is_enabled: true,
+  rollout_percentage: null,
+  description: null,
+  rules: [],
+  flag_type: 'boolean',
+  variants: [],
+  prerequisites: [],
+  ...over,
+})
+
+describe('variant weights (document 1: relative, normalized against their total)', () => {
+  it('gives each variant its share of the total, whatever the total', () => {
+    const s = summarizeWeights([{ weight: 1 }, { weight: 3 }])
+    expect(s.total).toBe(4)
+    expect(s.shares.map((x) => x.percent)).toEqual([25, 75])
+    expect(s.problem).toBeNull()
+    expect(summarizeWeights([{ weight: 200 }, { weight: 300 }]).shares.map((x) => x.percent)).toEqual([40, 60])
+  })
+  it('refuses a total of 0 and weights the service refuses, naming them', () => {
+    expect(summarizeWeights([{ weight: 0 }, { weight: 0 }]).problem).toMatch(/add up to 0/)
+    const bad = summarizeWeights([{ weight: -1 }, { weight: 1.5 }, { weight: 1_000_001 }, { weight: Number.NaN }])
+    expect(bad.problem).toMatch(/fix the weights/)
+    expect(bad.shares.map((x) => x.problem)).toEqual([
+      'a weight cannot be negative',
+      'a weight is a whole number',
+      'a weight is at most 1,000,000',
+      'a weight is a whole number',
+    ])
+    expect(summarizeWeights([]).problem).toBeNull()
+  })
+  it('formats shares', () => {
+    expect(formatPercent(100 / 3)).toBe('33.3 %')
+    expect(formatPercent(25)).toBe('25 %')
+  })
+})
+
+describe('prerequisite cycles in words', () => {
+  it('turns the service message into a sentence naming each step', () => {
+    expect(explainCycle('prerequisite cycle: a -> b -> a')).toBe(
+      'These prerequisites go round in a circle: “a” requires “b” and “b” requires “a”. Each would wait for the other forever, so the service refuses the save. Remove one of these prerequisites.',
+    )
+    expect(explainCycle('prerequisite cycle: a -> b -> c -> a')).toContain(
+      '“a” requires “b”, “b” requires “c” and “c” requires “a”',
+    )
+    expect(explainCycle('prerequisite cycle: a -> a')).toContain('“a” requires itself')
+    expect(explainCycle('no such segment')).toBe('no such segment')
+  })
+})
+
+describe('the flag table', () => {
+  const flags = new Map([
+    [
+      'prod',
+      new Map([
+        ['a', flag({ key: 'a', description: 'Copy #new' })],
+        ['b', flag({ key: 'b', is_enabled: false, flag_type: 'string' })],
+      ]),
+    ],
+    ['dev', new Map([['a', flag({ key: 'a', is_enabled: false })]])],
+  ])
+  const all: FlagFilter = { search: '', type: 'all', state: 'all', tag: '' }
+  it('makes one row per key across environments, filtered by search, tag, type and state', () => {
+    const keys = (f: Partial<FlagFilter>) => flagRows(flags, ['prod', 'dev'], { ...all, ...f }).map((r) => r.key)
+    expect(keys({})).toEqual(['a', 'b'])
+    expect(flagRows(flags, ['prod', 'dev'], all)[0]?.byEnvironment.size).toBe(2)
+    expect(keys({ search: 'B' })).toEqual(['b'])
+    expect(keys({ tag: '#NEW' })).toEqual(['a'])
+    expect(keys({ search: 'copy' })).toEqual(['a'])
+    expect(keys({ type: 'string' })).toEqual(['b'])
+    expect(keys({ state: 'mixed' })).toEqual(['a'])
+    expect(keys({ state: 'off' })).toEqual(['b'])
+    expect(keys({ state: 'on' })).toEqual([])
+    expect(tagsOf('Copy #checkout and #Beta-2')).toEqual(['checkout', 'beta-2'])
+  })
+  it('says what an environment serves at a glance', () => {
+    expect(servedAtGlance(flag({ is_enabled: false }))).toEqual({ value: 'false', varies: [] })
+    expect(servedAtGlance(flag({}))).toEqual({ value: 'true', varies: [] })
+    expect(
+      servedAtGlance(
+        flag({
+          flag_type: 'string',
+          default_value: 'Buy',
+          rollout_percentage: 20,
+          rules: [{ attribute: 'a', operator: 'equals', values: ['1'] }],
+        }),
+      ),
+    ).toEqual({ value: '"Buy"', varies: ['1 rule', '20 % rollout'] })
+    expect(servedAtGlance(flag({ variants: [{ value: 1, weight: 1 }] })).value).toBe('split')
+  })
+})
+
+describe('the editor draft', () => {
+  it('round-trips a flag and builds the service body, typed', () => {
+    const original = flag({
+      key: 'price',
+      flag_type: 'integer',
+      default_value: 10,
+      rollout_percentage: 50,
+      variants: [{ value: 5, weight: 1 }],
+      rules: [{ attribute: 'plan', operator: 'greater_than', values: ['2', '3'], variant: 7 }, { segment_key: 'beta' }],
+      prerequisites: [{ flag_key: 'other', required_value: true }],
+    })
+    const { flag: built, problems } = buildFlag(draftOf(original))
+    expect(problems).toEqual([])
+    expect(built).toEqual({
+      key: 'price',
+      is_enabled: true,
+      description: null,
+      flag_type: 'integer',
+      rollout_percentage: 50,
+      default_value: 10,
+      variants: [{ value: 5, weight: 1 }],
+      rules: [{ attribute: 'plan', operator: 'greater_than', values: ['2', '3'], variant: 7 }, { segment_key: 'beta' }],
+      prerequisites: [{ flag_key: 'other', required_value: true }],
+    })
+    expect(patchOf(built)).toMatchObject({ default_value: 10, disabled_value: null })
+    expect(patchOf(built)).not.toHaveProperty('key')
+  })
+  it('names what does not fit the type', () => {
+    const draft = { ...draftOf(flag({ flag_type: 'integer' })), defaultValue: '1.5', rollout: '101' }
+    expect(buildFlag(draft).problems).toEqual([
+      'Rollout must be a whole number from 0 to 100',
+      'Default value must be a whole number',
+    ])
+    expect(parseValue('boolean', 'yes')).toEqual({ ok: false, error: 'true or false' })
+    expect(parseValue('json', '{"a":[1]}')).toEqual({ ok: true, value: { a: [1] } })
+    expect(valueText('string', 'x')).toBe('x')
+    expect(valueText('json', { a: 1 })).toBe('{"a":1}')
+    expect(OPERATORS).toHaveLength(9)
+  })
+})
+
+describe('LiveFlags (the dashboard stream)', () => {
+  function fakeSource() {
+    const handlers = new Map<string, (e: { data: string }) => void>()
+    const source = {
+      url: '',
+      onerror: null as (() => void) | null,
+      addEventListener: (name: string, fn: (e: { data: string }) => void) => handlers.set(name, fn),
+      close: () => {},
+      emit: (name: string, data: unknown) => handlers.get(name)?.({ data: JSON.stringify(data) }),
+    }
+    return source
+  }
+  it('swaps in a whole bootstrap at ready, then applies live updates per environment', () => {
+    const source = fakeSource()
+    const live = new LiveFlags(['e1', 'e2'], 'k', (url) => {
+      source.url = url
+      return source as never
+    })
+    live.start()
+    expect(source.url).toBe('/stream?environment_id=e1,e2')
+    const seen: string[] = []
+    live.subscribe(() => seen.push(live.getSnapshot().state))
+    source.emit('connected', { environment_id: null })
+    source.emit('update', { type: 'UPSERT', env_id: 'e1', flag: flag({ key: 'a' }) })
+    expect(live.getSnapshot().state).toBe('connecting')
+    expect(live.getSnapshot().flags.get('e1')?.size ?? 0).toBe(0)
+    source.emit('ready', '1')
+    expect(live.getSnapshot().flags.get('e1')?.get('a')?.is_enabled).toBe(true)
+    source.emit('update', { type: 'UPSERT', env_id: 'e2', flag: flag({ key: 'a', is_enabled: false }) })
+    source.emit('update', { type: 'DELETE', env_id: 'e1', key: 'a' })
+    expect(live.getSnapshot().flags.get('e1')?.has('a')).toBe(false)
+    expect(live.getSnapshot().flags.get('e2')?.get('a')?.is_enabled).toBe(false)
+    source.onerror?.()
+    expect(live.getSnapshot().state).toBe('reconnecting')
+    expect(seen).toEqual(['live', 'live', 'live', 'reconnecting'])
+  })
+})

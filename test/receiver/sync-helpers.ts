@@ -32,7 +32,25 @@ export async function postBatch(
 }
 
 export type StreamData = { type: 'UPSERT'; flag: Flag } | { type: 'DELETE'; key: string }
-export const dataOf = (e: EventSourceMessage): StreamData => JSON.parse(e.data) as StreamData
+/**
+ * An update event's data. An UPSERT's flag carries its read-only revision, which must be the event's id;
+ * it is checked here and left out, so tests compare the flag's own fields.
+ */
+export const dataOf = (e: EventSourceMessage): StreamData => {
+  const data = JSON.parse(e.data) as StreamData | { type: 'UPSERT'; flag: Flag & { revision?: unknown } }
+  if (data.type !== 'UPSERT') return data
+  const { revision, ...flag } = data.flag as Flag & { revision?: unknown }
+  expect(revision, e.data).toBe(Number(e.id))
+  return { type: 'UPSERT', flag: flag as Flag }
+}
+
+/** Flags as the API lists them, without their read-only revision (checked to be a positive integer). */
+export function withoutRevision(flags: Json[]): Json[] {
+  return flags.map(({ revision, ...flag }: Json) => {
+    expect(Number.isInteger(revision) && revision > 0, JSON.stringify(flag)).toBe(true)
+    return flag
+  })
+}
 
 /**
  * Twenty update batches on one flag, each naming a different subset of fields

@@ -26,6 +26,11 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
  * `min(maxMs, baseMs * factor^attempt) * (1 + jitter * random())`. The jitter
  * only ever adds, so tabs and devices that failed together spread out without
  * any retry coming sooner than the plain schedule.
+ *
+ * @example
+ * ```ts
+ * computeBackoff(3, DEFAULT_RETRY_POLICY, Math.random) // 8 000 to 10 400 ms: 1 s doubled three times, +0–30 %
+ * ```
  */
 export function computeBackoff(attempt: number, policy: RetryPolicy, random: () => number): number {
   const exponent = Math.max(0, Math.floor(attempt))

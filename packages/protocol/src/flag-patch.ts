@@ -11,6 +11,13 @@ export type PatchResult = { ok: true; flag: Flag } | { ok: false; issues: Issue[
  * fields replace, arrays replace whole, null clears a nullable field, and the
  * key cannot change. Pure, so the API, the receiver and the client's local
  * view all merge the same way.
+ *
+ * @example
+ * ```ts
+ * const result = applyFlagPatch(flag, { rollout_percentage: 50, description: null })
+ * if (result.ok) save(result.flag)
+ * else reply(422, { error: 'validation_failed', issues: result.issues })
+ * ```
  */
 export function applyFlagPatch(flag: Flag, patch: unknown): PatchResult {
   const parsed = flagPatchSchema.safeParse(patch)

@@ -186,7 +186,17 @@ export interface InsertOptions extends WriteOptions {
   recordId?: string
 }
 
-/** The local-first outbox: queue writes durably, deliver them in batches, never twice. */
+/**
+ * The local-first outbox: queue writes durably, deliver them in batches, never twice. A write resolves once it
+ * is in IndexedDB, whatever the network does; delivery, retries and other tabs are the client's business.
+ *
+ * @example
+ * ```ts
+ * const id = await client.insert('todos', { title: 'Write docs' }) // durable now, delivered when online
+ * client.subscribe((s) => render(s.state, s.pending))
+ * const { delivered, pending } = await client.flush() // deliver now instead of at the next interval
+ * ```
+ */
 export interface SyncClient {
   /** Queues an insert (create or replace); resolves the recordId once committed to IndexedDB. */
   insert(collection: string, record: Record<string, unknown>, options?: InsertOptions): Promise<string>

@@ -7,6 +7,14 @@ export type ClientFlag = {
   key: string
   /** Off serves the flag's off value (false, or document 1's off variation) whatever its rules say. */
   is_enabled: boolean
+  /** The server's read-only change revision of the flag: the base of this client's edits of it. */
+  revision?: number
+  /**
+   * This client's edit of the flag that the server refused as a conflict,
+   * until resolved (`syncClient.resolve(flag.conflict.id, …)`); the flag
+   * reads as the server has it meanwhile.
+   */
+  conflict?: FlagConflict
   [field: string]: unknown
 }
 

@@ -9,8 +9,13 @@ export function Dialog(props: { title: string; onClose: () => void; children: Re
   const titleId = useId()
   useEffect(() => {
     const dialog = ref.current
+    // React removes the element on close, before the browser could restore focus itself: do it here.
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
     if (dialog && !dialog.open) dialog.showModal()
-    return () => dialog?.close()
+    return () => {
+      dialog?.close()
+      if (opener?.isConnected) opener.focus()
+    }
   }, [])
   return (
     <dialog

@@ -89,17 +89,29 @@ export interface FlagOutbox {
  * flag as I saw it (`base`) and as it is now (`current`), until resolved.
  */
 export interface FlagConflict {
+  /** Pass it to the sync client's `resolve()`. */
   id: number
+  /** The outbox collection of flags (`'flags'` unless `collection` says otherwise). */
   collection: string
+  /** The flag's key. */
   recordId: string
+  /** `field`: someone else changed a field this edit sets; `deleted`: the flag was deleted; `exists`: created by someone else. */
   kind: 'field' | 'deleted' | 'exists'
+  /** The fields both sides changed (`field`), or what the others changed. */
   fields: string[]
+  /** My edit as it was sent (several queued edits of the flag compacted into one). */
   mine: Operation
+  /** The flag as I last saw it (at the base revision); null where absent or no longer known. */
   base: Record<string, unknown> | null
+  /** The flag now (theirs); null when deleted. */
   current: Record<string, unknown> | null
+  /** The flag's revision on the server now: the base a resolution's write is checked against. Null when unknown. */
   currentRevision: number | null
+  /** The receiver's words for it. */
   reason: string
+  /** The batch that came back with the conflict. */
   batchId: string
+  /** Epoch ms of the 409. */
   detectedAt: number
 }
 

@@ -1,6 +1,7 @@
 /** Letters NFKD does not decompose into a base letter plus marks. */
 const LIGATURES: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ł: 'l', þ: 'th', ð: 'd' }
 
+/** The longest slug `slugify` returns and the flag service accepts. */
 export const SLUG_MAX_LENGTH = 64
 
 /**

@@ -1,9 +1,12 @@
 /** The console page: wires the flag client (what to show) and the sync client (where edits go) to the DOM. */
 import type { FlagClient } from '@flagsync/flag-client'
-import type { OutboxEntry, SyncClient, SyncStatus } from '@flagsync/sync-client'
+import type { Conflict, ConflictResolution, OutboxEntry, SyncClient, SyncStatus } from '@flagsync/sync-client'
+import { discardMessage, type HistoryEntry } from './conflict-model.js'
+import { ConflictView } from './conflict-view.js'
 import { confirmDialog, connectDialog, createFlagDialog } from './dialogs.js'
 import { h, icon, replaceChildren, setText } from './dom.js'
 import { FlagRow } from './flag-row.js'
+import { historyDrawer } from './history-drawer.js'
 import { type ConsoleFlag, type KeyProblem, pendingKeys, toConsoleFlag } from './model.js'
 import { SyncView } from './sync-view.js'
 
@@ -12,6 +15,9 @@ export interface ConsoleOptions {
   sync: SyncClient
   sdkKey: string | null
   saveSdkKey(key: string | null): void
+  /** The editor's name (sent with every change as its author), or null until given. */
+  editorName: string | null
+  saveEditorName(name: string): void
 }
 
 function byId<T extends HTMLElement>(id: string): T {
@@ -32,6 +38,10 @@ export class ConsoleApp {
   private readonly keyButton = byId<HTMLButtonElement>('key-button')
   private readonly toastEl = byId<HTMLDivElement>('toast')
   private readonly syncView: SyncView
+  private readonly conflictView: ConflictView
+  private conflicts: Conflict[] = []
+  /** Each conflicted flag's audit trail (who changed it, when), fetched once per set of conflicts. */
+  private readonly histories = new Map<string, HistoryEntry[]>()
   private ready = false
   private status: SyncStatus | null = null
   private entries: OutboxEntry[] = []
@@ -59,6 +69,12 @@ export class ConsoleApp {
         },
       },
     )
+    const conflictsEl = h('section', { id: 'conflicts', class: 'conflicts', 'aria-label': 'Conflicts', hidden: true })
+    byId('pending-list').before(conflictsEl)
+    this.conflictView = new ConflictView(conflictsEl, {
+      resolve: (conflict, resolution, note) => this.resolve(conflict, resolution, note),
+      history: (key) => this.openHistory(key),
+    })
   }
 
   start(): void {
@@ -85,6 +101,73 @@ export class ConsoleApp {
     this.keyButton.addEventListener('click', () => this.askForKey())
     this.renderFlags()
     this.renderStream()
+    if (this.options.editorName === null) this.askName()
+  }
+
+  /** Asked once, in the panel (not a modal): the name the team sees next to this editor's changes. */
+  private askName(): void {
+    const input = h('input', { id: 'editor-name', type: 'text', maxlength: 80, autocomplete: 'name' })
+    const save = h('button', { type: 'submit', class: 'btn btn-small btn-primary' }, 'Save')
+    const form = h(
+      'form',
+      { class: 'name-form', 'aria-label': 'Your name' },
+      h('label', { for: 'editor-name' }, 'Your name'),
+      h('p', { class: 'muted' }, 'Shown to your team next to the changes you make.'),
+      h('div', { class: 'name-row' }, input, save),
+    )
+    form.addEventListener('submit', (event) => {
+      event.preventDefault()
+      const name = input.value.trim()
+      if (name !== '') this.options.saveEditorName(name)
+    })
+    byId('pending-heading').closest('aside')?.prepend(form)
+  }
+
+  private async resolve(conflict: Conflict, resolution: ConflictResolution, note: string): Promise<void> {
+    try {
+      await this.sync.resolve(conflict.id, resolution)
+      this.afterEdit(note)
+    } catch (e) {
+      this.toast(`Could not resolve: ${message(e)}`, 'error')
+    }
+  }
+
+  private async loadHistory(key: string): Promise<HistoryEntry[]> {
+    const headers: Record<string, string> = this.options.sdkKey
+      ? { Authorization: `Bearer ${this.options.sdkKey}` }
+      : {}
+    const res = await fetch(`${location.origin}/api/flags/${encodeURIComponent(key)}/history`, { headers })
+    if (!res.ok) throw new Error(res.status === 401 ? 'the server needs its key' : `the server answered ${res.status}`)
+    return ((await res.json()) as { entries: HistoryEntry[] }).entries
+  }
+
+  private openHistory(key: string): void {
+    historyDrawer(key, () => this.loadHistory(key), document.activeElement as HTMLElement | null)
+  }
+
+  /** The conflicts changed: fetch who made the other change, then show them in the panel and on the rows. */
+  private renderConflicts(): void {
+    const keys = new Set(this.conflicts.map((c) => c.recordId))
+    for (const [key, row] of this.rows) markConflict(row, keys.has(key), () => this.focusConflict(key))
+    this.conflictView.render(this.conflicts, this.histories)
+    for (const key of keys) {
+      if (this.histories.has(key)) continue
+      this.histories.set(key, [])
+      this.loadHistory(key).then(
+        (entries) => {
+          this.histories.set(key, entries)
+          this.conflictView.render(this.conflicts, this.histories)
+        },
+        () => undefined, // offline: the conflict shows without a name
+      )
+    }
+    for (const key of [...this.histories.keys()]) if (!keys.has(key)) this.histories.delete(key)
+  }
+
+  private focusConflict(key: string): void {
+    const card = document.querySelector<HTMLElement>(`#conflicts .conflict[data-key="${CSS.escape(key)}"]`)
+    card?.scrollIntoView({ block: 'nearest' })
+    card?.querySelector<HTMLElement>('button')?.focus()
   }
 
   // ---- edits: all through the outbox, shown at once ------------------------------
@@ -136,6 +219,13 @@ export class ConsoleApp {
   }
 
   private async discard(ids: number[], label: string): Promise<void> {
+    const confirmed = await confirmDialog({
+      title: 'Discard this change?',
+      message: discardMessage(label),
+      confirmLabel: 'Discard change',
+      returnFocus: (document.activeElement as HTMLElement | null) ?? byId('pending-heading'),
+    })
+    if (!confirmed) return
     try {
       await this.sync.discard(ids)
       this.toast(`Discarded: ${label}`)
@@ -169,7 +259,7 @@ export class ConsoleApp {
       do {
         this.outboxDirty = false
         try {
-          this.entries = await this.sync.outbox()
+          ;[this.entries, this.conflicts] = await Promise.all([this.sync.outbox(), this.sync.conflicts()])
         } catch {
           // closed or a transient IndexedDB failure: keep the last entries
         }
@@ -177,6 +267,7 @@ export class ConsoleApp {
       this.outboxReading = false
       this.pending = pendingKeys(this.entries)
       for (const [key, row] of this.rows) row.setPending(this.pending.has(key))
+      this.renderConflicts()
       if (this.status) this.syncView.render(this.status, this.entries, navigator.onLine)
       this.syncView.setKeyProblem(this.keyProblem())
       if (this.status?.lastError?.status === 401) this.keyNeeded()
@@ -203,6 +294,12 @@ export class ConsoleApp {
           remove: (key, focus) => this.remove(key, focus),
         })
         row.setPending(this.pending.has(flag.key))
+        addHistoryButton(row, () => this.openHistory(row?.key ?? flag.key))
+        markConflict(
+          row,
+          this.conflicts.some((c) => c.recordId === flag.key),
+          () => this.focusConflict(flag.key),
+        )
         if (this.ready && this.rows.size > 0) row.highlight()
         this.rows.set(flag.key, row)
       }
@@ -319,6 +416,32 @@ export class ConsoleApp {
       this.toastTimer = setTimeout(() => replaceChildren(this.toastEl), 300)
     }, 4000)
   }
+}
+
+/** The row says its flag waits for a decision, with a way to it. */
+function markConflict(row: FlagRow, conflicted: boolean, open: () => void): void {
+  row.el.classList.toggle('has-conflict', conflicted)
+  const existing = row.el.querySelector('.badge-conflict')
+  if (!conflicted) {
+    existing?.remove()
+    return
+  }
+  if (existing) return
+  const badge = h('button', { type: 'button', class: 'badge badge-conflict' }, icon('alert'), 'Changed by someone else')
+  badge.addEventListener('click', open)
+  row.el.querySelector('.flag-key-line')?.append(badge)
+}
+
+function addHistoryButton(row: FlagRow, open: () => void): void {
+  const button = h(
+    'button',
+    { type: 'button', class: 'btn btn-ghost btn-small' },
+    icon('clock'),
+    'History',
+    h('span', { class: 'visually-hidden' }, ` of ${row.key}`),
+  )
+  button.addEventListener('click', open)
+  row.el.querySelector('.flag-actions')?.prepend(button)
 }
 
 function message(error: unknown): string {

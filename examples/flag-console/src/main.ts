@@ -9,21 +9,25 @@ import { createSyncClient } from '@flagsync/sync-client'
 import { ConsoleApp } from './app.js'
 
 const KEY_STORAGE = 'flagsync.console.sdkKey'
+const NAME_STORAGE = 'flagsync.console.editorName'
 
-function storedKey(): string | null {
+function stored(name: string): string | null {
   try {
-    return localStorage.getItem(KEY_STORAGE)
+    return localStorage.getItem(name)
   } catch {
     return null
   }
 }
 
-const sdkKey = storedKey()
+const sdkKey = stored(KEY_STORAGE)
+const editorName = stored(NAME_STORAGE)
 const origin = location.origin
 
 const sync = createSyncClient({
   webhookUrl: `${origin}/sync`,
   headers: (): Record<string, string> => (sdkKey ? { Authorization: `Bearer ${sdkKey}` } : {}),
+  // The audit trail names the editor of each change (as declared by this browser).
+  ...(editorName ? { actor: editorName } : {}),
 })
 const flags = createFlagClient({
   streamUrl: `${origin}/stream`,
@@ -40,6 +44,11 @@ new ConsoleApp({
   saveSdkKey(key) {
     if (key === null) localStorage.removeItem(KEY_STORAGE)
     else localStorage.setItem(KEY_STORAGE, key)
+    location.reload()
+  },
+  editorName,
+  saveEditorName(name) {
+    localStorage.setItem(NAME_STORAGE, name)
     location.reload()
   },
 }).start()

@@ -110,6 +110,24 @@ export function findCycle(start: string, flags: ReadonlyMap<string, ServiceFlag>
   return visit(start) ? path : undefined
 }
 
+/**
+ * The environment's flags with this transaction's staged writes on top: the
+ * writer flushes at commit, so a sync batch's earlier operations (a
+ * prerequisite inserted before the flag needing it) are not in the table yet.
+ */
+export async function stagedEnvironmentFlags(
+  flags: FlagWriter,
+  environmentId: string,
+): Promise<Map<string, ServiceFlag>> {
+  const all = await environmentFlags(flags.trx, environmentId)
+  for (const change of await flags.changes()) {
+    if (change.scope !== environmentId) continue
+    if (change.flag) all.set(change.key, change.flag as ServiceFlag)
+    else all.delete(change.key)
+  }
+  return all
+}
+
 /** Validates `candidate` against its environment inside the write transaction; a 422 naming each problem. */
 export async function assertFitsEnvironment(
   flags: FlagWriter,
@@ -119,7 +137,7 @@ export async function assertFitsEnvironment(
 ): Promise<void> {
   const issues = environmentIssues(
     candidate,
-    await environmentFlags(flags.trx, environment.id),
+    await stagedEnvironmentFlags(flags, environment.id),
     candidate.rules.some((r) => r.segment_key != null)
       ? await segmentKeys(flags.trx, environment.projectId)
       : new Set(),
@@ -136,7 +154,12 @@ export function dependentsOf(key: string, flags: ReadonlyMap<string, ServiceFlag
 
 /** 409 when other flags of the environment depend on `key`. */
 export async function assertNoDependents(trx: Knex, environmentId: string, key: string): Promise<void> {
-  const dependents = dependentsOf(key, await environmentFlags(trx, environmentId))
+  assertNoneDepend(key, await environmentFlags(trx, environmentId))
+}
+
+/** `assertNoDependents` over a given set of the environment's flags (e.g. `stagedEnvironmentFlags`). */
+export function assertNoneDepend(key: string, flags: ReadonlyMap<string, ServiceFlag>): void {
+  const dependents = dependentsOf(key, flags)
   if (dependents.length > 0) {
     throw new HttpError(
       'conflict',

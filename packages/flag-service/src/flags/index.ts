@@ -9,6 +9,7 @@ import { type FlagStreamOptions, FlagStreams } from './engine.js'
 import { createEnvironmentFlagsRouter } from './flags-router.js'
 import { createSegmentsRouter } from './segments-router.js'
 import { createStreamRouter } from './stream-router.js'
+import { createEnvironmentSyncRouter } from './sync-route.js'
 
 export type { FeatureMountContext } from '../feature-mount.js'
 export { CHANGE_REQUESTS_TABLE } from './change-requests.js'
@@ -60,6 +61,12 @@ export function mountFlagFeature(app: Express, runtime: ServiceRuntime, ctx: Fea
     auth,
     loadEnvironment(runtime),
     createChangeRequestsRouter(runtime, ctx.routerOptions),
+  )
+  app.use(
+    '/api/environments/:env_id/sync',
+    auth,
+    loadEnvironment(runtime),
+    createEnvironmentSyncRouter(runtime, ctx.routerOptions),
   )
   app.use('/api/environments/:env_id/changes', auth, loadEnvironment(runtime), createEnvironmentChangesRouter(runtime))
   app.use('/api/projects/:project_id/changes', auth, loadProject(runtime), createProjectChangesRouter(runtime))

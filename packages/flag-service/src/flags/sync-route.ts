@@ -1,0 +1,253 @@
+import { type Issue, toIssues } from '@flagsync/protocol'
+import {
+  type Collection,
+  createReceiver,
+  OperationConflict,
+  type OperationMeta,
+  OperationRejected,
+} from '@flagsync/receiver'
+import { HttpError } from '@flagsync/server-kit'
+import type { FlagWriter } from '@flagsync/store'
+import { type Request, type Response, Router } from 'express'
+import { type EnvironmentAccess, roleAtLeast } from '../auth/context.js'
+import { authOf, environmentOf } from '../auth/guards.js'
+import { allowOnly, type RouterOptions } from '../routes/common.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import { type Actor, actorOf, fileChangeRequest } from './change-requests.js'
+import { assertFitsEnvironment, assertNoneDepend, stagedEnvironmentFlags } from './checks.js'
+import { actorName, withoutRevision } from './flag-audit.js'
+import { checkFlagBase, type FlagConflict } from './flag-conflicts.js'
+import { type FlagPatch, flagBodySchema, flagPatchSchema, mergeFlag, type ServiceFlag } from './model.js'
+
+/** A change request a batch operation filed instead of applying (approval environments). */
+export interface FiledRequest {
+  operationIndex: number
+  recordId: string
+  id: number
+}
+
+/** How often the service forgets old batch ids (the receiver's own timer is off: one receiver per request). */
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000
+
+/**
+ * `POST /api/environments/:env_id/sync` (after `authenticate` and
+ * `loadEnvironment`): the reference receiver (`createReceiver`, document 2's
+ * batch format, idempotent by batchId, one transaction, 409 conflicts) with
+ * a `flags` collection scoped to the environment, applying the service's
+ * rules to every operation: the caller's role, the flag schema and
+ * environment checks of the REST routes, and change requests where the
+ * environment requires approval. A receiver is made per request (cheap: a
+ * router) so the collection knows its caller; batch ids are pruned here.
+ */
+export function createEnvironmentSyncRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
+  const router = Router({ mergeParams: true })
+  let lastPrune = Number.NEGATIVE_INFINITY
+  router.post('/', async (req, res, next) => {
+    const env = environmentOf(req)
+    const auth = authOf(req)
+    const filed: FiledRequest[] = []
+    const caller = { env, actor: await actorOf(runtime.knex, auth), req, runtime, filed }
+    const receiver = createReceiver({
+      store: runtime.store,
+      collections: { flags: environmentFlagsCollection(caller) },
+      actor: await actorName(runtime.knex, auth),
+      maxBytes: options.bodyLimit ?? '1mb',
+      pruneIntervalMs: 0,
+      onCommit: (changes) => runtime.publish(changes),
+      logger: runtime.logger,
+      clock: runtime.clock,
+    })
+    withFiledRequests(runtime, res, env.id, filed)
+    res.on('finish', () => {
+      if (res.statusCode !== 200 || runtime.clock() - lastPrune < PRUNE_INTERVAL_MS) return
+      lastPrune = runtime.clock()
+      receiver.pruneBatches().catch((err) => runtime.logger.warn({ err }, 'sync: pruning batch ids failed'))
+    })
+    receiver(req, res, next)
+  })
+  allowOnly(router, '/', 'POST')
+  return router
+}
+
+/**
+ * Adds `change_requests` to the receiver's 200: the requests this batch
+ * filed, or, for a replay (`duplicate: true`), the ones its first delivery
+ * filed (looked up by batch id), so a sender whose answer was lost learns them.
+ */
+function withFiledRequests(runtime: ServiceRuntime, res: Response, environmentId: string, filed: FiledRequest[]): void {
+  const json = res.json.bind(res)
+  res.json = (body: unknown) => {
+    const answer = body as { batchId?: unknown; duplicate?: boolean }
+    if (res.statusCode !== 200 || typeof answer?.batchId !== 'string') return json(body)
+    if (!answer.duplicate) return json({ ...answer, change_requests: filed })
+    runtime
+      .knex('flagsync_change_requests')
+      .where({ batch_id: answer.batchId, environment_id: environmentId })
+      .orderBy('op_index')
+      .select('id', 'flag_key', 'op_index')
+      .then((rows: Array<{ id: number | string; flag_key: string; op_index: number | string }>) =>
+        json({
+          ...answer,
+          change_requests: rows.map((r) => ({
+            operationIndex: Number(r.op_index),
+            recordId: r.flag_key,
+            id: Number(r.id),
+          })),
+        }),
+      )
+      .catch(() => json({ ...answer, change_requests: [] }))
+    return res
+  }
+}
+
+interface SyncCaller {
+  env: EnvironmentAccess
+  actor: Actor
+  req: Request
+  runtime: ServiceRuntime
+  filed: FiledRequest[]
+}
+
+/** The flags collection of one environment, for one caller. */
+function environmentFlagsCollection(caller: SyncCaller): Collection {
+  const { env } = caller
+  const mayWrite = (action: string, meta: OperationMeta) => {
+    if (!roleAtLeast(env.role, 'editor')) {
+      throw forbidden(meta.index, `${action} a flag needs the editor role in the project (you are ${env.role})`)
+    }
+  }
+  const conflict = async (
+    writer: FlagWriter,
+    key: string,
+    action: 'insert' | 'update' | 'delete',
+    sets: Record<string, unknown> | null,
+    meta: OperationMeta,
+  ) => {
+    if (meta.baseRevision === undefined) return
+    const found: FlagConflict | null = await checkFlagBase(writer, env.id, key, action, sets, meta.baseRevision)
+    if (found) throw new OperationConflict(found)
+  }
+
+  return {
+    async prepare({ writer }, recordIds, bases) {
+      await writer.load(recordIds, env.id)
+      await writer.statesAt(bases, env.id)
+    },
+
+    async insert({ writer }, key, record, meta) {
+      mayWrite('creating or replacing', meta)
+      if (record.key !== undefined && record.key !== key) {
+        throw new OperationRejected('record.key must equal recordId', [
+          { path: 'record.key', message: `expected ${JSON.stringify(key)} (the recordId)` },
+        ])
+      }
+      const parsed = flagBodySchema.safeParse(withoutRevision({ ...record, key }))
+      if (!parsed.success) throw new OperationRejected('invalid flag', toIssues(parsed.error, ['record']))
+      const flag = parsed.data
+      await conflict(writer, key, 'insert', flag, meta)
+      const existing = (await writer.get(key, env.id)) as ServiceFlag | undefined
+      if (existing && env.requireApproval && !roleAtLeast(env.role, 'admin')) {
+        // Replacing an existing flag would bypass the review: filed as the patch that turns it into the record.
+        const patch = replacementPatch(existing, flag)
+        if (Object.keys(patch).length > 0) await file(caller, writer, key, patch, meta)
+        return
+      }
+      await rejectingEnvironmentIssues(() => assertFitsEnvironment(writer, env, flag), 'record')
+      writer.put(flag, env.id)
+    },
+
+    async update({ writer }, key, changes, meta) {
+      mayWrite('changing', meta)
+      const parsed = flagPatchSchema.safeParse(withoutRevision(changes))
+      if (!parsed.success) throw new OperationRejected('invalid changes', toIssues(parsed.error, ['changes']))
+      const patch = parsed.data
+      const current = (await writer.get(key, env.id)) as ServiceFlag | undefined
+      const merged = current ? await rejectingEnvironmentIssues(() => mergeFlag(current, patch), 'changes') : undefined
+      const sets: Record<string, unknown> = {}
+      for (const field of Object.keys(patch)) {
+        if (field !== 'key')
+          sets[field] = merged ? (merged as Record<string, unknown>)[field] : patch[field as keyof FlagPatch]
+      }
+      await conflict(writer, key, 'update', sets, meta)
+      if (!current || !merged) {
+        throw new OperationRejected(`flag ${JSON.stringify(key)} does not exist`, [
+          { path: 'recordId', message: 'no flag with this key; insert it first' },
+        ])
+      }
+      if (env.requireApproval) {
+        await file(caller, writer, key, patch, meta)
+        return
+      }
+      await rejectingEnvironmentIssues(
+        () => assertFitsEnvironment(writer, env, merged, 'flag after the changes'),
+        'changes',
+      )
+      writer.put(merged, env.id)
+    },
+
+    async delete({ writer }, key, meta) {
+      mayWrite('deleting', meta)
+      await conflict(writer, key, 'delete', null, meta)
+      if (!(await writer.get(key, env.id))) return // already gone: not an error
+      if (env.requireApproval && !roleAtLeast(env.role, 'admin')) {
+        throw forbidden(
+          meta.index,
+          `${env.name} requires approval: deleting a flag needs the project admin role (a change request cannot delete)`,
+        )
+      }
+      const flags = await stagedEnvironmentFlags(writer, env.id)
+      await rejectingEnvironmentIssues(async () => assertNoneDepend(key, flags), 'recordId')
+      await writer.delete(key, env.id)
+    },
+  }
+}
+
+/** Files a change request for one operation, in the batch's transaction, and remembers its id for the answer. */
+async function file(caller: SyncCaller, writer: FlagWriter, key: string, patch: FlagPatch, meta: OperationMeta) {
+  const batchId = (caller.req.body as { batchId?: unknown } | undefined)?.batchId
+  const request = await fileChangeRequest(writer.trx, {
+    environmentId: caller.env.id,
+    flagKey: key,
+    patch,
+    actor: caller.actor,
+    now: caller.runtime.clock(),
+    baseRevision: (await writer.committed(key, caller.env.id)).revision,
+    batch: typeof batchId === 'string' ? { id: batchId, opIndex: meta.index } : undefined,
+  })
+  caller.filed.push({ operationIndex: meta.index, recordId: key, id: Number(request.id) })
+}
+
+/** The merge patch that turns `current` into `next` (fields `next` lacks are cleared with null). */
+function replacementPatch(current: ServiceFlag, next: ServiceFlag): FlagPatch {
+  const patch: Record<string, unknown> = {}
+  const before = current as Record<string, unknown>
+  const after = next as Record<string, unknown>
+  for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (field === 'key') continue
+    if (JSON.stringify(before[field]) === JSON.stringify(after[field])) continue
+    patch[field] = field in after ? after[field] : null
+  }
+  return patch as FlagPatch
+}
+
+const forbidden = (index: number, message: string) =>
+  new HttpError('forbidden', `operation ${index}: ${message}`, { operationIndex: index })
+
+/**
+ * The REST checks answer a 422 `HttpError` (invalid flag after the patch,
+ * prerequisite missing or in a cycle) or a 409 (other flags depend on it):
+ * inside a batch they become the operation's rejection (a 422 naming it), as
+ * a 409 from a sync receiver means a conflict body the sender resolves.
+ */
+async function rejectingEnvironmentIssues<T>(check: () => T | Promise<T>, prefix: string): Promise<T> {
+  try {
+    return await check()
+  } catch (error) {
+    if (!(error instanceof HttpError) || (error.code !== 'validation_failed' && error.code !== 'conflict')) throw error
+    const issues = (error.details.issues as Issue[] | undefined) ?? [{ path: '(root)', message: error.message }]
+    throw new OperationRejected(
+      error.message,
+      issues.map((i) => ({ ...i, path: i.path === '(root)' || i.path === '' ? prefix : `${prefix}.${i.path}` })),
+    )
+  }
+}

@@ -1,5 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react'
+import { Members, SdkKeys } from './access.js'
 import { ApiError, api, errorText } from './api.js'
+import { ChangeRequests } from './change-requests.js'
 import { ConfirmDialog, Dialog } from './dialog.js'
 import { Environments } from './environments.js'
 import { FlagsPanel } from './flags-panel.js'
@@ -9,6 +11,9 @@ import type { Environment, Me, Member, Project, Role } from './types.js'
 const TABS = [
   ['flags', 'Flags'],
   ['environments', 'Environments'],
+  ['requests', 'Change requests'],
+  ['keys', 'SDK keys'],
+  ['members', 'Members'],
 ] as const
 
 /**
@@ -118,6 +123,12 @@ export function ProjectPage(props: {
             reason={adminReason}
             onChanged={reload}
           />
+        ) : props.tab === 'requests' ? (
+          <ChangeRequests me={props.me} role={role} environments={environments} offline={props.offline} />
+        ) : props.tab === 'keys' ? (
+          <SdkKeys projectId={project.id} environments={environments} canAdmin={isProjectAdmin} reason={adminReason} />
+        ) : props.tab === 'members' ? (
+          <Members projectId={project.id} canAdmin={isProjectAdmin} reason={adminReason} />
         ) : (
           <FlagsPanel project={project} environments={environments} role={role} offline={props.offline} />
         )}

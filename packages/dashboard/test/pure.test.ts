@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { patchDiff } from '../src/diff.js'
 import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
 import { explainCycle, type FlagFilter, flagRows, servedAtGlance, tagsOf } from '../src/flag-view.js'
 import { LiveFlags } from '../src/live-flags.js'
@@ -175,5 +176,21 @@ describe('LiveFlags (the dashboard stream)', () => {
     source.onerror?.()
     expect(live.getSnapshot().state).toBe('reconnecting')
     expect(seen).toEqual(['live', 'live', 'live', 'reconnecting'])
+  })
+})
+
+describe('change request diffs', () => {
+  it('lists the fields the patch changes against the flag as it is now, null removing a value', () => {
+    const current = flag({ key: 'x', is_enabled: false, default_value: true, rollout_percentage: 10 })
+    expect(
+      patchDiff(current, { is_enabled: true, rollout_percentage: 10, default_value: null, description: 'new' }),
+    ).toEqual([
+      { field: 'default_value', before: 'true', after: '(removed)' },
+      { field: 'description', before: 'null', after: '"new"' },
+      { field: 'is_enabled', before: 'false', after: 'true' },
+    ])
+    expect(patchDiff(undefined, { is_enabled: true })).toEqual([
+      { field: 'is_enabled', before: '(not set)', after: 'true' },
+    ])
   })
 })

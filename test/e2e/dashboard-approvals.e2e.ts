@@ -1,0 +1,186 @@
+/**
+ * The dashboard's change requests, SDK keys and members, as two users in two
+ * browser contexts: an editor's save in an approval environment becomes a
+ * request the editor cannot approve, the admin sees its diff and approves it;
+ * the editor cancels another; the admin creates an SDK key (shown once) and
+ * revokes it; the editor sees admin-only controls disabled with the reason.
+ */
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
+import { tempDir } from '../support/temp-dir.js'
+import { launchChromium, screenshot, watchErrors } from './browser.js'
+
+const ADMIN = { email: 'admin@example.com', password: 'approvals e2e pw' }
+const EDITOR = { email: 'ed@example.com', password: 'editor e2e pw', name: 'Ed' }
+const WITHIN = { timeout: 15_000, interval: 50 }
+const dir = tempDir('flagsync-e2e-dashboard-cr-')
+let server: SpawnedServer
+let browser: Browser
+let admin: Page
+let editor: Page
+let cookie = ''
+let projectId = ''
+let production = ''
+const errors: string[] = []
+
+async function call<T>(method: string, path: string, body?: unknown, auth: { cookie?: string; bearer?: string } = {}) {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Service-Request': 'true' }
+  if (auth.bearer) headers.Authorization = `Bearer ${auth.bearer}`
+  else headers.Cookie = auth.cookie ?? cookie
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  return { status: res.status, body: (res.status === 204 ? undefined : await res.json()) as T }
+}
+
+async function signIn(p: Page, who: { email: string; password: string }) {
+  await p.goto(server.url)
+  await p.getByLabel('Email').fill(who.email)
+  await p.getByLabel('Password').fill(who.password)
+  await p.getByRole('button', { name: 'Sign in' }).click()
+  await p.getByRole('link', { name: 'Default' }).click()
+  await p.getByRole('heading', { name: 'Default', level: 1 }).waitFor()
+}
+
+beforeAll(async () => {
+  server = await spawnServer('packages/flag-service/dist/cli.js', {
+    DATABASE_URL: `sqlite:${dir.file('service.sqlite')}`,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    WORKSPACE_NAME: 'Acme',
+    POLL_INTERVAL_MS: '200',
+  })
+  const login = await fetch(`${server.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  })
+  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  const projects = await call<Array<{ id: string }>>('GET', '/api/projects')
+  projectId = projects.body[0]?.id ?? ''
+  const envs = await call<Array<{ id: string; slug: string }>>('GET', `/api/projects/${projectId}/environments`)
+  production = envs.body.find((e) => e.slug === 'production')?.id ?? ''
+  const user = await call<{ id: number }>('POST', '/api/users', { ...EDITOR, role: 'editor' })
+  expect(user.status).toBe(200)
+  expect(
+    (await call('POST', `/api/projects/${projectId}/members`, { user_id: user.body.id, role: 'editor' })).status,
+  ).toBe(200)
+  expect(
+    (await call('POST', `/api/environments/${production}/flags`, { key: 'banner', is_enabled: false })).status,
+  ).toBe(200)
+  expect(
+    (
+      await call('POST', `/api/projects/${projectId}/environments/${production}/require-approval`, {
+        require_approval: true,
+      })
+    ).status,
+  ).toBe(200)
+  browser = await launchChromium()
+  const a = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  const e = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  a.setDefaultTimeout(10_000)
+  e.setDefaultTimeout(10_000)
+  admin = await a.newPage()
+  editor = await e.newPage()
+  watchErrors(admin, 'admin', errors)
+  watchErrors(editor, 'editor', errors)
+})
+
+afterAll(async () => {
+  await browser?.close()
+  server?.kill()
+  dir.remove()
+})
+
+describe('change requests, SDK keys and members in the dashboard', () => {
+  it("turns the editor's toggle in an approval environment into a request the editor cannot approve", async () => {
+    await signIn(editor, EDITOR)
+    await expect.poll(() => editor.locator('.role-badge').textContent(), WITHIN).toBe('your role: editor')
+    await editor.getByRole('switch', { name: 'banner in Production' }).click()
+    await expect
+      .poll(() => editor.getByRole('alert').textContent(), WITHIN)
+      .toMatch(/requires approval: change request #1/)
+    expect(await editor.getByRole('switch', { name: 'banner in Production' }).getAttribute('aria-checked')).toBe(
+      'false',
+    )
+    await editor.getByRole('tab', { name: 'Change requests' }).click()
+    const request = editor.locator('li[data-request="1"]')
+    await request.waitFor()
+    expect(await request.locator('table.diff tbody tr').allTextContents()).toEqual(['is_enabledfalsetrue'])
+    const approve = request.getByRole('button', { name: 'Approve' })
+    expect(await approve.isDisabled()).toBe(true)
+    expect(await approve.getAttribute('title')).toBe('you filed it: another editor reviews it')
+    await screenshot(editor, 'dashboard-cr-01-editor-request')
+  })
+
+  it('shows the admin the diff; the approval reaches the table', async () => {
+    await signIn(admin, ADMIN)
+    await admin.getByRole('tab', { name: 'Change requests' }).click()
+    const request = admin.locator('li[data-request="1"]')
+    await request.waitFor()
+    expect(await request.locator('h3').textContent()).toContain('banner in Production')
+    expect(await request.textContent()).toContain(`by ${EDITOR.email}`)
+    await screenshot(admin, 'dashboard-cr-02-admin-review')
+    await request.getByRole('button', { name: 'Approve' }).click()
+    await request.waitFor({ state: 'detached' })
+    const flag = await call<{ is_enabled: boolean }>('GET', `/api/environments/${production}/flags/banner`)
+    expect(flag.body.is_enabled).toBe(true)
+    await editor.getByRole('tab', { name: 'Flags' }).click()
+    await expect
+      .poll(() => editor.getByRole('switch', { name: 'banner in Production' }).getAttribute('aria-checked'), WITHIN)
+      .toBe('true')
+  })
+
+  it('lets the requester cancel a request', async () => {
+    await editor.getByRole('switch', { name: 'banner in Production' }).click()
+    await expect.poll(() => editor.getByRole('alert').textContent(), WITHIN).toMatch(/change request #2/)
+    await editor.getByRole('tab', { name: 'Change requests' }).click()
+    const request = editor.locator('li[data-request="2"]')
+    await request.getByRole('button', { name: 'Cancel request' }).click()
+    await request.waitFor({ state: 'detached' })
+    const cancelled = await call<Array<{ id: number; status: string }>>(
+      'GET',
+      `/api/environments/${production}/change-requests?status=cancelled`,
+    )
+    expect(cancelled.body.map((r) => r.id)).toEqual([2])
+  })
+
+  it('creates an SDK key shown once, and revokes it after a confirmation', async () => {
+    await admin.getByRole('tab', { name: 'SDK keys' }).click()
+    await admin.getByLabel('Key name').fill('ci')
+    await admin.getByLabel('Environment').selectOption({ label: 'Staging' })
+    await admin.getByRole('button', { name: 'Create key' }).click()
+    const secret = admin.getByLabel('New SDK key')
+    const key = await secret.inputValue()
+    expect(key).toMatch(/^sk_live_/)
+    await screenshot(admin, 'dashboard-keys-01-created')
+    expect((await call('GET', '/api/projects', undefined, { bearer: key })).status).toBe(200)
+    await admin.getByRole('button', { name: 'I have copied it' }).click()
+    expect(await secret.count()).toBe(0)
+    await admin.getByRole('button', { name: 'Revoke ci' }).click()
+    const confirm = admin.getByRole('dialog', { name: 'Revoke ci?' })
+    expect(await confirm.textContent()).toContain('get 401 from now on')
+    await confirm.getByRole('button', { name: 'Revoke key' }).click()
+    await admin.locator('tr[data-key="ci"]').waitFor({ state: 'detached' })
+    expect((await call('GET', '/api/projects', undefined, { bearer: key })).status).toBe(401)
+  })
+
+  it('shows members; admin-only controls are disabled for the editor with the reason', async () => {
+    await admin.getByRole('tab', { name: 'Members' }).click()
+    await admin.locator(`tr[data-member="${EDITOR.email}"]`).waitFor()
+    await editor.getByRole('tab', { name: 'SDK keys' }).click()
+    const create = editor.getByRole('button', { name: 'Create key' })
+    expect(await create.isDisabled()).toBe(true)
+    expect(await editor.getByText('Creating and revoking keys needs the project admin role.').count()).toBe(1)
+    await editor.getByRole('tab', { name: 'Members' }).click()
+    const role = editor.getByLabel(`Role of ${EDITOR.email}`)
+    expect(await role.isDisabled()).toBe(true)
+    expect(await role.getAttribute('title')).toBe('needs the project admin role')
+    expect(await editor.getByRole('button', { name: 'Rename' }).isDisabled()).toBe(true)
+    await screenshot(editor, 'dashboard-members-editor')
+    expect(errors).toEqual([])
+  })
+})

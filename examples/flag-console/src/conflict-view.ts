@@ -3,6 +3,7 @@ import type { Conflict, ConflictResolution } from '@flagsync/sync-client'
 import {
   conflictFields,
   conflictTitle,
+  fieldLabel,
   formatValue,
   type HistoryEntry,
   myFields,
@@ -133,11 +134,11 @@ export class ConflictView {
                   value: value === null ? '' : String(value),
                 })
               : h('input', { id, type: 'text', value: value === null ? '' : String(value) })
-        const theirs = `theirs: ${formatValue(field, conflict.current?.[field])}`
+        const theirs = `Theirs: ${formatValue(field, conflict.current?.[field])}`
         return {
           field,
           input,
-          row: h('div', { class: 'field' }, h('label', { for: id }, field), input, h('small', {}, theirs)),
+          row: h('div', { class: 'field' }, h('label', { for: id }, fieldLabel(field)), input, h('small', {}, theirs)),
         }
       })
       const cancel = h('button', { type: 'button', class: 'btn' }, 'Cancel')

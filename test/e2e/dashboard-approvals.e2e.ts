@@ -9,6 +9,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
 import { tempDir } from '../support/temp-dir.js'
+import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'approvals e2e pw' }
@@ -181,6 +182,53 @@ describe('change requests, SDK keys and members in the dashboard', () => {
     expect(await role.getAttribute('title')).toBe('needs the project admin role')
     expect(await editor.getByRole('button', { name: 'Rename' }).isDisabled()).toBe(true)
     await screenshot(editor, 'dashboard-members-editor')
+    expect(errors).toEqual([])
+  })
+})
+
+describe('impressions in the dashboard', () => {
+  it('charts evaluations over time per served value, with totals and the latest impressions filtered', async () => {
+    const created = await call<{ key: string }>('POST', `/api/projects/${projectId}/keys`, {
+      name: 'app',
+      environment_id: production,
+    })
+    const now = Date.now()
+    // 40 evaluations over the last 80 minutes: 'true' for even users, 'false' for odd, every 2 minutes.
+    const batch = Array.from({ length: 40 }, (_, i) => ({
+      flag_key: 'banner',
+      user_id: `user-${i % 8}`,
+      value: i % 2 === 0 ? 'true' : 'false',
+      context: { plan: i % 3 === 0 ? 'pro' : 'free' },
+      evaluated_at: new Date(now - (40 - i) * 2 * 60_000).toISOString(),
+    }))
+    const ingest = await call('POST', `/api/environments/${production}/impressions`, batch, {
+      bearer: created.body.key,
+    })
+    expect(ingest.status).toBe(204)
+
+    await admin.getByRole('tab', { name: 'Impressions' }).click()
+    await expect.poll(() => admin.locator('dd[data-total="total"]').textContent(), WITHIN).toBe('40')
+    expect(await admin.locator('dd[data-total="users"]').textContent()).toBe('8')
+    const chart = admin.getByRole('img', {
+      name: /^Evaluations of banner per 5 min, by served value: false 20, true 20$/,
+    })
+    await chart.waitFor()
+    expect(await chart.locator('canvas').count()).toBe(1)
+    expect(await chart.locator('.u-legend .u-series').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining('false'), expect.stringContaining('true')]),
+    )
+    const rows = admin.locator('table.impressions tbody tr')
+    await expect.poll(() => rows.count(), WITHIN).toBe(20)
+    expect(await admin.getByText('40 matching').count()).toBe(1)
+    await admin.getByRole('textbox', { name: 'User id' }).fill('user-3')
+    await expect.poll(() => rows.count(), WITHIN).toBe(5)
+    expect(await rows.locator('td:nth-child(3)').allTextContents()).toEqual(Array(5).fill('false'))
+    await admin.getByRole('textbox', { name: 'Served value' }).fill('true')
+    await expect.poll(() => admin.getByText('0 matching').count(), WITHIN).toBe(1)
+    await admin.getByRole('textbox', { name: 'User id' }).fill('')
+    await expect.poll(() => rows.count(), WITHIN).toBe(20)
+    await screenshot(admin, 'dashboard-impressions')
+    expect(await axeViolations(admin)).toEqual([])
     expect(errors).toEqual([])
   })
 })

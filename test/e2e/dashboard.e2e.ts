@@ -5,12 +5,11 @@
  * browser context that sees a toggle within a second through the dashboard
  * stream. Screenshots go to test-results/e2e/dashboard-*.png.
  */
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
 import { tempDir } from '../support/temp-dir.js'
+import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'dashboard e2e pw' }
@@ -38,28 +37,6 @@ async function adminApi<T>(method: string, path: string, body?: unknown): Promis
   })
   expect(res.status, `${method} ${path}`).toBeLessThan(300)
   return (res.status === 204 ? undefined : await res.json()) as T
-}
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-/** axe-core's serious and critical violations on the page as it is now (injected over CDP, so the CSP allows it). */
-async function axeViolations(p: Page): Promise<string[]> {
-  await p.evaluate(AXE)
-  return p.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(): Promise<{
-            violations: Array<{ id: string; impact: string | null; nodes: Array<{ target: unknown }> }>
-          }>
-        }
-      }
-    ).axe
-    const { violations } = await axe.run()
-    return violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`)
-  })
 }
 
 async function signIn(p: Page): Promise<void> {

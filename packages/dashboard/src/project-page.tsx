@@ -5,6 +5,7 @@ import { ChangeRequests } from './change-requests.js'
 import { ConfirmDialog, Dialog } from './dialog.js'
 import { Environments } from './environments.js'
 import { FlagsPanel } from './flags-panel.js'
+import { ImpressionsPanel } from './impressions-panel.js'
 import { navigate, projectPath } from './route.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
 
@@ -14,6 +15,7 @@ const TABS = [
   ['requests', 'Change requests'],
   ['keys', 'SDK keys'],
   ['members', 'Members'],
+  ['impressions', 'Impressions'],
 ] as const
 
 /**
@@ -127,6 +129,8 @@ export function ProjectPage(props: {
           <ChangeRequests me={props.me} role={role} environments={environments} offline={props.offline} />
         ) : props.tab === 'keys' ? (
           <SdkKeys projectId={project.id} environments={environments} canAdmin={isProjectAdmin} reason={adminReason} />
+        ) : props.tab === 'impressions' ? (
+          <ImpressionsPanel environments={environments} />
         ) : props.tab === 'members' ? (
           <Members projectId={project.id} canAdmin={isProjectAdmin} reason={adminReason} />
         ) : (

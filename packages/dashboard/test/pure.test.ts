@@ -3,6 +3,7 @@ import { patchDiff } from '../src/diff.js'
 import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
 import { explainCycle, type FlagFilter, flagRows, servedAtGlance, tagsOf } from '../src/flag-view.js'
 import { LiveFlags } from '../src/live-flags.js'
+import { bucketImpressions, bucketSize } from '../src/time-series.js'
 import type { Flag } from '../src/types.js'
 import { parseValue, valueText } from '../src/values.js'
 import { formatPercent, summarizeWeights } from '../src/weights.js'
@@ -192,5 +193,34 @@ describe('change request diffs', () => {
     expect(patchDiff(undefined, { is_enabled: true })).toEqual([
       { field: 'is_enabled', before: '(not set)', after: 'true' },
     ])
+  })
+})
+
+describe('impression time series', () => {
+  it('buckets by evaluated_at and served value, keeping empty buckets as zeros', () => {
+    const at = (min: number) => new Date(Date.UTC(2026, 0, 1, 10, min)).toISOString()
+    const series = bucketImpressions(
+      [
+        { value: 'true', evaluated_at: at(0) },
+        { value: 'false', evaluated_at: at(0) },
+        { value: 'true', evaluated_at: at(1) },
+        { value: 'true', evaluated_at: at(3) },
+        { value: 'x', evaluated_at: 'not a time' },
+      ],
+      60_000,
+    )
+    const t0 = Date.UTC(2026, 0, 1, 10, 0) / 1000
+    expect(series.times).toEqual([t0, t0 + 60, t0 + 120, t0 + 180])
+    expect([...series.counts]).toEqual([
+      ['false', [1, 0, 0, 0]],
+      ['true', [1, 1, 0, 1]],
+    ])
+    expect(bucketImpressions([]).times).toEqual([])
+  })
+  it('picks the smallest bucket that keeps the span within 60 points', () => {
+    expect(bucketSize(30 * 60_000)).toBe(60_000)
+    expect(bucketSize(80 * 60_000)).toBe(5 * 60_000)
+    expect(bucketSize(2 * 24 * 3_600_000)).toBe(3_600_000)
+    expect(bucketSize(365 * 24 * 3_600_000)).toBe(24 * 3_600_000)
   })
 })

@@ -281,7 +281,7 @@ describe('the flag console in Chromium', () => {
     await screenshot(pageB, '04-b-api-change')
   })
 
-  it('5. a conflict: A edits X offline, B deletes X; A is blocked with the receiver error, keeps its other edits, and discarding the bad one lets them through', async () => {
+  it("5. a conflict: A edits X offline, B deletes X; A's other edit goes through, X waits as a conflict until A drops its change", async () => {
     await contextA.setOffline(true)
     await expect.poll(() => pillState(pageA), WITHIN).toMatchObject({ state: 'offline' })
 
@@ -307,29 +307,21 @@ describe('the flag console in Chromium', () => {
     await expect.poll(() => keysOn(pageB), WITHIN).not.toContain('legacy-banner')
     await expect.poll(() => pillState(pageB), WITHIN).toMatchObject({ state: 'idle', pending: 0 })
 
+    // Issue 16: the edit carries the revision A saw, so the receiver answers with a conflict (kind deleted) instead
+    // of a 422 that blocks everything behind it: A's other edit goes through, the conflict waits for A's decision.
     await contextA.setOffline(false)
-    await expect.poll(() => pillState(pageA), WITHIN).toMatchObject({ state: 'blocked', pending: 2 })
-    const { text } = await pillState(pageA)
-    expect(text).toMatch(/^Blocked: operation 1 \(update flags\/legacy-banner\): flag "legacy-banner" does not exist/)
-
-    const banner = pageA.getByRole('alert').filter({ hasText: 'Sync is blocked' })
-    await banner.waitFor({ timeout: 5000 })
-    expect(await banner.locator('.receiver-error').textContent()).toMatch(/flag "legacy-banner" does not exist/)
-    expect(await banner.locator('.rejected-op').allTextContents()).toEqual([
-      'Edit rollout, description of “legacy-banner”',
-    ])
-    expect(await banner.locator('.banner-note').textContent()).toContain('1 other change waits behind it')
-    // Nothing of the rejected batch was applied, and A's other edit is still queued.
-    expect((await serverFlag('search-v2'))?.is_enabled).toBe(true)
-    expect(await pendingItems(pageA)).toEqual(['Turn off “search-v2”', 'Edit rollout, description of “legacy-banner”'])
-    expect(await pageA.locator('#pending-list [data-state="rejected"] .pending-op').allTextContents()).toEqual([
-      'Edit rollout, description of “legacy-banner”',
-    ])
-    expect(await flagSwitch(pageA, 'search-v2').getAttribute('aria-checked')).toBe('false')
-    await screenshot(pageA, '05-a-blocked')
-
-    await banner.getByRole('button', { name: /^Discard/ }).click()
     await expect.poll(() => serverFlag('search-v2').then((f) => f?.is_enabled), WITHIN).toBe(false)
+    await expect.poll(() => pillState(pageA), WITHIN).toMatchObject({ state: 'idle', pending: 0 })
+    const card = pageA.locator('#conflicts .conflict[data-key="legacy-banner"]')
+    await card.waitFor({ timeout: 20_000 })
+    expect(await card.getAttribute('data-kind')).toBe('deleted')
+    await expect.poll(() => card.locator('.conflict-head').textContent(), WITHIN).toMatch(/deleted “legacy-banner”/)
+    expect(await pageA.getByRole('alert').filter({ hasText: 'Sync is blocked' }).count()).toBe(0)
+    expect(await serverFlag('legacy-banner')).toBeNull()
+    await screenshot(pageA, '05-a-conflict-deleted')
+
+    await card.getByRole('button', { name: 'Drop my changes' }).click()
+    await card.waitFor({ state: 'detached', timeout: 20_000 })
     await expect
       .poll(() => pillState(pageA), WITHIN)
       .toEqual({
@@ -337,7 +329,6 @@ describe('the flag console in Chromium', () => {
         pending: 0,
         text: 'All changes synced',
       })
-    expect(await pageA.getByRole('alert').filter({ hasText: 'Sync is blocked' }).count()).toBe(0)
     await expect.poll(() => flagSwitch(pageB, 'search-v2').getAttribute('aria-checked'), WITHIN).toBe('false')
     expect(await serverFlag('legacy-banner')).toBeNull()
     for (const page of [pageA, pageB]) {

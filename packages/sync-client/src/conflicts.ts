@@ -1,5 +1,6 @@
 import type { Operation } from '@flagsync/protocol'
 import { SyncClientError } from './errors.js'
+import { toJsonObject } from './normalize-operation.js'
 import type { ConflictRow } from './outbox-schema.js'
 
 /** `field`: someone else changed a field this edit sets; `deleted`: the record was deleted; `exists`: created by someone else. */
@@ -124,10 +125,9 @@ export function resolutionOperation(conflict: ConflictRow, resolution: ConflictR
     const { baseRevision: _stale, ...op } = mine
     return { ...op, ...onTop }
   }
-  if (!isObject(resolution) || !isObject(resolution.record)) {
-    throw invalidResolution("a resolution is 'mine', 'theirs', 'recreate' or { record }")
-  }
-  const record = withoutRevision(resolution.record)
+  if (!isObject(resolution)) throw invalidResolution("a resolution is 'mine', 'theirs', 'recreate' or { record }")
+  // A JSON copy, as for any write: what is stored is what will be sent.
+  const record = withoutRevision(toJsonObject(resolution.record, 'record'))
   if (current === null || mine.action === 'insert') return { action: 'insert', collection, recordId, record, ...onTop }
   return { action: 'update', collection, recordId, changes: record, ...onTop }
 }

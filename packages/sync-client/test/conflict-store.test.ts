@@ -129,8 +129,30 @@ describe('409 handling', () => {
     await tab2.resolve(seen?.id as number, 'mine')
     await expect(tab1.resolve(seen?.id as number, 'theirs')).rejects.toMatchObject({ code: 'unknown_conflict' })
     await expect(tab1.resolve(1.5, 'theirs')).rejects.toMatchObject({ code: 'invalid_operation' })
+    await expect(tab2.resolve(seen?.id as number, 'mine')).rejects.toMatchObject({ code: 'unknown_conflict' })
     await tab1.flush()
     expect(receiver.appliedOperations).toEqual([upd('x', { rollout_percentage: 5 }, 9)])
+  })
+
+  it('refuses a resolution that is not one, or a merged record that is not JSON, and keeps the conflict', async () => {
+    const receiver = new ModelReceiver()
+    server.use(receiver.handler)
+    receiver.reply(conflictAt(0, 'x'))
+    const client = h.client()
+    await client.update('flags', 'x', { rollout_percentage: 5 }, { baseRevision: 4 })
+    await client.flush()
+    const [conflict] = await client.conflicts()
+    const id = conflict?.id as number
+    await expect(client.resolve(id, 'recreate')).rejects.toMatchObject({ code: 'invalid_resolution' })
+    await expect(client.resolve(id, 'maybe' as never)).rejects.toMatchObject({ code: 'invalid_resolution' })
+    await expect(client.resolve(id, { record: { when: 1n } as never })).rejects.toMatchObject({
+      code: 'invalid_operation',
+    })
+    expect(await client.status()).toMatchObject({ conflicts: 1, pending: 0 })
+    await client.resolve(id, { record: { key: 'x', rollout_percentage: 7, revision: 9 } })
+    await client.flush()
+    // The read-only revision is not written back; the merge goes on top of the current revision.
+    expect(receiver.appliedOperations).toEqual([upd('x', { key: 'x', rollout_percentage: 7 }, 9)])
   })
 
   it('refuses a bad baseRevision at once, like any bad write', async () => {

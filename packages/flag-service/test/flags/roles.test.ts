@@ -117,6 +117,27 @@ describe.each(DIALECTS)('issue 10 role table on %s', (dialect) => {
     row(WRITE, 200, (as, id) => h.call(`${crs()}/${id}/approve`, { method: 'POST', as }), freshRequest))
   it('POST …/change-requests/:id/reject', () =>
     row(WRITE, 204, (as, id) => h.call(`${crs()}/${id}/reject`, { method: 'POST', as }), freshRequest))
+  // Issue 16's audit routes are read like the flags; issue 19's sync receiver writes like PATCH.
+  it('GET …/flags/:key/history, …/environments/:env_id/changes, …/projects/:id/changes', async () => {
+    await row(READ, 200, (as) => h.call(`${env(p.staging)}/flags/read-me/history`, { as }))
+    await row(READ, 200, (as) => h.call(`${env(p.staging)}/changes`, { as }))
+    await row(READ, 200, (as) => h.call(`/api/projects/${p.id}/changes`, { as }))
+  })
+  it('POST …/sync', () =>
+    row(
+      WRITE,
+      200,
+      (as, key) =>
+        h.call(`${env(p.staging)}/sync`, {
+          method: 'POST',
+          as,
+          body: {
+            batchId: unique('batch'),
+            operations: [{ action: 'update', collection: 'flags', recordId: key, changes: { is_enabled: true } }],
+          },
+        }),
+      freshFlag,
+    ))
   it('DELETE …/change-requests/:id (cancel)', () =>
     row(CANCEL, 204, (as, id) => h.call(`${crs()}/${id}`, { method: 'DELETE', as }), freshRequest))
 })

@@ -1,5 +1,5 @@
 import type { Operation } from '@flagsync/protocol'
-import { type ConflictReport, type ConflictResolution, rebase, resolutionOperation } from './conflicts.js'
+import { type ConflictReport, rebase, resolutionOperation } from './conflicts.js'
 import { SyncClientError } from './errors.js'
 import {
   type ConflictRow,
@@ -11,6 +11,7 @@ import {
   recordKey,
   type StoredOp,
 } from './outbox-schema.js'
+import type { ConflictResolution } from './types.js'
 
 // The conflicts table of the outbox: operations the receiver answered with a 409, held until the app resolves them,
 // and with them every later queued operation of the same record (the cut skips records with a conflict row).

@@ -2,49 +2,7 @@ import type { Operation } from '@flagsync/protocol'
 import { SyncClientError } from './errors.js'
 import { toJsonObject } from './normalize-operation.js'
 import type { ConflictRow } from './outbox-schema.js'
-
-/** `field`: someone else changed a field this edit sets; `deleted`: the record was deleted; `exists`: created by someone else. */
-export type ConflictKind = 'field' | 'deleted' | 'exists'
-
-/**
- * An edit the receiver refused because the record changed since the editor
- * saw it (a 409). Kept in IndexedDB (shared by tabs, kept across reloads)
- * until `resolve()`; later edits of the same record wait with it.
- */
-export interface Conflict {
-  /** Pass it to `resolve()`. */
-  id: number
-  /** The collection of the conflicting record. */
-  collection: string
-  /** The conflicting record's id. */
-  recordId: string
-  /** How the edit and the server's state collide; see `ConflictKind`. */
-  kind: ConflictKind
-  /** The fields both sides changed (`field`), or what the others changed. */
-  fields: string[]
-  /** My edit as it was sent (several queued edits of the record compacted into one). */
-  mine: Operation
-  /** The record as I last saw it (at the base revision); null where absent or no longer known. */
-  base: Record<string, unknown> | null
-  /** The record now (theirs); null when deleted. */
-  current: Record<string, unknown> | null
-  /** The record's revision on the server now: the base a resolution's write is checked against. Null when unknown. */
-  currentRevision: number | null
-  /** The receiver's words for it. */
-  reason: string
-  /** The batch that came back with the conflict. */
-  batchId: string
-  /** Epoch ms of the 409. */
-  detectedAt: number
-}
-
-/**
- * - `'mine'`: send my edit again on top of the record as it is now (its current revision as the new base);
- * - `'theirs'`: drop my edit;
- * - `'recreate'` (kind `deleted` only): create the record again from what I saw with my changes on top;
- * - `{ record }`: a merged record (all fields the record should have), sent on top of the current one.
- */
-export type ConflictResolution = 'mine' | 'theirs' | 'recreate' | { record: Record<string, unknown> }
+import type { Conflict, ConflictKind, ConflictResolution } from './types.js'
 
 /** One conflict of a 409 body, as the receiver reports it. */
 export type ConflictReport = Pick<

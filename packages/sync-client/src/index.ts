@@ -28,7 +28,6 @@ export {
   retryDelay,
 } from '@flagsync/protocol'
 export { type CompactOptions, compact, compactRecord } from './compact.js'
-export type { Conflict, ConflictKind, ConflictResolution } from './conflicts.js'
 export { isQuotaError, SyncClientError, type SyncClientErrorCode, toSyncClientError } from './errors.js'
 export { DEFAULTS } from './resolve-options.js'
 export { createSyncClient } from './sync-client.js'
@@ -36,6 +35,9 @@ export type {
   BroadcastChannelFactory,
   BroadcastChannelLike,
   Clock,
+  Conflict,
+  ConflictKind,
+  ConflictResolution,
   DeadLetter,
   DeliveredListener,
   DeliveryError,

@@ -2,7 +2,7 @@ import type { Operation } from '@flagsync/protocol'
 import { Dexie } from 'dexie'
 import { compact } from './compact.js'
 import { heldKeys, resolveConflict, storeConflicts } from './conflict-store.js'
-import { type Conflict, type ConflictReport, type ConflictResolution, toConflict } from './conflicts.js'
+import { type ConflictReport, toConflict } from './conflicts.js'
 import { type CutOptions, cutBatch, EMPTY_VIEW, type QueueView, StaleViewError } from './cut-batch.js'
 import { SyncClientError } from './errors.js'
 import {
@@ -19,7 +19,7 @@ import {
   type StoredOp,
 } from './outbox-schema.js'
 import { addRemoteRows, foldDue, foldRemote, recordDelivered, remoteAmong, remoteRows } from './remote-records.js'
-import type { DeadLetter, DeliveryError, OutboxEntry } from './types.js'
+import type { Conflict, ConflictResolution, DeadLetter, DeliveryError, OutboxEntry } from './types.js'
 
 export { type CutOptions, EMPTY_VIEW, type QueueView } from './cut-batch.js'
 export type { BatchRow, StoredOp } from './outbox-schema.js'

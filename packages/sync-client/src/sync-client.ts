@@ -1,5 +1,4 @@
 import type { Operation } from '@flagsync/protocol'
-import type { Conflict, ConflictResolution } from './conflicts.js'
 import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
 import { type DeliveryLock, leaseDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
 import { DeliveryPipeline, type DrainResult } from './delivery-pipeline.js'
@@ -17,6 +16,8 @@ import { type ResolvedOptions, resolveOptions } from './resolve-options.js'
 import { callSafely, StatusFeed } from './status-feed.js'
 import type {
   BroadcastChannelLike,
+  Conflict,
+  ConflictResolution,
   DeadLetter,
   DeliveredListener,
   DeliveryInfo,

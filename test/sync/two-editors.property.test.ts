@@ -94,7 +94,7 @@ describe('two editors, random interleavings, against the real receiver', () => {
             actor: w,
             fetch: async (url, init) => {
               const body = JSON.parse(String(init?.body)) as { batchId: string; operations: Operation[] }
-              body.operations.forEach((op, i) => sentBase.set(`${body.batchId}/${i}`, op.baseRevision))
+              for (const [i, op] of body.operations.entries()) sentBase.set(`${body.batchId}/${i}`, op.baseRevision)
               return fetch(url, init)
             },
           })

@@ -75,7 +75,11 @@ export function App() {
     return (
       <Login
         workspaceName={session.workspaceName}
-        onSignedIn={(me) => setSession({ state: 'in', me, offline: false })}
+        onSignedIn={(me) => {
+          // Kept so that a reload without a network opens the saved, read-only view instead of the sign-in form.
+          localStorage.setItem(ME_CACHE, JSON.stringify(me))
+          setSession({ state: 'in', me, offline: false })
+        }}
       />
     )
   }

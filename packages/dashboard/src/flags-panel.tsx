@@ -1,15 +1,26 @@
-import type { FlagType } from '@flagsync/protocol'
-import { useEffect, useMemo, useState, useSyncExternalStore } from 'react'
+import { applyPending, type ClientFlag } from '@flagsync/flag-client'
+import type { FlagType, Operation } from '@flagsync/protocol'
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react'
 import { api, errorText } from './api.js'
 import { FlagEditor } from './flag-editor.js'
 import { type FlagFilter, flagRows, type StateFilter, servedAtGlance } from './flag-view.js'
 import { LiveFlags } from './live-flags.js'
+import type { QueueEdit } from './offline-edits.js'
 import type { Environment, Flag, Project, Role } from './types.js'
 
 const NO_FILTER: FlagFilter = { search: '', type: 'all', state: 'all', tag: '' }
 
+// The outboxes (sync client and Dexie) load after the first render: not part of the first load.
+const OfflineEdits = lazy(() => import('./offline-edits.js'))
+
 /** One table per project: a row per flag key, a column per environment, live from the dashboard stream. */
-export function FlagsPanel(props: { project: Project; environments: Environment[]; role: Role; offline: boolean }) {
+export function FlagsPanel(props: {
+  project: Project
+  environments: Environment[]
+  role: Role
+  offline: boolean
+  actor: string
+}) {
   const envIds = useMemo(() => props.environments.map((e) => e.id), [props.environments])
   const live = useMemo(
     () => new LiveFlags(envIds, `flagsync.dashboard.flags.${props.project.id}`),
@@ -23,14 +34,41 @@ export function FlagsPanel(props: { project: Project; environments: Environment[
   const [filter, setFilter] = useState<FlagFilter>(NO_FILTER)
   const [editing, setEditing] = useState<{ envId: string; key: string | null } | null>(null)
   const [error, setError] = useState<string | null>(null)
-  const rows = flagRows(snapshot.flags, envIds, filter)
-  const canEdit = (props.role === 'admin' || props.role === 'editor') && !props.offline
+  const [queue, setQueue] = useState<{ edit: QueueEdit } | null>(null)
+  const [pending, setPending] = useState<ReadonlyMap<string, readonly Operation[]>>(new Map())
+  const onReady = useCallback((edit: QueueEdit) => setQueue({ edit }), [])
+  const onPending = useCallback(
+    (envId: string, operations: readonly Operation[]) =>
+      setPending((before) => (before.get(envId) === operations ? before : new Map(before).set(envId, operations))),
+    [],
+  )
+  // What the table shows: the server's flags with the edits still queued on top, as the sync route will apply them.
+  const shown = useMemo(() => {
+    const view = new Map<string, ReadonlyMap<string, Flag>>()
+    for (const [envId, flags] of snapshot.flags) {
+      const ops = pending.get(envId) ?? []
+      view.set(
+        envId,
+        ops.length ? (applyPending(flags as ReadonlyMap<string, ClientFlag>, ops) as Map<string, Flag>) : flags,
+      )
+    }
+    return view
+  }, [snapshot.flags, pending])
+  const rows = flagRows(shown, envIds, filter)
+  const isEditor = props.role === 'admin' || props.role === 'editor'
+  const canEdit = isEditor && !props.offline
+  // Offline, toggles are queued in the environment's outbox; the editor's other fields need the service.
+  const canToggle = isEditor && (!props.offline || queue !== null)
   const editReason = props.offline
-    ? 'offline: flag edits need the service until it offers the sync route'
+    ? 'offline: only on/off switches are queued; the editor needs the service'
     : 'needs the project editor role'
 
   async function toggle(env: Environment, flag: Flag) {
     setError(null)
+    if (props.offline && queue) {
+      await queue.edit(env.id, flag.key, { is_enabled: !flag.is_enabled }, flag.revision)
+      return
+    }
     try {
       const result = await api<Flag | { id: number; status: string }>(
         'PATCH',
@@ -49,8 +87,14 @@ export function FlagsPanel(props: { project: Project; environments: Environment[
     <div>
       <div className="toolbar">
         <h2>Flags</h2>
-        <span className="status" id="live-status" data-state={snapshot.state} role="status">
-          {snapshot.state === 'live' ? 'Live' : snapshot.state === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
+        <span className="status" id="live-status" data-state={props.offline ? 'cached' : snapshot.state} role="status">
+          {props.offline
+            ? 'Saved copy'
+            : snapshot.state === 'live'
+              ? 'Live'
+              : snapshot.state === 'connecting'
+                ? 'Connecting…'
+                : 'Reconnecting…'}
         </span>
         <div className="spacer" />
         <button
@@ -69,6 +113,11 @@ export function FlagsPanel(props: { project: Project; environments: Environment[
         <p role="alert" className="error">
           {error}
         </p>
+      ) : null}
+      {isEditor && props.environments.length ? (
+        <Suspense fallback={null}>
+          <OfflineEdits environments={props.environments} actor={props.actor} onReady={onReady} onPending={onPending} />
+        </Suspense>
       ) : null}
       <div className="table-wrap">
         <table className="flags">
@@ -124,8 +173,8 @@ export function FlagsPanel(props: { project: Project; environments: Environment[
                           aria-checked={flag.is_enabled}
                           aria-label={`${row.key} in ${env.name}`}
                           className="switch"
-                          disabled={!canEdit}
-                          title={canEdit ? undefined : editReason}
+                          disabled={!canToggle}
+                          title={canToggle ? undefined : editReason}
                           onClick={() => void toggle(env, flag)}
                         >
                           {flag.is_enabled ? 'On' : 'Off'}
@@ -159,7 +208,7 @@ export function FlagsPanel(props: { project: Project; environments: Environment[
           projectId={props.project.id}
           readOnly={!canEdit}
           readOnlyReason={editReason}
-          knownKeys={[...new Set([...snapshot.flags.values()].flatMap((m) => [...m.keys()]))].sort()}
+          knownKeys={[...new Set([...shown.values()].flatMap((m) => [...m.keys()]))].sort()}
           onClose={() => setEditing(null)}
           onSaved={(envId, flag) => live.put(envId, flag)}
         />

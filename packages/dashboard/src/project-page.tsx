@@ -46,7 +46,14 @@ export function ProjectPage(props: {
       return []
     }
   })
-  const [members, setMembers] = useState<Member[]>([])
+  const membersKey = `flagsync.dashboard.members.${project.id}`
+  const [members, setMembers] = useState<Member[]>(() => {
+    try {
+      return JSON.parse(localStorage.getItem(membersKey) ?? '[]') as Member[]
+    } catch {
+      return []
+    }
+  })
   const [dialog, setDialog] = useState<'rename' | 'delete' | null>(null)
   const [error, setError] = useState<string | null>(null)
 
@@ -57,12 +64,13 @@ export function ProjectPage(props: {
         api<Member[]>('GET', `/api/projects/${project.id}/members`),
       ])
       localStorage.setItem(cacheKey, JSON.stringify(envs))
+      localStorage.setItem(membersKey, JSON.stringify(mems))
       setEnvironments(envs)
       setMembers(mems)
     } catch (e) {
       if (!(e instanceof ApiError && e.offline)) setError(errorText(e))
     }
-  }, [project.id, cacheKey])
+  }, [project.id, cacheKey, membersKey])
   useEffect(() => {
     void reload()
   }, [reload])
@@ -134,7 +142,13 @@ export function ProjectPage(props: {
         ) : props.tab === 'members' ? (
           <Members projectId={project.id} canAdmin={isProjectAdmin} reason={adminReason} />
         ) : (
-          <FlagsPanel project={project} environments={environments} role={role} offline={props.offline} />
+          <FlagsPanel
+            project={project}
+            environments={environments}
+            role={role}
+            offline={props.offline}
+            actor={props.me.email}
+          />
         )}
       </div>
       {dialog === 'rename' ? (

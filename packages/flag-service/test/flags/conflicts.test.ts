@@ -3,9 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../../test/support/databases.js'
 import { bearer, type Caller, type Harness, type Json, startHarness } from '../harness.js'
 import {
+  bootstrapOf,
   createProject,
   flagsOf,
+  keyHeader,
   member,
+  openStream,
   type Project,
   putFlag,
   served,
@@ -55,6 +58,39 @@ describe.each(DIALECTS)('flag revisions and conflicts on %s', (dialect) => {
     expect(patched.body.revision).toBe(await storeRevision(h.server.runtime.knex, p.production, key))
     const row = await h.server.runtime.knex('flagsync_flags').where({ scope: p.production, key }).first('data')
     expect(JSON.parse(row.data)).not.toHaveProperty('revision')
+  })
+
+  it('the snapshot and the streams carry each flag’s own revision, also when a segment it uses changes', async () => {
+    const seg = `seg-${++n}`
+    const created = await h.call(`/api/projects/${p.id}/segments`, {
+      method: 'POST',
+      as: h.admin,
+      body: { key: seg, name: 'S', rules: [{ attribute: 'plan', operator: 'equals', values: ['pro'] }] },
+    })
+    expect(created.status).toBe(200)
+    const { key, revision } = await fresh(p.production, { rules: [{ segment_key: seg, variant: true }] })
+    const snapshot = await h.call('/flags/snapshot', { headers: keyHeader(p.sdkKey) })
+    expect((snapshot.body as Json[]).find((f) => f.key === key).revision).toBe(revision)
+    const stream = await openStream(h, keyHeader(p.sdkKey))
+    try {
+      const boot = await bootstrapOf(stream)
+      expect(boot.flags.find((u) => u.flag.key === key).flag.revision).toBe(revision)
+      const seen = stream.events.length
+      const changed = await h.call(`/api/projects/${p.id}/segments/${seg}`, {
+        method: 'PATCH',
+        as: h.admin,
+        body: { rules: [{ attribute: 'plan', operator: 'equals', values: ['team'] }] },
+      })
+      expect(changed.status).toBe(200)
+      const event = await stream.waitFor(() => true, 5000, seen)
+      const update = JSON.parse(event.data)
+      expect(update.flag.key).toBe(key)
+      expect(update.flag.rules[0].values).toEqual(['team']) // expanded
+      expect(update.flag.revision).toBe(revision) // the flag did not change …
+      expect(Number(event.id)).toBeGreaterThan(revision) // … the segment did
+    } finally {
+      stream.close()
+    }
   })
 
   it('If-Match: unchanged applies; another field changed merges; the same field changed is a 409 with the receiver body, nothing applied', async () => {

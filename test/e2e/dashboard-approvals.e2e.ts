@@ -232,3 +232,28 @@ describe('impressions in the dashboard', () => {
     expect(errors).toEqual([])
   })
 })
+
+describe('personal access tokens in the dashboard', () => {
+  it('creates a token shown once that acts as its user, and deletes it', async () => {
+    await editor.getByRole('link', { name: 'Tokens' }).click()
+    await editor.getByRole('heading', { name: 'Personal access tokens' }).waitFor()
+    await editor.getByLabel('Token name').fill('laptop')
+    await editor.getByRole('button', { name: 'Create token' }).click()
+    const token = await editor.getByLabel('New token').inputValue()
+    expect(token).toMatch(/^pat_/)
+    const me = await call<{ email: string }>('GET', '/api/auth/me', undefined, { bearer: token })
+    expect(me).toEqual({ status: 200, body: expect.objectContaining({ email: EDITOR.email }) })
+    await screenshot(editor, 'dashboard-tokens')
+    await editor.getByRole('button', { name: 'I have copied it' }).click()
+    expect(await editor.locator('tr[data-token="laptop"] td').nth(2).textContent()).toBe('read_only')
+    await editor.getByRole('button', { name: 'Delete token laptop' }).click()
+    await editor
+      .getByRole('dialog', { name: 'Delete token laptop?' })
+      .getByRole('button', { name: 'Delete token' })
+      .click()
+    await editor.locator('tr[data-token="laptop"]').waitFor({ state: 'detached' })
+    expect((await call('GET', '/api/auth/me', undefined, { bearer: token })).status).toBe(401)
+    expect(await axeViolations(editor)).toEqual([])
+    expect(errors).toEqual([])
+  })
+})

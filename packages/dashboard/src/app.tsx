@@ -4,6 +4,7 @@ import { Login } from './login.js'
 import { ProjectPage } from './project-page.js'
 import { Projects } from './projects.js'
 import { navigate, useRoute } from './route.js'
+import { Tokens } from './tokens.js'
 import type { Me, Project } from './types.js'
 
 const ME_CACHE = 'flagsync.dashboard.me'
@@ -105,6 +106,17 @@ export function App() {
         <span className="status" id="connection" data-state={offline ? 'offline' : 'online'} role="status">
           {offline ? 'Offline: showing saved data, read-only' : 'Online'}
         </span>
+        <a
+          href="/tokens"
+          className="top-link"
+          aria-current={route.page === 'tokens' ? 'page' : undefined}
+          onClick={(e) => {
+            e.preventDefault()
+            navigate('/tokens')
+          }}
+        >
+          Tokens
+        </a>
         <span className="who">
           {me.name} <span className="role">({me.role})</span>
         </span>
@@ -120,7 +132,9 @@ export function App() {
       <div className="layout">
         <Projects me={me} projects={projects} currentId={route.projectId} offline={offline} onChanged={loadProjects} />
         <main id="main" tabIndex={-1}>
-          {project ? (
+          {route.page === 'tokens' ? (
+            <Tokens offline={offline} />
+          ) : project ? (
             <ProjectPage
               key={project.id}
               me={me}

@@ -2,6 +2,8 @@ import { useSyncExternalStore } from 'react'
 
 /** Where the dashboard is: `/`, `/projects/:id` and its tab (`?tab=`). Plain history API, no router library. */
 export interface Route {
+  /** A page outside projects (`/tokens`), or null. */
+  page: 'tokens' | null
   projectId: string | null
   tab: string
   flagKey: string | null
@@ -11,6 +13,7 @@ function read(): Route {
   const match = /^\/projects\/([^/]+)(?:\/flags\/([^/]+))?/.exec(location.pathname)
   const params = new URLSearchParams(location.search)
   return {
+    page: location.pathname === '/tokens' ? 'tokens' : null,
     projectId: match?.[1] ? decodeURIComponent(match[1]) : null,
     tab: params.get('tab') ?? 'flags',
     flagKey: match?.[2] ? decodeURIComponent(match[2]) : null,

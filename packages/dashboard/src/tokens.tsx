@@ -1,0 +1,148 @@
+import { type FormEvent, useCallback, useEffect, useState } from 'react'
+import { api, errorText } from './api.js'
+import { ConfirmDialog } from './dialog.js'
+import { OnceSecret } from './projects.js'
+
+interface Token {
+  id: number
+  name: string
+  prefix: string
+  scope: 'read_only' | 'read_write'
+  created_at: string
+  last_used_at: string | null
+  expires_at: string | null
+  token?: string
+}
+
+/** The signed-in user's personal access tokens: create (the full token shown once), list, delete. */
+export function Tokens(props: { offline: boolean }) {
+  const [tokens, setTokens] = useState<Token[]>([])
+  const [name, setName] = useState('')
+  const [scope, setScope] = useState<Token['scope']>('read_only')
+  const [days, setDays] = useState('90')
+  const [created, setCreated] = useState<Token | null>(null)
+  const [deleting, setDeleting] = useState<Token | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const load = useCallback(async () => setTokens(await api<Token[]>('GET', '/api/tokens').catch(() => [])), [])
+  useEffect(() => {
+    void load()
+  }, [load])
+
+  async function create(event: FormEvent) {
+    event.preventDefault()
+    setError(null)
+    try {
+      const body = { name, scope, expires_in_days: days === '' ? null : Number(days) }
+      setCreated(await api<Token>('POST', '/api/tokens', body))
+      setName('')
+      await load()
+    } catch (e) {
+      setError(errorText(e))
+    }
+  }
+
+  return (
+    <section aria-labelledby="tokens-title">
+      <h1 id="tokens-title">Personal access tokens</h1>
+      <p className="hint">
+        A token acts as you for scripts and CI (Authorization: Bearer pat_…); read_only ones cannot change anything.
+      </p>
+      {props.offline ? <p className="hint">Creating and deleting tokens needs the service (offline).</p> : null}
+      <form onSubmit={create}>
+        <fieldset disabled={props.offline} className="row bare">
+          <label>
+            Token name
+            <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+          </label>
+          <label>
+            Scope
+            <select value={scope} onChange={(e) => setScope(e.target.value as Token['scope'])}>
+              <option value="read_only">read_only</option>
+              <option value="read_write">read_write</option>
+            </select>
+          </label>
+          <label>
+            Expires in days (empty: never)
+            <input inputMode="numeric" value={days} onChange={(e) => setDays(e.target.value)} />
+          </label>
+          <button type="submit">Create token</button>
+        </fieldset>
+      </form>
+      {error ? (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      ) : null}
+      {created?.token ? (
+        <div className="notice-box" role="status">
+          <p>
+            Token <strong>{created.name}</strong>, shown only now:
+          </p>
+          <OnceSecret value={created.token} label="New token" />
+          <button type="button" onClick={() => setCreated(null)}>
+            I have copied it
+          </button>
+        </div>
+      ) : null}
+      <table className="list">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Token</th>
+            <th scope="col">Scope</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Last used</th>
+            <th scope="col">
+              <span className="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {tokens.map((t) => (
+            <tr key={t.id} data-token={t.name}>
+              <td>{t.name}</td>
+              <td>
+                <code>{t.prefix}</code>
+              </td>
+              <td>{t.scope}</td>
+              <td>{t.expires_at ? new Date(t.expires_at).toLocaleDateString() : 'never'}</td>
+              <td>{t.last_used_at ? new Date(t.last_used_at).toLocaleString() : 'never'}</td>
+              <td>
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={props.offline}
+                  aria-label={`Delete token ${t.name}`}
+                  onClick={() => setDeleting(t)}
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {deleting ? (
+        <ConfirmDialog
+          title={`Delete token ${deleting.name}?`}
+          confirm="Delete token"
+          error={error}
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            try {
+              await api('DELETE', `/api/tokens/${deleting.id}`)
+              setDeleting(null)
+              await load()
+            } catch (e) {
+              setError(errorText(e))
+            }
+          }}
+        >
+          <p>
+            Scripts using <code>{deleting.prefix}</code> get 401 from now on.
+          </p>
+        </ConfirmDialog>
+      ) : null}
+    </section>
+  )
+}

@@ -98,6 +98,7 @@ const routes = (ids: Ids): Array<[method: string, path: string, auth: string]> =
     ['PATCH', `${env}/flags/f0`, user],
     ['POST', `${env}/flags/f0/promote`, user],
     ['POST', `${env}/change-requests/1/reject`, user],
+    ['POST', `${env}/sync`, user],
     ['POST', `${env}/impressions`, `Bearer ${project.sdkKey}`],
   ]
 }
@@ -144,12 +145,23 @@ describe.each(DIALECTS)('fuzzing the flag service on %s', (dialect) => {
       const all = routes(ids)
       const flagRoutes = all.flatMap(([, path], i) => (/\/flags(\/f0)?$/.test(path) ? [i] : []))
       expect(flagRoutes).toHaveLength(2)
+      const syncRoute = all.findIndex(([, path]) => path.endsWith('/sync'))
+      // The sync receiver with fuzzed flags and patches inside a well-formed batch, so they reach the flag checks.
+      let batch = 0
+      const syncBody = fc
+        .tuple(fc.constantFrom('insert', 'update'), jsonFlagText, fc.option(fc.integer({ min: 0, max: 50 })))
+        .map(([action, flag, base]) => {
+          const data = action === 'insert' ? `"record":${flag}` : `"changes":${flag}`
+          const baseRevision = base === null ? '' : `,"baseRevision":${base}`
+          return `{"batchId":"fuzz-${++batch}-${Date.now()}","operations":[{"action":"${action}","collection":"flags","recordId":"f0",${data}${baseRevision}}]}`
+        })
       await fc.assert(
         fc.asyncProperty(
           fc.oneof(
             fc.tuple(fc.integer({ min: 0, max: all.length - 1 }), bodyText),
             // Half the runs: the flag routes (POST, PATCH) with flags that reach the typed-value check.
             fc.tuple(fc.constantFrom(...flagRoutes), jsonFlagText),
+            fc.tuple(fc.constant(syncRoute), syncBody),
           ),
           fc.option(wrongContentType, { freq: 8 }),
           async ([index, body], wrongType) => {

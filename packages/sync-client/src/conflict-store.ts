@@ -81,8 +81,7 @@ export function resolveConflict(
 ): Promise<Operation | null> {
   return db.transaction('rw', [db.ops, db.batches, db.tombstones, db.conflicts], async () => {
     const row = await db.conflicts.get(id)
-    if (!row)
-      throw new SyncClientError('unknown_conflict', `no conflict ${id}: resolved already (maybe in another tab)`)
+    if (!row) throw new SyncClientError('unknown_conflict', `no conflict ${id} (resolved already?)`)
     const op = resolutionOperation(row, resolution)
     const held = ((await db.ops.toArray()) as StoredOp[]).filter((s) => recordKey(s.op) === row.key)
     await db.conflicts.delete(id)

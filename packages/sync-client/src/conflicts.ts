@@ -68,7 +68,7 @@ export function resolutionOperation(conflict: ConflictRow, resolution: ConflictR
   const onTop = conflict.currentRevision === null ? {} : { baseRevision: conflict.currentRevision }
   if (resolution === 'theirs') return null
   if (resolution === 'recreate') {
-    if (current !== null) throw invalidResolution(`'recreate' is for a deleted record; ${recordId} still exists`)
+    if (current !== null) throw invalidResolution(`${recordId} still exists: 'recreate' is for a deleted record`)
     if (mine.action === 'delete') return null
     const record = mine.action === 'insert' ? mine.record : { ...(conflict.base ?? {}), ...mine.changes }
     return { action: 'insert', collection, recordId, record: withoutRevision(record) }
@@ -77,7 +77,7 @@ export function resolutionOperation(conflict: ConflictRow, resolution: ConflictR
     if (current === null) {
       if (mine.action === 'delete') return null
       if (mine.action === 'update') {
-        throw invalidResolution(`${recordId} was deleted: resolve with 'recreate' (or 'theirs' to drop the edit)`)
+        throw invalidResolution(`${recordId} was deleted: use 'recreate' or 'theirs'`)
       }
     }
     const { baseRevision: _stale, ...op } = mine

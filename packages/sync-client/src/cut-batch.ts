@@ -35,8 +35,9 @@ export interface CutOptions {
   unrecorded?: readonly BatchRow[]
   /**
    * Whether a compacted operation's `baseRevision` predates an edit of the
-   * record this client delivered since (or has on the wire): the receiver
-   * would see that edit as someone else's, so the base is dropped instead.
+   * record this client delivered since (or has on the wire, see
+   * `unrecorded`): the receiver would see that edit as someone else's, so
+   * the base is dropped instead.
    */
   staleBase?: (key: string, baseRevision: number) => boolean
 }
@@ -103,7 +104,7 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
     if (rows.length === 0) return { batch: undefined, view }
     const runs = groupByRecord(rows)
     const remote = await existingRecords(db, runs, options.unrecorded)
-    const selection = select(runs, remote, options.batchSize, staleBases(options))
+    const selection = select(runs, remote, options.batchSize, options.staleBase)
     if (held.size > 0) await deleteTakenAmongHeld(db, cached, selection.sources)
     else await deleteTaken(db, rows, cached, selection.sources)
     view = viewAfter(rows, selection.sources)
@@ -189,31 +190,7 @@ async function existingRecords(
   return remote
 }
 
-/** `options.staleBase` and the batches on the wire or acknowledged but not recorded, in one test. */
-function staleBases(options: CutOptions): (key: string, baseRevision: number) => boolean {
-  let sent: Map<string, number> | undefined
-  return (key, baseRevision) => {
-    if (options.staleBase?.(key, baseRevision)) return true
-    if (sent === undefined) {
-      sent = new Map()
-      for (const op of (options.unrecorded ?? []).flatMap((batch) => batch.operations)) {
-        if (op.baseRevision !== undefined) {
-          const k = recordKey(op)
-          sent.set(k, Math.max(sent.get(k) ?? 0, op.baseRevision))
-        }
-      }
-    }
-    const before = sent.get(key)
-    return before !== undefined && before >= baseRevision
-  }
-}
-
-function select(
-  runs: Runs,
-  remote: ReadonlySet<string>,
-  batchSize: number,
-  stale: (key: string, baseRevision: number) => boolean,
-): Selection {
+function select(runs: Runs, remote: ReadonlySet<string>, batchSize: number, stale: CutOptions['staleBase']): Selection {
   const selection: Selection = { operations: [], sourceIds: [], sources: [] }
   for (const [key, run] of runs) {
     for (const row of run) selection.sources.push(row)
@@ -222,7 +199,7 @@ function select(
       remote.has(key),
     )
     if (compacted === null) continue
-    if (compacted.baseRevision !== undefined && stale(key, compacted.baseRevision)) {
+    if (compacted.baseRevision !== undefined && stale?.(key, compacted.baseRevision)) {
       const { baseRevision: _stale, ...rest } = compacted
       compacted = rest
     }

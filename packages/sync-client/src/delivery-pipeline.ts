@@ -187,14 +187,17 @@ export class DeliveryPipeline {
    */
   private cutOptions(drain: Drain, onWire: BatchRow | undefined): CutOptions {
     const now = this.o.clock.now()
+    const unrecorded = onWire ? [...drain.unrecorded, onWire] : [...drain.unrecorded]
     return {
       batchSize: this.o.batchSize,
       newBatchId: this.o.generateId,
       now,
       sendingUntil: now + this.o.requestTimeoutMs + SENDING_MARGIN_MS,
       view: drain.view,
-      unrecorded: onWire ? [...drain.unrecorded, onWire] : [...drain.unrecorded],
-      staleBase: (key, base) => (this.deliveredBases.get(key) ?? -1) >= base,
+      unrecorded,
+      staleBase: (key, base) =>
+        (this.deliveredBases.get(key) ?? -1) >= base ||
+        unrecorded.some((b) => b.operations.some((op) => (op.baseRevision ?? -1) >= base && recordKey(op) === key)),
     }
   }
 

@@ -53,7 +53,7 @@ export function toJsonObject(value: unknown, what: 'record' | 'changes'): Record
 export function baseOf(baseRevision: unknown): { baseRevision?: number } {
   if (baseRevision === undefined) return {}
   if (typeof baseRevision !== 'number' || !Number.isSafeInteger(baseRevision) || baseRevision < 0) {
-    throw invalid('baseRevision must be a non-negative integer (the revision the server sent with the record)')
+    throw invalid('baseRevision must be a non-negative integer')
   }
   return { baseRevision }
 }

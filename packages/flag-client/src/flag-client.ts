@@ -257,9 +257,19 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     )
     void refreshPending()
   }
-  /** Every local edit is based on the revision of the flag as the server last sent it (none for a new key). */
-  const baseOf = (key: string): { baseRevision?: number } => {
-    const revision = server.get(key)?.revision
+  /**
+   * Every local edit is based on the revision of the flag as the server last
+   * sent it. Creating a key this client does not have is based on the newest
+   * revision it knows: a flag someone else created under that key since is a
+   * conflict (kind `exists`), not silently replaced.
+   */
+  const baseOf = (key: string, creating = false): { baseRevision?: number } => {
+    let revision = server.get(key)?.revision
+    if (revision === undefined && creating) {
+      for (const flag of server.values()) {
+        if (typeof flag.revision === 'number' && flag.revision > (revision ?? -1)) revision = flag.revision
+      }
+    }
     return typeof revision === 'number' ? { baseRevision: revision } : {}
   }
   const requireSync = () => {
@@ -309,7 +319,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     },
     async createFlag(flag) {
       const { revision: _readOnly, conflict: _local, ...record } = flag
-      await requireSync().insert(collection, record, { recordId: flag.key, ...baseOf(flag.key) })
+      await requireSync().insert(collection, record, { recordId: flag.key, ...baseOf(flag.key, true) })
       await refreshPending()
     },
     async updateFlag(key, changes) {

@@ -156,7 +156,25 @@ describe('the dashboard served by the flag service', () => {
     expect(await confirm.textContent()).toContain('Every flag of QA Europe Ü goes with it')
     await confirm.getByRole('button', { name: 'Delete QA Europe Ü' }).click()
     await expect.poll(() => list.count(), WITHIN).toBe(3)
+    // Require approval, from the page, as the service stores it.
+    const approval = page.getByRole('checkbox', { name: 'Staging requires approval' })
+    await approval.click() // controlled: it turns checked once the service has stored it
+    await expect.poll(() => approval.isChecked(), WITHIN).toBe(true)
+    const projects = await adminApi<Array<{ id: string; slug: string }>>('GET', '/api/projects')
+    const checkout = projects.find((p) => p.slug === 'checkout') as { id: string }
+    const stored = async () =>
+      (
+        await adminApi<Array<{ slug: string; require_approval: boolean }>>(
+          'GET',
+          `/api/projects/${checkout.id}/environments`,
+        )
+      )
+        .filter((e) => e.require_approval)
+        .map((e) => e.slug)
+    expect(await stored()).toEqual(['staging'])
     await screenshot(page, 'dashboard-05-environments')
+    await approval.click()
+    await expect.poll(stored, WITHIN).toEqual([])
   })
 
   it('creates a flag with variants (shares shown live) and a rule, in every environment', async () => {

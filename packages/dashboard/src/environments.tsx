@@ -53,6 +53,7 @@ export function Environments(props: {
             <label className="inline">
               <input
                 type="checkbox"
+                aria-label={`${env.name} requires approval`}
                 checked={env.require_approval}
                 disabled={!props.canAdmin}
                 title={disabledTitle}
@@ -67,7 +68,7 @@ export function Environments(props: {
             <button
               type="button"
               disabled={!props.canAdmin || env.is_default}
-              title={env.is_default ? 'the default environment cannot be deleted' : disabledTitle}
+              title={env.is_default ? 'already the default' : disabledTitle}
               onClick={() => void act(() => api('POST', `${base}/${env.id}/default`))}
             >
               Make default

@@ -281,6 +281,48 @@ describe('conflicts in the flag console', () => {
     await expect.poll(() => serverFlag('promo'), WITHIN).toBeNull()
     for (const page of [pages.ann, pages.bob]) await expect.poll(() => row(page, 'promo').count(), WITHIN).toBe(0)
     expect((await authors('promo'))[0]).toBe('Ann delete key,is_enabled,rollout_percentage,description,rules')
+  })
+
+  it('6. a change the server rejects outright: Discard asks first, says what is lost, and Cancel keeps it', async () => {
+    const ann = pages.ann
+    // An edit of a flag that never existed, written into Ann's outbox the way an older client could have left it.
+    await ann.evaluate(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const open = indexedDB.open('flagsync')
+          open.onerror = () => reject(open.error)
+          open.onsuccess = () => {
+            const tx = open.result.transaction('ops', 'readwrite')
+            tx.objectStore('ops').add({
+              op: { action: 'update', collection: 'flags', recordId: 'never-was', changes: { is_enabled: true } },
+              queuedAt: Date.now(),
+            })
+            tx.oncomplete = () => {
+              open.result.close()
+              resolve()
+            }
+            tx.onerror = () => reject(tx.error)
+          }
+        }),
+    )
+    await expect.poll(() => pillState(ann), WITHIN).toMatchObject({ state: 'blocked' })
+    const banner = ann.getByRole('alert').filter({ hasText: 'Sync is blocked' })
+    await banner.getByRole('button', { name: /^Discard/ }).click()
+    const confirm = ann.getByRole('dialog', { name: 'Discard this change?' })
+    expect(await confirm.locator('.dialog-text').textContent()).toBe(
+      '“Turn on “never-was”” will not be sent to the server and cannot be recovered. Your other changes stay.',
+    )
+    await screenshot(ann, 'conflict-06-discard-confirm', { fullPage: false })
+    await confirm.getByRole('button', { name: 'Cancel' }).click()
+    expect(await pillState(ann)).toMatchObject({ state: 'blocked' })
+
+    await banner.getByRole('button', { name: /^Discard/ }).click()
+    await ann
+      .getByRole('dialog', { name: 'Discard this change?' })
+      .getByRole('button', { name: 'Discard change' })
+      .click()
+    await expect.poll(() => pillState(ann), WITHIN).toMatchObject({ state: 'idle', pending: 0 })
+    expect(await serverFlag('never-was')).toBeNull()
     expect(pageErrors).toEqual([])
   })
 })

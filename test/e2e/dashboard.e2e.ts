@@ -299,6 +299,23 @@ describe('the dashboard served by the flag service', () => {
     await editor.getByRole('button', { name: 'Cancel' }).click()
   })
 
+  it('promotes a flag to another environment after showing the diff', async () => {
+    await page.getByRole('button', { name: 'Edit new-cart in Production' }).click()
+    const editor = page.getByRole('dialog', { name: 'new-cart in Production' })
+    await editor.getByLabel('Promote to').selectOption({ label: 'Staging' })
+    const diff = editor.getByRole('table', { name: 'What promoting changes in Staging' })
+    await diff.waitFor()
+    const rows = await diff.locator('tbody tr').allTextContents()
+    expect(rows).toContain('is_enabled(not set)false')
+    expect(rows).toContain('prerequisites(not set)[{"flag_key":"checkout-button","required_value":"Order"}]')
+    await screenshot(page, 'dashboard-09b-promote-diff', { fullPage: false })
+    await editor.getByRole('button', { name: 'Promote to Staging' }).click()
+    await expect.poll(() => editor.getByRole('status').textContent(), WITHIN).toBe('Promoted to Staging.')
+    await editor.getByRole('button', { name: 'Cancel' }).click()
+    const row = page.locator('tr[data-flag="new-cart"]')
+    await expect.poll(() => row.locator('td[data-enabled]').count(), WITHIN).toBe(2)
+  })
+
   it('searches and filters by tag, type and state', async () => {
     const keys = () =>
       page.locator('tbody tr[data-flag]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-flag')))

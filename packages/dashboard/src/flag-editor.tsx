@@ -4,6 +4,7 @@ import { ApiError, api, errorText } from './api.js'
 import { Dialog } from './dialog.js'
 import { buildFlag, type Draft, draftOf, OPERATORS, patchOf, type RuleDraft } from './flag-draft.js'
 import { explainCycle } from './flag-view.js'
+import { Promote } from './promote.js'
 import type { Environment, Flag } from './types.js'
 import { formatPercent, summarizeWeights } from './weights.js'
 
@@ -344,6 +345,15 @@ export function FlagEditor(props: {
             </button>
           </fieldset>
         </fieldset>
+        {!creating && env ? (
+          <Promote
+            flagKey={flag.key}
+            from={env}
+            environments={props.environments}
+            disabled={props.readOnly}
+            onPromoted={props.onSaved}
+          />
+        ) : null}
         {problems.length ? (
           <ul className="error" aria-live="polite">
             {problems.map((p) => (

@@ -3,6 +3,7 @@ import { patchDiff } from '../src/diff.js'
 import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
 import { explainCycle, type FlagFilter, flagRows, servedAtGlance, tagsOf } from '../src/flag-view.js'
 import { LiveFlags } from '../src/live-flags.js'
+import { promotionDiff } from '../src/promote.js'
 import { bucketImpressions, bucketSize } from '../src/time-series.js'
 import type { Flag } from '../src/types.js'
 import { parseValue, valueText } from '../src/values.js'
@@ -222,5 +223,15 @@ describe('impression time series', () => {
     expect(bucketSize(80 * 60_000)).toBe(5 * 60_000)
     expect(bucketSize(2 * 24 * 3_600_000)).toBe(3_600_000)
     expect(bucketSize(365 * 24 * 3_600_000)).toBe(24 * 3_600_000)
+  })
+})
+
+describe('promotion diffs', () => {
+  it('compares the copied fields of the source with the target, or with nothing when the target lacks the flag', () => {
+    const source = flag({ key: 'p', is_enabled: true, rollout_percentage: 30 })
+    const target = flag({ key: 'p', is_enabled: false, rollout_percentage: 30 })
+    expect(promotionDiff(source, target)).toEqual([{ field: 'is_enabled', before: 'false', after: 'true' }])
+    expect(promotionDiff(source, source)).toEqual([])
+    expect(promotionDiff(source, undefined).map((r) => r.field)).toContain('rules')
   })
 })

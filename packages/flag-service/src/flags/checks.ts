@@ -110,6 +110,8 @@ export function findCycle(start: string, flags: ReadonlyMap<string, ServiceFlag>
   return visit(start) ? path : undefined
 }
 
+const committedByWriter = new WeakMap<FlagWriter, Map<string, Map<string, ServiceFlag>>>()
+
 /**
  * The environment's flags with this transaction's staged writes on top: the
  * writer flushes at commit, so a sync batch's earlier operations (a
@@ -119,7 +121,19 @@ export async function stagedEnvironmentFlags(
   flags: FlagWriter,
   environmentId: string,
 ): Promise<Map<string, ServiceFlag>> {
-  const all = await environmentFlags(flags.trx, environmentId)
+  // The table changes only when the writer flushes at commit, so one read per transaction and environment
+  // serves every operation of a batch (500 operations would otherwise read the environment 500 times).
+  let read = committedByWriter.get(flags)
+  if (!read) {
+    read = new Map()
+    committedByWriter.set(flags, read)
+  }
+  let committed = read.get(environmentId)
+  if (!committed) {
+    committed = await environmentFlags(flags.trx, environmentId)
+    read.set(environmentId, committed)
+  }
+  const all = new Map(committed)
   for (const change of await flags.changes()) {
     if (change.scope !== environmentId) continue
     if (change.flag) all.set(change.key, change.flag as ServiceFlag)

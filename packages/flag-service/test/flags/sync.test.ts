@@ -223,6 +223,55 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/sync on %s', (dialect) =
     expect((await flag(p.production, k)).body).toMatchObject({ is_enabled: true, rollout_percentage: 20 })
   })
 
+  const flagOf = (k: string) => ({
+    key: k,
+    is_enabled: true,
+    rollout_percentage: null,
+    description: 'x'.repeat(200),
+    rules: [],
+    flag_type: 'boolean',
+    variants: [],
+    prerequisites: [],
+  })
+  it('a batch of 500 operations applies in one transaction (environment checks read the environment once)', async () => {
+    const env = await h.call(`/api/projects/${p.id}/environments`, {
+      method: 'POST',
+      as: h.admin,
+      body: { name: `Bulk ${++n}` },
+    })
+    expect(env.status).toBe(200)
+    // 2 000 flags already there: each operation's environment check must not read them all again.
+    await h.server.runtime.write(async (_trx, flags) => {
+      for (let i = 0; i < 2000; i++) flags.put(flagOf(`old-${i}`), env.body.id)
+    })
+    const keys = Array.from({ length: 250 }, (_, i) => `bulk-${i}`)
+    const operations = keys.flatMap((k, i) => [
+      {
+        action: 'insert',
+        collection: 'flags',
+        recordId: k,
+        record: { is_enabled: true, prerequisites: i > 0 ? [{ flag_key: keys[i - 1] }] : [] },
+      },
+      { action: 'update', collection: 'flags', recordId: k, changes: { rollout_percentage: i % 101 } },
+    ])
+    // Count the reads of the whole environment (`select key, data from flagsync_flags where scope = ?`).
+    let environmentReads = 0
+    const count = (query: { sql: string }) => {
+      if (/^select [`"]?key[`"]?, [`"]?data[`"]? from [`"]?flagsync_flags[`"]? where [`"]?scope[`"]? = /i.test(query.sql)) environmentReads++
+    }
+    h.server.runtime.knex.on('query', count)
+    const res = await sync(env.body.id, operations).finally(() => h.server.runtime.knex.off('query', count))
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200)
+    expect(res.body.applied).toBe(500)
+    expect(environmentReads).toBe(1)
+    const listed = (await flagsOf(h, env.body.id).list()).body as Json[]
+    expect(listed).toHaveLength(2250)
+    expect(listed.find((f) => f.key === 'bulk-249')).toMatchObject({
+      rollout_percentage: 249 % 101,
+      prerequisites: [{ flag_key: 'bulk-248' }],
+    })
+  })
+
   it('422 names the operation and field; a prerequisite inserted earlier in the batch counts; dependents block a delete', async () => {
     const [pre, dependent] = [key(), key()]
     const ok = await sync(p.development, [

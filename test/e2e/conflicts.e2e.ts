@@ -150,6 +150,9 @@ describe('conflicts in the flag console', () => {
       .poll(() => card(bob, 'checkout').locator('.conflict-head').textContent(), WITHIN)
       .toMatch(/^Ann changed “checkout” on .+ while you were changing it$/)
     expect(await table(bob, 'checkout')).toEqual([['Rollout', '25%', '90%', '10%']])
+    await expect
+      .poll(() => bob.locator('#sync-status .pill-text').textContent(), WITHIN)
+      .toBe('1 change needs your decision')
     // The row shows the server's value, marked as waiting for a decision.
     await expect.poll(() => row(bob, 'checkout').locator('.rollout-text').textContent(), WITHIN).toBe('10% of users')
     expect(await row(bob, 'checkout').locator('.badge-conflict').isVisible()).toBe(true)

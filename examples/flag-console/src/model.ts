@@ -210,6 +210,12 @@ export function describeStatus(status: SyncStatus, now: number, key: KeyProblem 
             : `Retrying in ${formatWait(status.nextAttemptAt - now)}`,
       }
     case 'idle':
+      if (status.conflicts > 0) {
+        // Not "All changes synced": an edit is waiting for the editor's decision.
+        const label =
+          status.conflicts === 1 ? '1 change needs your decision' : `${status.conflicts} changes need your decision`
+        return { tone: 'warn', label }
+      }
       return status.pending > 0
         ? { tone: 'pending', label: pendingLabel(status.pending) }
         : { tone: 'ok', label: 'All changes synced' }

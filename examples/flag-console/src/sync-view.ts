@@ -43,6 +43,8 @@ export class SyncView {
   private status: SyncStatus | null = null
   private keyProblem: KeyProblem = null
   private entries: readonly OutboxEntry[] = []
+  /** Flags with a conflict: their queued edits wait for the editor's decision. */
+  private conflicted: ReadonlySet<string> = new Set()
 
   constructor(
     private readonly els: SyncViewElements,
@@ -55,9 +57,10 @@ export class SyncView {
   }
 
   /** Re-renders everything from the status and the outbox entries read after it. */
-  render(status: SyncStatus, entries: readonly OutboxEntry[], online: boolean): void {
+  render(status: SyncStatus, entries: readonly OutboxEntry[], online: boolean, conflicted?: ReadonlySet<string>): void {
     this.status = status
     this.entries = entries
+    if (conflicted) this.conflicted = conflicted
     this.renderPill(Date.now())
     this.renderBanner(status, entries, online)
     this.renderPending(status, entries)
@@ -190,13 +193,15 @@ export class SyncView {
     const rows = entries.map((entry) => {
       const state = rejected.has(entry.id)
         ? 'rejected'
-        : entry.batchId === null
-          ? 'queued'
-          : error
-            ? 'held'
-            : status.state === 'syncing'
-              ? 'sending'
-              : 'queued'
+        : this.conflicted.has(entry.operation.recordId)
+          ? 'waiting'
+          : entry.batchId === null
+            ? 'queued'
+            : error
+              ? 'held'
+              : status.state === 'syncing'
+                ? 'sending'
+                : 'queued'
       return { entry, state }
     })
     const key = JSON.stringify([
@@ -207,7 +212,13 @@ export class SyncView {
     if (key === this.listKey) return
     this.listKey = key
 
-    const labels: Record<string, string> = { rejected: 'Rejected', held: 'Held', sending: 'Sending', queued: 'Queued' }
+    const labels: Record<string, string> = {
+      rejected: 'Rejected',
+      held: 'Held',
+      waiting: 'Waits for your decision',
+      sending: 'Sending',
+      queued: 'Queued',
+    }
     replaceChildren(
       this.els.pendingList,
       ...rows.map(({ entry, state }) =>

@@ -93,6 +93,12 @@ describe('describeStatus', () => {
     ...fields,
   })
 
+  it('says when an edit waits for a decision instead of all synced', () => {
+    expect(describeStatus(status({ conflicts: 1 }), 0)).toEqual({ tone: 'warn', label: '1 change needs your decision' })
+    expect(describeStatus(status({ conflicts: 2, pending: 3 }), 0).label).toBe('2 changes need your decision')
+    expect(describeStatus(status({ conflicts: 1, state: 'offline' }), 0).label).toBe('Offline — all changes saved')
+  })
+
   it('words every state the way the header pill shows it', () => {
     expect(describeStatus(status({}), 0)).toEqual({ tone: 'ok', label: 'All changes synced' })
     expect(describeStatus(status({ pending: 3 }), 0)).toEqual({ tone: 'pending', label: '3 pending' })

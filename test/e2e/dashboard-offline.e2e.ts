@@ -119,6 +119,27 @@ describe('the dashboard offline', () => {
       'true',
     )
     await screenshot(page, 'dashboard-offline-02-delivered')
+  })
+
+  it('shows a conflict with base, mine and theirs when the flag was deleted meanwhile, and takes theirs', async () => {
+    await context.setOffline(true)
+    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
+    const toggle = page.getByRole('switch', { name: 'night-mode in Production' })
+    await toggle.click()
+    await expect
+      .poll(() => page.locator('.pending-env[data-env="production"]').getAttribute('data-pending'), WITHIN)
+      .toBe('1')
+    expect((await call('DELETE', `/api/environments/${production}/flags/night-mode`)).status).toBe(204)
+    await context.setOffline(false)
+    const card = page.getByRole('region', { name: 'Conflict on night-mode' })
+    await card.waitFor({ timeout: 15_000 })
+    expect(await card.locator('tbody tr').allTextContents()).toEqual(['is_enabledtruefalse(deleted)'])
+    await screenshot(page, 'dashboard-offline-03-conflict')
+    await card.getByRole('button', { name: 'Take theirs' }).click()
+    await card.waitFor({ state: 'detached', timeout: 15_000 })
+    await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
+    expect((await call('GET', `/api/environments/${production}/flags/night-mode`)).status).toBe(404)
+    await expect.poll(() => page.locator('tr[data-flag="night-mode"]').count(), WITHIN).toBe(0)
     expect(errors).toEqual([])
   })
 })

@@ -1,7 +1,7 @@
 import type { Operation } from '@flagsync/protocol'
 import { FlagsyncProvider, usePendingChanges, useSyncStatus } from '@flagsync/react'
-import { createSyncClient, type SyncClient } from '@flagsync/sync-client'
-import { useEffect, useMemo } from 'react'
+import { type Conflict, type ConflictResolution, createSyncClient, type SyncClient } from '@flagsync/sync-client'
+import { useEffect, useMemo, useState } from 'react'
 import { CSRF_HEADER } from './api.js'
 import type { Environment } from './types.js'
 
@@ -64,7 +64,7 @@ export default function OfflineEdits(props: {
         const sync = outboxes.get(env.id)
         return sync ? (
           <FlagsyncProvider key={env.id} syncClient={sync}>
-            <EnvironmentPending env={env} onPending={props.onPending} />
+            <EnvironmentPending env={env} sync={sync} onPending={props.onPending} />
           </FlagsyncProvider>
         ) : null
       })}
@@ -74,24 +74,39 @@ export default function OfflineEdits(props: {
 
 function EnvironmentPending(props: {
   env: Environment
+  sync: SyncClient
   onPending: (envId: string, operations: readonly Operation[]) => void
 }) {
   const entries = usePendingChanges('flags')
   const status = useSyncStatus()
-  const { env, onPending } = props
+  const { env, onPending, sync } = props
+  const [conflicts, setConflicts] = useState<Conflict[]>([])
+  const conflictCount = status?.conflicts ?? 0
+  useEffect(() => {
+    if (conflictCount === 0) {
+      setConflicts([])
+      return
+    }
+    void sync.conflicts().then(setConflicts)
+  }, [sync, conflictCount])
   useEffect(() => {
     onPending(
       env.id,
       entries.map((e) => e.operation),
     )
   }, [entries, env.id, onPending])
-  if (entries.length === 0 && !status?.lastError) return null
+  if (entries.length === 0 && !status?.lastError && conflicts.length === 0) return null
   return (
     <div className="pending-env" data-env={env.slug} data-pending={entries.length}>
       <h3>
-        {env.name}: {entries.length} edit{entries.length === 1 ? '' : 's'} waiting ({status?.state ?? 'starting'})
+        {env.name}: {entries.length} edit{entries.length === 1 ? '' : 's'} waiting
+        {conflicts.length ? `, ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'} to resolve` : ''} (
+        {status?.state ?? 'starting'})
       </h3>
       {status?.lastError ? <p className="error">Last attempt: {status.lastError.message}</p> : null}
+      {conflicts.map((c) => (
+        <ConflictCard key={c.id} conflict={c} resolve={(how) => sync.resolve(c.id, how)} />
+      ))}
       <ul>
         {entries.map((e) => (
           <li key={e.id}>
@@ -101,5 +116,68 @@ function EnvironmentPending(props: {
         ))}
       </ul>
     </div>
+  )
+}
+
+const show = (record: Record<string, unknown> | null, field: string, gone: string) =>
+  record === null ? gone : field in record ? JSON.stringify(record[field]) : '(not set)'
+
+/**
+ * A queued edit the sync route answered with a conflict (someone changed or
+ * deleted the flag since this page saw it): base, mine and theirs for each
+ * field, and the resolutions the sync client offers.
+ */
+function ConflictCard(props: { conflict: Conflict; resolve: (how: ConflictResolution) => Promise<void> }) {
+  const { conflict } = props
+  const mine =
+    conflict.mine.action === 'update'
+      ? conflict.mine.changes
+      : conflict.mine.action === 'insert'
+        ? conflict.mine.record
+        : null
+  const fields = conflict.fields.length ? conflict.fields : Object.keys(mine ?? {})
+  const [error, setError] = useState<string | null>(null)
+  const act = (how: ConflictResolution) => props.resolve(how).catch((e: unknown) => setError(String(e)))
+  return (
+    <section className="conflict" data-conflict={conflict.recordId} aria-label={`Conflict on ${conflict.recordId}`}>
+      <p>
+        <strong>{conflict.recordId}</strong>: {conflict.reason}
+      </p>
+      <table className="diff">
+        <thead>
+          <tr>
+            <th scope="col">Field</th>
+            <th scope="col">Base</th>
+            <th scope="col">Mine</th>
+            <th scope="col">Theirs</th>
+          </tr>
+        </thead>
+        <tbody>
+          {fields.map((f) => (
+            <tr key={f}>
+              <th scope="row">{f}</th>
+              <td>{show(conflict.base, f, '(unknown)')}</td>
+              <td>{show(mine, f, '(delete)')}</td>
+              <td>{show(conflict.current, f, '(deleted)')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="actions">
+        {conflict.kind === 'deleted' ? (
+          <button type="button" onClick={() => void act('recreate')}>
+            Re-create with my changes
+          </button>
+        ) : (
+          <button type="button" onClick={() => void act('mine')}>
+            Keep mine
+          </button>
+        )}
+        <button type="button" onClick={() => void act('theirs')}>
+          Take theirs
+        </button>
+      </div>
+      {error ? <p className="error">{error}</p> : null}
+    </section>
   )
 }

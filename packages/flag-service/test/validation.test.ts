@@ -234,6 +234,51 @@ const CASES: BodyCase[] = [
       ...NOT_OBJECTS.map(([, body]) => r(() => body, '(root)')),
     ]
   })(),
+  // Issue 16: the base of a conflict-checked PATCH, and the force of an approval.
+  ...((): BodyCase[] => {
+    const r = (body: unknown, field: string): BodyCase => ({
+      route: 'PATCH …/flags/:key (base_revision)',
+      method: 'PATCH',
+      path: (t) => `/api/environments/${t.environmentId}/flags/any`,
+      body,
+      field,
+    })
+    return [
+      r({ is_enabled: true, base_revision: -1 }, 'base_revision'),
+      r({ is_enabled: true, base_revision: 1.5 }, 'base_revision'),
+      r({ is_enabled: true, base_revision: '7' }, 'base_revision'),
+      r({ is_enabled: true, base_revision: null }, 'base_revision'),
+    ]
+  })(),
+  ...((): BodyCase[] => {
+    const r = (body: unknown, field: string): BodyCase => ({
+      route: 'POST …/change-requests/:id/approve',
+      method: 'POST',
+      path: (t) => `/api/environments/${t.environmentId}/change-requests/1/approve`,
+      body,
+      field,
+    })
+    return [r({ force: 'yes' }, 'force'), r({ force: true, reason: 'x' }, 'reason')]
+  })(),
+  // Issue 19: the envelope of the per-environment sync receiver (operations are named operations[i].… instead).
+  ...((): BodyCase[] => {
+    const r = (body: unknown, field: string): BodyCase => ({
+      route: 'POST …/sync',
+      method: 'POST',
+      path: (t) => `/api/environments/${t.environmentId}/sync`,
+      body,
+      field,
+    })
+    return [
+      r({ operations: [] }, 'batchId'),
+      r({ batchId: 5, operations: [] }, 'batchId'),
+      r({ batchId: '', operations: [] }, 'batchId'),
+      r({ batchId: 'b1' }, 'operations'),
+      r({ batchId: 'b1', operations: {} }, 'operations'),
+      r({ batchId: 'b1', operations: [], actor: 'x' }, 'actor'),
+      ...NOT_OBJECTS.map(([, body]) => r(body, '(root)')),
+    ]
+  })(),
 ]
 
 describe.each(DIALECTS)('bad request bodies on %s', (dialect) => {

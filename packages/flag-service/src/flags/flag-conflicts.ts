@@ -10,7 +10,7 @@ export type FlagConflict = Omit<SyncConflict, 'operationIndex' | 'collection' | 
 const REVISION = /^(?:W\/)?"?(\d{1,15})"?$/
 
 const badBase = (path: string, message: string) =>
-  new HttpError('validation_failed', `${path}: ${message}`, { issues: [{ path, message }] })
+  new HttpError('validation_failed', `invalid patch: ${path}: ${message}`, { issues: [{ path, message }] })
 
 /**
  * The base revision of a PATCH: `If-Match: "<revision>"` (the flag's

@@ -149,6 +149,20 @@ describe('change requests, SDK keys and members in the dashboard', () => {
     expect(cancelled.body.map((r) => r.id)).toEqual([2])
   })
 
+  it("shows the project's history: who, when, what changed, from which change request", async () => {
+    await admin.getByRole('tab', { name: 'History' }).click()
+    const history = admin.getByRole('region', { name: 'Changes in Default' })
+    const approved = history.locator('li[data-revision]').filter({ hasText: 'change request #1' })
+    await approved.waitFor()
+    const text = await approved.textContent()
+    expect(text).toContain('update banner in Production by')
+    expect(text).toContain('is_enabled: false → true')
+    const created = history.locator('li[data-revision]').filter({ hasText: 'create banner' })
+    expect(await created.textContent()).toContain('API POST /api/environments/:env_id/flags')
+    await screenshot(admin, 'dashboard-history')
+    expect(await axeViolations(admin)).toEqual([])
+  })
+
   it('creates an SDK key shown once, and revokes it after a confirmation', async () => {
     await admin.getByRole('tab', { name: 'SDK keys' }).click()
     await admin.getByLabel('Key name').fill('ci')

@@ -4,6 +4,7 @@ import { ApiError, api, errorText } from './api.js'
 import { Dialog } from './dialog.js'
 import { buildFlag, type Draft, draftOf, OPERATORS, patchOf, type RuleDraft } from './flag-draft.js'
 import { explainCycle } from './flag-view.js'
+import { History } from './history.js'
 import { Promote } from './promote.js'
 import type { Environment, Flag } from './types.js'
 import { formatPercent, summarizeWeights } from './weights.js'
@@ -353,6 +354,15 @@ export function FlagEditor(props: {
             disabled={props.readOnly}
             onPromoted={props.onSaved}
           />
+        ) : null}
+        {!creating && env ? (
+          <details>
+            <summary>History in {env.name}</summary>
+            <History
+              url={`/api/environments/${env.id}/flags/${encodeURIComponent(flag.key)}/history?limit=50`}
+              title={`History of ${flag.key} in ${env.name}`}
+            />
+          </details>
         ) : null}
         {problems.length ? (
           <ul className="error" aria-live="polite">

@@ -5,6 +5,7 @@ import { ChangeRequests } from './change-requests.js'
 import { ConfirmDialog, Dialog } from './dialog.js'
 import { Environments } from './environments.js'
 import { FlagsPanel } from './flags-panel.js'
+import { History } from './history.js'
 import { ImpressionsPanel } from './impressions-panel.js'
 import { navigate, projectPath } from './route.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
@@ -16,6 +17,7 @@ const TABS = [
   ['keys', 'SDK keys'],
   ['members', 'Members'],
   ['impressions', 'Impressions'],
+  ['history', 'History'],
 ] as const
 
 /**
@@ -137,6 +139,12 @@ export function ProjectPage(props: {
           <ChangeRequests me={props.me} role={role} environments={environments} offline={props.offline} />
         ) : props.tab === 'keys' ? (
           <SdkKeys projectId={project.id} environments={environments} canAdmin={isProjectAdmin} reason={adminReason} />
+        ) : props.tab === 'history' ? (
+          <History
+            url={`/api/projects/${project.id}/changes?limit=100`}
+            title={`Changes in ${project.name}`}
+            environmentName={(id) => environments.find((e) => e.id === id)?.name}
+          />
         ) : props.tab === 'impressions' ? (
           <ImpressionsPanel environments={environments} />
         ) : props.tab === 'members' ? (

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { patchDiff } from '../src/diff.js'
 import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
 import { explainCycle, type FlagFilter, flagRows, servedAtGlance, tagsOf } from '../src/flag-view.js'
+import { sourceOf, whoOf } from '../src/history.js'
 import { LiveFlags } from '../src/live-flags.js'
 import { promotionDiff } from '../src/promote.js'
 import { bucketImpressions, bucketSize } from '../src/time-series.js'
@@ -233,5 +234,22 @@ describe('promotion diffs', () => {
     expect(promotionDiff(source, target)).toEqual([{ field: 'is_enabled', before: 'false', after: 'true' }])
     expect(promotionDiff(source, source)).toEqual([])
     expect(promotionDiff(source, undefined).map((r) => r.field)).toContain('rules')
+  })
+})
+
+describe('history entries in words', () => {
+  it('names the verified actor, the declared one beside it, and the source', () => {
+    const actor = { name: 'ann@example.com', verified: true as const }
+    expect(whoOf({ actor, declaredActor: null })).toBe('ann@example.com')
+    expect(whoOf({ actor, declaredActor: { name: 'Ann’s laptop', verified: false } })).toBe(
+      'ann@example.com (as “Ann’s laptop”)',
+    )
+    expect(whoOf({ actor: null, declaredActor: null })).toBe('unknown')
+    expect(sourceOf({ source: { type: 'change_request', id: 4 } })).toBe('change request #4')
+    expect(sourceOf({ source: { type: 'sync', batchId: '0123456789abcdef', operationIndex: 0 } })).toBe(
+      'sync batch 01234567… operation 1',
+    )
+    expect(sourceOf({ source: { type: 'api', route: 'PATCH /x' } })).toBe('API PATCH /x')
+    expect(sourceOf({ source: null })).toBe('')
   })
 })

@@ -71,7 +71,8 @@ export async function heldKeys(db: OutboxDexie): Promise<Set<string>> {
  * resolution's operation (if any) is queued, and the operations held behind
  * the conflict are queued again after it (new ids, so they keep their order
  * behind it and a running drain sees them as new), rebased on the current
- * revision. Resolves the resolution's operation.
+ * revision (or dropped when the record stays deleted). Resolves the
+ * resolution's operation.
  */
 export function resolveConflict(
   db: OutboxDexie,
@@ -86,7 +87,11 @@ export function resolveConflict(
     const held = ((await db.ops.toArray()) as StoredOp[]).filter((s) => recordKey(s.op) === row.key)
     await db.conflicts.delete(id)
     await db.ops.bulkDelete(held.map((s) => s.id))
-    const requeued = held.map((s) => ({ op: rebase(s.op, row.currentRevision), queuedAt: s.queuedAt }))
+    // The record is gone and stays gone: held updates and deletes of it could only be refused; from an insert on
+    // they recreate it.
+    const firstInsert = held.findIndex((s) => s.op.action === 'insert')
+    const kept = row.current === null && op === null ? (firstInsert < 0 ? [] : held.slice(firstInsert)) : held
+    const requeued = kept.map((s) => ({ op: rebase(s.op, row.currentRevision), queuedAt: s.queuedAt }))
     const fresh = op ? [{ op, queuedAt: now }, ...requeued] : requeued
     const ids = (await db.ops.bulkAdd(fresh, { allKeys: true })) as number[]
     await recomputeTombstones(db, [...row.sources, ...fresh.map((s, i) => ({ ...s, id: ids[i] as number }))])

@@ -1,6 +1,7 @@
 import type { Operation } from '@flagsync/protocol'
 import { Dexie } from 'dexie'
 import { IDBKeyRange } from 'fake-indexeddb'
+import { HttpResponse } from 'msw'
 import { afterEach, describe, expect, it } from 'vitest'
 import { harness, ModelReceiver, status, useMockServer } from './helpers.js'
 
@@ -114,6 +115,43 @@ describe('409 handling', () => {
     await client.resolve(conflict?.id as number, 'theirs')
     await client.flush()
     expect(receiver.appliedOperations.at(-1)).toEqual(upd('x', { description: 'later' }, 9))
+  })
+
+  it("'theirs' on a deleted record drops the edits held behind it (they could only be refused)", async () => {
+    const receiver = new ModelReceiver({ strictUpdates: true })
+    server.use(receiver.handler)
+    const client = h.client()
+    receiver.reply(async () => {
+      await client.update('flags', 'x', { description: 'later' }, { baseRevision: 4 })
+      return HttpResponse.json(
+        {
+          error: 'conflict',
+          code: 'conflict',
+          conflicts: [
+            {
+              operationIndex: 0,
+              collection: 'flags',
+              recordId: 'x',
+              kind: 'deleted',
+              fields: ['rollout_percentage'],
+              base: { key: 'x' },
+              current: null,
+              currentRevision: null,
+              reason: 'the record was deleted after revision 4',
+            },
+          ],
+        },
+        { status: 409 },
+      )
+    })
+    await client.update('flags', 'x', { rollout_percentage: 5 }, { baseRevision: 4 })
+    await client.flush()
+    expect((await client.outbox()).map((e) => e.operation)).toEqual([upd('x', { description: 'later' }, 4)])
+    const [conflict] = await client.conflicts()
+    await client.resolve(conflict?.id as number, 'theirs')
+    expect(await client.outbox()).toEqual([])
+    expect(await client.flush()).toEqual({ delivered: 0, pending: 0 })
+    expect(await client.status()).toMatchObject({ state: 'idle', conflicts: 0, lastError: null })
   })
 
   it('tabs share the conflicts: one resolves, the other is told it is gone', async () => {

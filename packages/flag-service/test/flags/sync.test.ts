@@ -257,7 +257,10 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/sync on %s', (dialect) =
     // Count the reads of the whole environment (`select key, data from flagsync_flags where scope = ?`).
     let environmentReads = 0
     const count = (query: { sql: string }) => {
-      if (/^select [`"]?key[`"]?, [`"]?data[`"]? from [`"]?flagsync_flags[`"]? where [`"]?scope[`"]? = /i.test(query.sql)) environmentReads++
+      if (
+        /^select [`"]?key[`"]?, [`"]?data[`"]? from [`"]?flagsync_flags[`"]? where [`"]?scope[`"]? = /i.test(query.sql)
+      )
+        environmentReads++
     }
     h.server.runtime.knex.on('query', count)
     const res = await sync(env.body.id, operations).finally(() => h.server.runtime.knex.off('query', count))

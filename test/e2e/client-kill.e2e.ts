@@ -150,6 +150,7 @@ describe('kill -9 of the browser after its batch left and before the answer came
       rollout_percentage: null,
       description: 'Turned off again while the browser was dead',
       rules: [],
+      revision: expect.any(Number), // read-only, the change log's revision of the last change
     })
     // Every exchange was this one batch: the held first attempt and the resent one.
     expect(proxy.exchanges.map((e) => e.batchId)).toEqual([held.batchId, held.batchId])

@@ -381,7 +381,10 @@ describe.each(DIALECTS)('kill -9 of the server while a client delivers 10 000 op
     // ---- the server's state equals the model --------------------------------------------
     const res = await realFetch(`${base}/api/flags`)
     expect(res.status).toBe(200)
-    const served = (await res.json()) as ModelFlag[]
+    const servedWithRevisions = (await res.json()) as Array<ModelFlag & { revision: number }>
+    // Every flag carries the read-only revision of its last change; the model knows the fields only.
+    for (const flag of servedWithRevisions) expect(Number.isInteger(flag.revision) && flag.revision > 0).toBe(true)
+    const served = servedWithRevisions.map(({ revision: _revision, ...flag }) => flag as ModelFlag)
     expect(served.length).toBe(final.size)
     expect(sortByKey(served)).toEqual(sortByKey([...final.values()]))
 

@@ -18,7 +18,10 @@ export default function setup(): void {
   if (process.env.FLAGSYNC_SKIP_BUILD === '1') return
   const root = fileURLToPath(new URL('../..', import.meta.url))
   const bin = (path: string) => `${root}node_modules/${path}`
-  const run = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
+  // vitest sets NODE_ENV=test, which Vite would bake into the bundles (React's development build):
+  // build what `npm run build` builds.
+  const env = { ...process.env, NODE_ENV: 'production' }
+  const run = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit', env })
   run([bin('typescript/bin/tsc'), '-b', 'tsconfig.json', 'examples/evaluate'])
   run([bin('rollup/dist/bin/rollup'), '-c', '--silent'])
   run([bin('vite/bin/vite.js'), 'build', 'examples/react-flags', '--logLevel', 'warn'])

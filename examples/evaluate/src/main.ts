@@ -6,7 +6,7 @@
  * server's /stream: no request per evaluation.
  *
  * Environment: FLAGSYNC_URL (default http://127.0.0.1:8787), SDK_KEY when the
- * server has one, FLAGSYNC_FLAGS (comma-separated keys; default all flags).
+ * server has one (the evaluations are then reported as impressions), FLAGSYNC_FLAGS (comma-separated keys; default all flags).
  * `--watch` keeps running and re-evaluates the flags that change.
  */
 import { type ClientFlag, createFlagClient, FlagsyncProvider } from '@flagsync/flag-client'
@@ -124,6 +124,22 @@ async function report(): Promise<number> {
   return disagreements
 }
 
+/**
+ * With an SDK key the client records every evaluation above as an impression
+ * and sends them in the background; closing stops that, so send what is
+ * queued first (the project/environment flag service charts them).
+ */
+async function reportImpressions(): Promise<void> {
+  if (!sdkKey) return
+  await flags.flushImpressions()
+  const { delivered, queued, lastError } = flags.impressionStatus()
+  console.log(
+    queued === 0 && !lastError
+      ? `\nImpressions: ${delivered} sent to ${baseUrl}.`
+      : `\nImpressions: ${delivered} sent, ${queued} not sent (${lastError?.message ?? 'still queued'}).`,
+  )
+}
+
 async function main(): Promise<void> {
   const timeout = setTimeout(() => {
     const { lastError } = flags.status()
@@ -164,6 +180,7 @@ async function main(): Promise<void> {
     })
     return
   }
+  await reportImpressions()
   await OpenFeature.close()
   await flags.close()
   process.exitCode = disagreements === 0 ? 0 : 1

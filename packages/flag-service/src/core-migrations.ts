@@ -92,4 +92,32 @@ export const serviceMigrations: ServiceMigration[] = [
       })
     },
   },
+  {
+    // Environments can be reordered (PUT …/environments/order): positions become 1…n per project, unique, so a
+    // list's order is always total. Older databases are renumbered first in the order they listed.
+    name: '0002_environment_positions_unique',
+    async up(knex) {
+      const T = SERVICE_TABLES
+      const rows = (await knex(T.environments)
+        .select('id', 'project_id')
+        .orderBy([
+          { column: 'project_id' },
+          { column: 'position' },
+          { column: 'created_at' },
+          { column: 'id' },
+        ])) as Array<{
+        id: string
+        project_id: string
+      }>
+      const next = new Map<string, number>()
+      for (const row of rows) {
+        const position = (next.get(row.project_id) ?? 0) + 1
+        next.set(row.project_id, position)
+        await knex(T.environments).where('id', row.id).update({ position })
+      }
+      await knex.schema.alterTable(T.environments, (t) => {
+        t.unique(['project_id', 'position'])
+      })
+    },
+  },
 ]

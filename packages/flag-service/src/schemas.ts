@@ -89,6 +89,11 @@ export const updateEnvironmentSchema = z
 
 export const requireApprovalSchema = z.strictObject({ require_approval: z.boolean() })
 
+/** Every environment id of the project once, in the new order (checked against the project in the route). */
+export const reorderEnvironmentsSchema = z.strictObject({
+  environment_ids: z.array(z.string().max(36)).min(1, 'must list the environments').max(1000),
+})
+
 export const createSdkKeySchema = z.strictObject({
   name,
   environment_id: z.string().max(36),

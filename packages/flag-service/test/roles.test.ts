@@ -223,6 +223,22 @@ const ROUTES: Route[] = [
       ),
   },
   {
+    name: 'PUT …/environments/order',
+    cells: PROJECT_ADMIN,
+    success: 200,
+    run: async (c, as) => {
+      const listed = await c.h.call(`/api/projects/${c.projectId}/environments`, { as: c.h.admin })
+      const ids = (listed.body as Array<{ id: string }>).map((e) => e.id).reverse()
+      return status(
+        c.h.call(`/api/projects/${c.projectId}/environments/order`, {
+          method: 'PUT',
+          as,
+          body: { environment_ids: ids },
+        }),
+      )
+    },
+  },
+  {
     name: 'POST …/environments/:env_id/default',
     cells: PROJECT_ADMIN,
     success: 200,

@@ -51,10 +51,12 @@ export {
 } from './full-flag.js'
 export { patchFlag } from './patch-flag.js'
 export { SLUG_MAX_LENGTH, slugify } from './slug.js'
-export type { ConnectedData, DeleteUpdate, StreamUpdate, UpsertUpdate } from './stream.js'
+export type { ConnectedData, DeleteUpdate, EnvironmentOrderEvent, StreamUpdate, UpsertUpdate } from './stream.js'
 export {
   connectedDataSchema,
+  DASHBOARD_STREAM_EVENTS,
   deleteUpdateSchema,
+  environmentOrderEventSchema,
   readyDataSchema,
   STREAM_EVENTS,
   snapshotSchema,

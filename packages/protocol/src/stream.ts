@@ -42,3 +42,17 @@ export const readyDataSchema = z.union([
 
 /** The body of a snapshot (`GET /api/flags` or `/sdk/flags`): flags validated leniently, as on the stream. */
 export const snapshotSchema = z.array(streamFlagSchema)
+
+/**
+ * Events only dashboard (session or token) connections of document 1's `/stream` receive, beside the flag
+ * events: `environments` says a project's environments were reordered, in their new order.
+ */
+export const DASHBOARD_STREAM_EVENTS = { environments: 'environments' } as const
+
+/** The data of an `environments` event: every environment id of the project, in list order. */
+export const environmentOrderEventSchema = z.object({
+  project_id: z.string(),
+  environment_ids: z.array(z.string()),
+})
+/** The data of an `environments` event (see {@link environmentOrderEventSchema}). */
+export type EnvironmentOrderEvent = z.infer<typeof environmentOrderEventSchema>

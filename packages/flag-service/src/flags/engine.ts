@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { formatSseEvent, type SseConnection, SseHub } from '@flagsync/server-kit'
 import { ChangeFeed, type FlagChange, LiveFlagSet, type StoredFlag, withRevision } from '@flagsync/store'
 import { ACCESS_SCOPE } from '../auth/revocations.js'
+import { ENVIRONMENT_ORDER_SCOPE } from '../environment-order.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import {
@@ -439,6 +440,24 @@ export class FlagStreams {
       if (isSegmentScope(change.scope)) this.applySegment(change)
       else if (UUID_PATTERN.test(change.scope)) this.applyFlag(change)
       else if (change.scope === ACCESS_SCOPE) void this.revalidateSoon()
+      else if (change.scope === ENVIRONMENT_ORDER_SCOPE) this.applyEnvironmentOrder(change)
+    }
+  }
+
+  /** A project's environments were reordered: dashboards following any of them get the new order. */
+  private applyEnvironmentOrder(change: FlagChange): void {
+    const ids = change.flag?.environment_ids
+    const projectId = change.flag?.project_id
+    if (!Array.isArray(ids) || typeof projectId !== 'string') return
+    const frame = Buffer.from(
+      formatSseEvent({
+        event: 'environments',
+        data: JSON.stringify({ project_id: projectId, environment_ids: ids }),
+        id: change.revision,
+      }),
+    )
+    for (const [conn, following] of this.followedBy) {
+      if (ids.some((id) => following.has(String(id)))) conn.write(frame)
     }
   }
 

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
+import { reorderEnvironments } from '../environment-order.js'
 import { auditOf } from '../flags/flag-audit.js'
 import { deleteEnvironmentFlags } from '../projects.js'
 import { type EnvironmentRow, environmentJson } from '../records.js'
 import {
   createEnvironmentSchema,
   DEFAULT_ENVIRONMENT_COLOR,
+  reorderEnvironmentsSchema,
   requireApprovalSchema,
   UUID_PATTERN,
   updateEnvironmentSchema,
@@ -53,12 +55,29 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
     return row
   }
 
-  router.get('/', requireProjectRole('viewer'), async (req, res) => {
-    const rows = (await knex(T.environments)
-      .where('project_id', projectOf(req).id)
+  const list = async (projectId: string) =>
+    (await knex(T.environments)
+      .where('project_id', projectId)
       .select(ENV_COLUMNS)
       .orderBy('position')) as EnvironmentRow[]
-    res.json(rows.map(environmentJson))
+
+  router.get('/', requireProjectRole('viewer'), async (req, res) => {
+    res.json((await list(projectOf(req).id)).map(environmentJson))
+  })
+
+  // Before '/:env_id', whose 405 would otherwise answer PUT /order.
+  router.put('/order', requireProjectRole('admin'), ...body, async (req, res) => {
+    const input = parseOr422(reorderEnvironmentsSchema, req.body, 'environment order')
+    const projectId = projectOf(req).id
+    await runtime.write(
+      async (trx, flags) => {
+        if (!(await trx(T.projects).where('id', projectId).first('id')))
+          throw new HttpError('not_found', 'no such project')
+        await reorderEnvironments(trx, flags, projectId, input.environment_ids)
+      },
+      await auditOf(knex, req),
+    )
+    res.json((await list(projectId)).map(environmentJson))
   })
 
   router.post('/', requireProjectRole('admin'), ...body, async (req, res) => {
@@ -152,6 +171,7 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
   })
 
   allowOnly(router, '/', 'GET, POST')
+  allowOnly(router, '/order', 'PUT')
   allowOnly(router, '/:env_id', 'PATCH, DELETE')
   allowOnly(router, '/:env_id/default', 'POST')
   allowOnly(router, '/:env_id/require-approval', 'POST')

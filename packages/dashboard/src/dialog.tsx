@@ -1,20 +1,32 @@
-import { type ReactNode, useEffect, useId, useRef } from 'react'
+import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from 'react'
+import { errorText } from './api.js'
 
 /**
  * A modal <dialog>: the browser traps focus, Escape closes it, and focus
  * returns to what opened it. `onClose` runs however it closes.
+ *
+ * Idempotent under StrictMode, which mounts, cleans up and mounts again on one
+ * element: the cleanup must not call `close()` (its queued `close` event would
+ * dismiss the dialog just reopened), and the opener is remembered from the first
+ * run (in the second, focus is already inside the dialog).
  */
 export function Dialog(props: { title: string; onClose: () => void; children: ReactNode; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null)
+  const opener = useRef<HTMLElement | null>(null)
   const titleId = useId()
   useEffect(() => {
     const dialog = ref.current
-    // React removes the element on close, before the browser could restore focus itself: do it here.
-    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
-    if (dialog && !dialog.open) dialog.showModal()
+    if (!dialog) return
+    const active = document.activeElement
+    if (opener.current === null && active instanceof HTMLElement && !dialog.contains(active)) opener.current = active
+    if (!dialog.open) dialog.showModal()
     return () => {
-      dialog?.close()
-      if (opener?.isConnected) opener.focus()
+      // Unmounting removes the element, which takes it out of the top layer without a `close` event; React
+      // removes it before the browser could restore focus itself, so do it once the commit is over.
+      const back = opener.current
+      queueMicrotask(() => {
+        if (!dialog.isConnected && back?.isConnected) back.focus()
+      })
     }
   }, [])
   return (
@@ -22,8 +34,13 @@ export function Dialog(props: { title: string; onClose: () => void; children: Re
       ref={ref}
       aria-labelledby={titleId}
       className={props.wide ? 'wide' : undefined}
+      // Escape: the parent unmounts the dialog; the browser's own close would only add a second onClose.
+      onCancel={(event) => {
+        event.preventDefault()
+        props.onClose()
+      }}
+      // A close the browser forces (its close watcher) still reaches the parent.
       onClose={props.onClose}
-      onCancel={props.onClose}
     >
       <div className="dialog-head">
         <h2 id={titleId}>{props.title}</h2>
@@ -34,6 +51,14 @@ export function Dialog(props: { title: string; onClose: () => void; children: Re
       {props.children}
     </dialog>
   )
+}
+
+function ErrorLine(props: { error?: string | null }) {
+  return props.error ? (
+    <p role="alert" className="error">
+      {props.error}
+    </p>
+  ) : null
 }
 
 /** "Delete X?" naming what goes with it; the destructive button is not the default one. */
@@ -48,11 +73,7 @@ export function ConfirmDialog(props: {
   return (
     <Dialog title={props.title} onClose={props.onClose}>
       <div className="confirm-body">{props.children}</div>
-      {props.error ? (
-        <p role="alert" className="error">
-          {props.error}
-        </p>
-      ) : null}
+      <ErrorLine error={props.error} />
       <div className="actions">
         <button type="button" onClick={props.onClose}>
           Cancel
@@ -61,6 +82,53 @@ export function ConfirmDialog(props: {
           {props.confirm}
         </button>
       </div>
+    </Dialog>
+  )
+}
+
+/**
+ * A dialog around a form: fields, the service's error as an alert, Cancel and
+ * the submit button. `onSubmit` throwing (an `ApiError` from the service) shows
+ * its message and keeps the dialog open with what was typed.
+ */
+export function FormDialog(props: {
+  title: string
+  submit: string
+  onSubmit: () => Promise<void>
+  onClose: () => void
+  children: ReactNode
+  wide?: boolean
+  /** Disables the submit button (the reason belongs in the form's text). */
+  disabled?: boolean
+}) {
+  const [error, setError] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  async function submit(event: FormEvent) {
+    event.preventDefault()
+    setBusy(true)
+    try {
+      await props.onSubmit()
+      setError(null)
+    } catch (e) {
+      setError(errorText(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <Dialog title={props.title} onClose={props.onClose} wide={props.wide}>
+      <form onSubmit={submit}>
+        {props.children}
+        <ErrorLine error={error} />
+        <div className="actions">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={busy || props.disabled}>
+            {props.submit}
+          </button>
+        </div>
+      </form>
     </Dialog>
   )
 }

@@ -1,8 +1,8 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react'
+import { useCallback, useEffect, useState } from 'react'
 import { Members, SdkKeys } from './access.js'
 import { ApiError, api, errorText } from './api.js'
 import { ChangeRequests } from './change-requests.js'
-import { ConfirmDialog, Dialog } from './dialog.js'
+import { ConfirmDialog, FormDialog } from './dialog.js'
 import { Environments } from './environments.js'
 import { FlagsPanel } from './flags-panel.js'
 import { History } from './history.js'
@@ -198,39 +198,22 @@ export function ProjectPage(props: {
 
 function RenameProject(props: { project: Project; onClose: () => void; onDone: () => Promise<void> }) {
   const [name, setName] = useState(props.project.name)
-  const [error, setError] = useState<string | null>(null)
-  async function submit(event: FormEvent) {
-    event.preventDefault()
-    try {
-      await api('PATCH', `/api/projects/${props.project.id}`, { name })
-      await props.onDone()
-      props.onClose()
-    } catch (e) {
-      setError(errorText(e))
-    }
-  }
   return (
-    <Dialog title={`Rename ${props.project.name}`} onClose={props.onClose}>
-      <form onSubmit={submit}>
-        <label>
-          Name
-          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
-        </label>
-        <p className="hint">The slug is derived from the name again.</p>
-        {error ? (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        ) : null}
-        <div className="actions">
-          <button type="button" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary">
-            Rename
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title={`Rename ${props.project.name}`}
+      submit="Rename"
+      onClose={props.onClose}
+      onSubmit={async () => {
+        await api('PATCH', `/api/projects/${props.project.id}`, { name })
+        await props.onDone()
+        props.onClose()
+      }}
+    >
+      <label>
+        Name
+        <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <p className="hint">The slug is derived from the name again.</p>
+    </FormDialog>
   )
 }

@@ -1,6 +1,6 @@
-import { type FormEvent, useState } from 'react'
-import { api, errorText } from './api.js'
-import { Dialog } from './dialog.js'
+import { useState } from 'react'
+import { api } from './api.js'
+import { Dialog, FormDialog } from './dialog.js'
 import { navigate, projectPath } from './route.js'
 import type { Me, Project, SdkKey } from './types.js'
 
@@ -61,17 +61,7 @@ export function Projects(props: {
 
 function CreateProject(props: { onClose: () => void; onCreated: (p: Project) => Promise<void> }) {
   const [name, setName] = useState('')
-  const [error, setError] = useState<string | null>(null)
   const [sdkKey, setSdkKey] = useState<{ project: Project; key: string } | null>(null)
-  async function submit(event: FormEvent) {
-    event.preventDefault()
-    try {
-      const created = await api<Project & { sdk_key: SdkKey }>('POST', '/api/projects', { name })
-      setSdkKey({ project: created, key: created.sdk_key.key ?? '' })
-    } catch (e) {
-      setError(errorText(e))
-    }
-  }
   if (sdkKey) {
     return (
       <Dialog title={`Project ${sdkKey.project.name} created`} onClose={() => void props.onCreated(sdkKey.project)}>
@@ -86,28 +76,21 @@ function CreateProject(props: { onClose: () => void; onCreated: (p: Project) => 
     )
   }
   return (
-    <Dialog title="New project" onClose={props.onClose}>
-      <form onSubmit={submit}>
-        <label>
-          Name
-          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
-        </label>
-        <p className="hint">It starts with Production, Staging and Development, and a Production SDK key.</p>
-        {error ? (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        ) : null}
-        <div className="actions">
-          <button type="button" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary">
-            Create project
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title="New project"
+      submit="Create project"
+      onClose={props.onClose}
+      onSubmit={async () => {
+        const created = await api<Project & { sdk_key: SdkKey }>('POST', '/api/projects', { name })
+        setSdkKey({ project: created, key: created.sdk_key.key ?? '' })
+      }}
+    >
+      <label>
+        Name
+        <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <p className="hint">It starts with Production, Staging and Development, and a Production SDK key.</p>
+    </FormDialog>
   )
 }
 

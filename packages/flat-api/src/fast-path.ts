@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { bearerToken, secretsEqual, securityHeaders } from '@flagsync/server-kit'
+import type { LiveEntry, SerializedList } from '@flagsync/store'
 import type { Express } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
 
@@ -9,6 +10,11 @@ export interface FastPathOptions {
 }
 
 type Header = [name: string, value: string]
+/** A prepared answer: its bytes and its headers as node:http's flat [name, value, name, value…] list. */
+interface Answer {
+  body: Buffer
+  headers: string[]
+}
 
 /**
  * The security headers helmet would set, captured once by running it against a
@@ -43,48 +49,84 @@ export function createFastPath({
     const token = bearerToken(req.headers.authorization)
     return token !== undefined && secretsEqual(token, sdkKey)
   }
-  const json = (res: ServerResponse, body: string | Buffer, extra: Header[] = []) => {
-    for (const [name, value] of security) res.setHeader(name, value)
-    for (const [name, value] of extra) res.setHeader(name, value)
-    res.setHeader('Content-Type', 'application/json; charset=utf-8')
-    res.setHeader('Content-Length', Buffer.byteLength(body))
-    res.end(body)
+  // Each answer's body and header list are built once per flag version (or list revision) and
+  // reused until it changes: a request costs a map lookup and one writeHead with a flat array,
+  // which node:http writes without building a per-request header object. Entries and lists are
+  // replaced, never mutated, on a change, so weak keys expire with them.
+  const flat = (pairs: Header[]) => pairs.flat()
+  const jsonHeaders = (body: Buffer, extra: Header[] = []) =>
+    flat([
+      ...security,
+      ...extra,
+      ['Content-Type', 'application/json; charset=utf-8'],
+      ['Content-Length', String(body.length)],
+    ])
+  const entries = new WeakMap<LiveEntry, Answer>()
+  const lists = new WeakMap<SerializedList, Answer & { etag: string; notModified: string[] }>()
+  const entryAnswer = (entry: LiveEntry): Answer => {
+    let answer = entries.get(entry)
+    if (!answer) {
+      const body = Buffer.from(entry.json)
+      answer = { body, headers: jsonHeaders(body) }
+      entries.set(entry, answer)
+    }
+    return answer
   }
+  const listAnswer = (list: SerializedList) => {
+    let answer = lists.get(list)
+    if (!answer) {
+      const extra: Header[] = [
+        ['ETag', list.etag],
+        ['Cache-Control', 'no-cache'],
+      ]
+      answer = {
+        body: list.body,
+        etag: list.etag,
+        headers: jsonHeaders(list.body, extra),
+        notModified: flat([...security, ...extra]),
+      }
+      lists.set(list, answer)
+    }
+    return answer
+  }
+  const streamHeaders = flat(security)
 
   return (req, res) => {
     if (req.method !== 'GET' || req.headers.origin !== undefined) return false
     const url = req.url ?? ''
     const query = url.indexOf('?')
     const path = query === -1 ? url : url.slice(0, query)
+    if (path.startsWith('/api/flags/')) {
+      const raw = path.slice('/api/flags/'.length)
+      if (raw === '') return listRoute(req, res)
+      if (raw.includes('/') || raw.includes('%')) return false // escapes and nested paths: Express decides
+      const entry = runtime.live.get(raw)
+      if (!entry || !authorized(req)) return false
+      const { body, headers } = entryAnswer(entry)
+      res.writeHead(200, headers)
+      res.end(body)
+      return true
+    }
+    if (path === '/api/flags') return listRoute(req, res)
     if (path === '/stream') {
       // Resumes (an async look at the change log) and refusals past the cap are Express's.
       if (!authorized(req) || req.headers['last-event-id'] !== undefined || runtime.hub.full) return false
-      for (const [name, value] of security) res.setHeader(name, value)
-      runtime.hub.open(req, res).write(runtime.bootstrap())
+      runtime.hub.open(req, res, '', { headers: streamHeaders, initial: runtime.bootstrap() })
       return true
     }
-    if (path === '/api/flags' || path === '/api/flags/') {
-      if (!authorized(req)) return false
-      const list = runtime.live.serializedList('')
-      const headers: Header[] = [
-        ['ETag', list.etag],
-        ['Cache-Control', 'no-cache'],
-      ]
-      if (req.headers['if-none-match'] === list.etag) {
-        for (const [name, value] of [...security, ...headers]) res.setHeader(name, value)
-        res.statusCode = 304
-        res.end()
-      } else {
-        json(res, list.body, headers)
-      }
-      return true
+    return false
+  }
+
+  function listRoute(req: IncomingMessage, res: ServerResponse): boolean {
+    if (!authorized(req)) return false
+    const list = listAnswer(runtime.live.serializedList(''))
+    if (req.headers['if-none-match'] === list.etag) {
+      res.writeHead(304, list.notModified)
+      res.end()
+    } else {
+      res.writeHead(200, list.headers)
+      res.end(list.body)
     }
-    if (!path.startsWith('/api/flags/')) return false
-    const raw = path.slice('/api/flags/'.length)
-    if (raw.includes('/') || raw.includes('%')) return false // escapes and nested paths: Express decides
-    const entry = runtime.live.get(raw)
-    if (!entry || !authorized(req)) return false
-    json(res, entry.json)
     return true
   }
 }

@@ -18,10 +18,10 @@ export function streamRoute(runtime: FlagRuntime): RequestHandler {
       if (missed === undefined) break
       // Still the revision the changes reach: nothing was broadcast since, so none can be lost or doubled.
       if (missed.upTo === runtime.live.revision) {
-        runtime.hub.open(req, res).write(resumeFrames(from, missed.changes))
+        runtime.hub.open(req, res, '', { initial: resumeFrames(from, missed.changes) })
         return
       }
     }
-    runtime.hub.open(req, res).write(runtime.bootstrap())
+    runtime.hub.open(req, res, '', { initial: runtime.bootstrap() })
   }
 }

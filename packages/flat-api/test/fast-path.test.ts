@@ -31,6 +31,28 @@ describe('the node:http fast path', () => {
     expect(comparable(fast304)).toEqual(comparable(slow304))
   })
 
+  it('answers from prepared bytes that follow every change: a flag, the list and its ETag', async () => {
+    server = await startTestServer({ sdkKey: 'k' })
+    await server.request('/api/flags', { method: 'POST', body: { key: 'a', is_enabled: true } })
+    const before = await server.request('/api/flags/a')
+    expect(await before.json()).toMatchObject({ key: 'a', is_enabled: true })
+    const listBefore = await server.request('/api/flags')
+    const etag = listBefore.headers.get('etag') as string
+    await listBefore.arrayBuffer()
+    await server.request('/api/flags/a', { method: 'PATCH', body: { is_enabled: false, description: 'longer now' } })
+    const after = await server.request('/api/flags/a')
+    const text = await after.text()
+    expect(JSON.parse(text)).toMatchObject({ key: 'a', is_enabled: false, description: 'longer now' })
+    expect(after.headers.get('content-length')).toBe(String(Buffer.byteLength(text)))
+    const listAfter = await server.request('/api/flags')
+    expect(listAfter.headers.get('etag')).not.toBe(etag)
+    expect(await listAfter.json()).toEqual([JSON.parse(text)])
+    // The old ETag no longer matches: a full 200, not a 304.
+    expect((await server.request('/api/flags', { headers: { 'If-None-Match': etag } })).status).toBe(200)
+    await server.request('/api/flags/a', { method: 'DELETE' })
+    expect((await server.request('/api/flags/a')).status).toBe(404)
+  })
+
   it('leaves every error to Express: 401, 404 and malformed escapes keep their JSON shape', async () => {
     server = await startTestServer({ sdkKey: 'k' })
     const unauthorized = await fetch(`${server.url}/api/flags`)

@@ -27,6 +27,17 @@ export interface SseHubOptions {
   random?: () => number
 }
 
+export interface SseOpenOptions {
+  /** More response headers, as node:http's flat list `[name, value, name, value, …]`. */
+  headers?: readonly string[]
+  /**
+   * The stream's first chunk (a bootstrap), sent in one write with the headers
+   * and `retry:`: one syscall and one TCP segment train per new subscriber,
+   * which is what a herd of reconnecting clients costs.
+   */
+  initial?: string | Buffer
+}
+
 export interface SseConnection {
   readonly scope: string
   readonly res: ServerResponse
@@ -34,6 +45,18 @@ export interface SseConnection {
   write(chunk: string | Buffer): boolean
   close(): void
 }
+
+/** The stream's own headers, in node:http's flat form (written without building a headers object). */
+const STREAM_HEADERS: readonly string[] = [
+  'Content-Type',
+  'text/event-stream; charset=utf-8',
+  'Cache-Control',
+  'no-cache, no-transform',
+  'Connection',
+  'keep-alive',
+  'X-Accel-Buffering',
+  'no', // nginx: do not buffer the stream
+]
 
 /**
  * Holds open SSE responses grouped by scope. A broadcast frame is encoded
@@ -87,19 +110,14 @@ export class SseHub {
    * synchronous step, so parallel requests cannot overshoot the cap.
    * @throws HttpError `unavailable` (503, Retry-After) past `maxConnections`.
    */
-  open(req: IncomingMessage, res: ServerResponse, scope = ''): SseConnection {
+  open(req: IncomingMessage, res: ServerResponse, scope = '', options: SseOpenOptions = {}): SseConnection {
     if (this.full) {
       throw new HttpError('unavailable', `too many open streams (at most ${this.maxConnections}); retry later`, {
         retryAfterSeconds: this.retryAfterSeconds,
       })
     }
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no', // nginx: do not buffer the stream
-    })
-    res.flushHeaders()
+    const headers = options.headers ? [...STREAM_HEADERS, ...options.headers] : STREAM_HEADERS
+    res.writeHead(200, headers as string[])
     req.socket.setNoDelay(true)
     req.socket.setKeepAlive(true)
     const conn = new Connection(scope, res, this.maxBufferedBytes, () => this.onDrop())
@@ -116,7 +134,18 @@ export class SseHub {
       if (current?.size === 0) this.scopes.delete(scope)
     }
     res.on('close', remove)
-    if (this.retryMs > 0) conn.write(formatSseRetry(this.retryMs + Math.floor(this.random() * this.retryMs)))
+    const retry = this.retryMs > 0 ? formatSseRetry(this.retryMs + Math.floor(this.random() * this.retryMs)) : ''
+    if (options.initial !== undefined) {
+      // Corked: headers, retry: and the first chunk leave in one writev.
+      res.cork()
+      if (retry) res.write(retry)
+      conn.write(options.initial)
+      res.uncork()
+    } else {
+      // Nothing to send yet: the headers go now, so the client sees the stream open.
+      if (retry) res.write(retry)
+      else res.flushHeaders()
+    }
     return conn
   }
 

@@ -1,5 +1,6 @@
 import { request } from 'node:http'
-import { errorHandler, listen, type RunningServer, SseHub } from '@flagsync/server-kit'
+import { connect } from 'node:net'
+import { errorHandler, listen, type RunningServer, SseHub, type SseOpenOptions } from '@flagsync/server-kit'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 
@@ -10,12 +11,32 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close()
 })
 
-async function serve(options: ConstructorParameters<typeof SseHub>[0]) {
+/** Writes that reached the socket's libuv handle (each one a send syscall), per served stream. */
+const handleWrites: number[] = []
+
+/** Counts the calls into the socket's native handle: corked chunks leave as one writev. */
+function countHandleWrites(socket: unknown): void {
+  const handle = (socket as { _handle: Record<string, unknown> })._handle
+  const index = handleWrites.push(0) - 1
+  for (const name of ['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'writeAsciiString']) {
+    const original = handle[name]
+    if (typeof original !== 'function') continue
+    handle[name] = function (this: unknown, ...args: unknown[]) {
+      handleWrites[index] = (handleWrites[index] ?? 0) + 1
+      return original.apply(this, args)
+    }
+  }
+}
+
+async function serve(options: ConstructorParameters<typeof SseHub>[0], open?: SseOpenOptions) {
   const hub = new SseHub({ keepAliveMs: 0, ...options })
   hubs.push(hub)
   const app = express()
   app.get('/stream', (req, res) => {
-    hub.open(req, res).write('data: hello\n\n')
+    res.setHeader('X-Set-Before', 'kept') // as helmet does in front of the route
+    countHandleWrites(req.socket)
+    if (open) hub.open(req, res, '', open)
+    else hub.open(req, res).write('data: hello\n\n')
   })
   app.use(errorHandler())
   const server = await listen(app, { host: '127.0.0.1', port: 0 })
@@ -79,5 +100,30 @@ describe('SseHub', () => {
     const bare = await get(none)
     expect(bare.first.startsWith('data: hello')).toBe(true)
     bare.close()
+  })
+
+  it('sends the headers, retry: and an initial chunk in one write, extra headers beside those set before', async () => {
+    const bootstrap = Buffer.from(`${'data: x\n\n'.repeat(200)}: bootstrap complete\n\n`)
+    const { port } = await serve(
+      { retryMs: 1000, random: () => 0.5 },
+      { headers: ['X-Extra', 'one'], initial: bootstrap },
+    )
+    // A raw socket sees what one write put on the wire: the first read holds all of it.
+    const socket = connect({ host: '127.0.0.1', port })
+    const first = await new Promise<string>((resolve, reject) => {
+      socket.once('data', (chunk) => resolve(chunk.toString()))
+      socket.once('error', reject)
+      socket.write(`GET /stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+    })
+    socket.destroy()
+    expect(handleWrites.at(-1)).toBe(1)
+    const [head = '', body] = first.split('\r\n\r\n')
+    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(head).toMatch(/\r\nContent-Type: text\/event-stream; charset=utf-8\r\n/)
+    expect(head).toMatch(/\r\nX-Extra: one\r\n/)
+    expect(head).toMatch(/\r\nX-Set-Before: kept\r\n/)
+    // Chunked encoding frames each part; both parts are in this first read.
+    expect(body).toContain('retry: 1500\n\n')
+    expect(body).toContain(': bootstrap complete\n\n')
   })
 })

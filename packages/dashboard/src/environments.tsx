@@ -1,10 +1,24 @@
 import { slugify } from '@flagsync/protocol'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { api, errorText } from './api.js'
-import { ConfirmDialog, Dialog } from './dialog.js'
+import { ConfirmDialog, FormDialog } from './dialog.js'
 import type { Environment } from './types.js'
 
-/** A project's environments, in the service's order, with their colors; admins create, set approval, delete. */
+/** The ids in order after moving one by `by` (-1 up, +1 down); unchanged at either end. */
+export function moved(ids: readonly string[], id: string, by: -1 | 1): string[] {
+  const from = ids.indexOf(id)
+  const to = from + by
+  if (from < 0 || to < 0 || to >= ids.length) return [...ids]
+  const next = [...ids]
+  next.splice(from, 1)
+  next.splice(to, 0, id)
+  return next
+}
+
+/**
+ * A project's environments, in the service's order, with their colors; admins create, reorder (move up/down
+ * buttons, so the keyboard can do it: `PUT …/environments/order`), set approval, make default, delete.
+ */
 export function Environments(props: {
   projectId: string
   environments: Environment[]
@@ -28,6 +42,21 @@ export function Environments(props: {
     }
   }
   const disabledTitle = props.canAdmin ? undefined : props.reason
+  const move = async (env: Environment, by: -1 | 1, button: HTMLButtonElement) => {
+    const ids = moved(
+      props.environments.map((e) => e.id),
+      env.id,
+      by,
+    )
+    if (await act(() => api('PUT', `${base}/order`, { environment_ids: ids }))) {
+      // The row moved (its buttons with it): keep the keyboard on this button, or on its twin at an end.
+      // After React has rendered the new order (the move can disable this button).
+      setTimeout(() => {
+        const twin = button.parentElement?.querySelector<HTMLButtonElement>('button:not(:disabled)')
+        ;(button.disabled ? twin : button)?.focus()
+      }, 0)
+    }
+  }
   return (
     <div>
       <div className="toolbar">
@@ -44,8 +73,30 @@ export function Environments(props: {
         </p>
       ) : null}
       <ul className="environments">
-        {props.environments.map((env) => (
+        {props.environments.map((env, index) => (
           <li key={env.id} data-env={env.slug}>
+            <span className="move">
+              <button
+                type="button"
+                className="ghost"
+                aria-label={`Move ${env.name} up`}
+                disabled={!props.canAdmin || index === 0}
+                title={index === 0 ? 'already first' : disabledTitle}
+                onClick={(e) => void move(env, -1, e.currentTarget)}
+              >
+                ↑
+              </button>
+              <button
+                type="button"
+                className="ghost"
+                aria-label={`Move ${env.name} down`}
+                disabled={!props.canAdmin || index === props.environments.length - 1}
+                title={index === props.environments.length - 1 ? 'already last' : disabledTitle}
+                onClick={(e) => void move(env, 1, e.currentTarget)}
+              >
+                ↓
+              </button>
+            </span>
             <span className="swatch" aria-hidden="true" ref={(el) => el?.style.setProperty('background', env.color)} />
             <span className="env-name">{env.name}</span>
             <code>{env.slug}</code>
@@ -86,7 +137,7 @@ export function Environments(props: {
           </li>
         ))}
       </ul>
-      <p className="hint">The order is the service's (creation order); it has no route to reorder environments yet.</p>
+      <p className="hint">The order here is the order of the flag table's columns, for everyone in the project.</p>
       {creating ? (
         <CreateEnvironment
           base={base}
@@ -121,57 +172,40 @@ function CreateEnvironment(props: { base: string; onClose: () => void; onCreated
   const [name, setName] = useState('')
   const [slug, setSlug] = useState<string | null>(null)
   const [color, setColor] = useState('#6366f1')
-  const [error, setError] = useState<string | null>(null)
   // Derived with the service's own slug rule until the person types one.
   const effectiveSlug = slug ?? slugify(name)
-  async function submit(event: FormEvent) {
-    event.preventDefault()
-    try {
-      await api('POST', props.base, { name, slug: effectiveSlug, color })
-      await props.onCreated()
-    } catch (e) {
-      setError(errorText(e))
-    }
-  }
   return (
-    <Dialog title="New environment" onClose={props.onClose}>
-      <form onSubmit={submit}>
-        <label>
-          Name
-          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
-        </label>
-        <label>
-          Slug
-          <input
-            required
-            pattern="[a-z0-9\-]+"
-            maxLength={64}
-            value={effectiveSlug}
-            onChange={(e) => setSlug(e.target.value)}
-            aria-describedby="slug-hint"
-          />
-        </label>
-        <p className="hint" id="slug-hint">
-          Derived from the name; lowercase letters, digits and hyphens.
-        </p>
-        <label>
-          Color
-          <input type="color" value={color} onChange={(e) => setColor(e.target.value)} />
-        </label>
-        {error ? (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        ) : null}
-        <div className="actions">
-          <button type="button" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary">
-            Create environment
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title="New environment"
+      submit="Create environment"
+      onClose={props.onClose}
+      onSubmit={async () => {
+        await api('POST', props.base, { name, slug: effectiveSlug, color })
+        await props.onCreated()
+      }}
+    >
+      <label>
+        Name
+        <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label>
+        Slug
+        <input
+          required
+          pattern="[a-z0-9\-]+"
+          maxLength={64}
+          value={effectiveSlug}
+          onChange={(e) => setSlug(e.target.value)}
+          aria-describedby="slug-hint"
+        />
+      </label>
+      <p className="hint" id="slug-hint">
+        Derived from the name; lowercase letters, digits and hyphens.
+      </p>
+      <label>
+        Color
+        <input type="color" value={color} onChange={(e) => setColor(e.target.value)} />
+      </label>
+    </FormDialog>
   )
 }

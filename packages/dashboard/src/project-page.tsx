@@ -3,6 +3,7 @@ import { Members, SdkKeys } from './access.js'
 import { ApiError, api, errorText } from './api.js'
 import { ChangeRequests } from './change-requests.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
+import { followEnvironmentOrder, inOrder } from './environment-order.js'
 import { Environments } from './environments.js'
 import { FlagsPanel } from './flags-panel.js'
 import { History } from './history.js'
@@ -76,6 +77,15 @@ export function ProjectPage(props: {
   useEffect(() => {
     void reload()
   }, [reload])
+  // Someone (another tab, another person) reordered the environments: follow at once, then re-read them.
+  const followed = environments[0]?.id
+  useEffect(() => {
+    if (props.offline || followed === undefined) return
+    return followEnvironmentOrder(project.id, followed, (ids) => {
+      setEnvironments((envs) => inOrder(envs, ids))
+      void reload()
+    })
+  }, [project.id, followed, props.offline, reload])
 
   const role = effectiveRole(props.me, members) ?? (props.me.role === 'admin' ? 'admin' : 'viewer')
   const isProjectAdmin = role === 'admin' && !props.offline

@@ -81,97 +81,36 @@ export interface CompactOptions {
   existsRemotely?: (collection: string, recordId: string) => boolean
 }
 
+// What a record's slot holds; `kind` mirrors `base.action` so the scan never reads the earlier operation back.
 const NONE = 0
 const INSERT = 1
 const UPDATE = 2
 const DELETE = 3
-type Kind = typeof NONE | typeof INSERT | typeof UPDATE | typeof DELETE
+/** Flag in `kinds`: the record may already exist at the receiver (see `fold`'s `mayExist`). */
+const MAY_EXIST = 4
 
-/**
- * The compacted state of one record while the queue is scanned. Updates that
- * land on an insert or an update are only linked here and merged once at the
- * end: merging each into a fresh copy costs a copy of every field so far per
- * update, and even collecting them in per-record arrays costs more than the
- * Map lookup. So the links live in one typed array indexed by queue position
- * (written in order, no allocation), and `kind` mirrors `base.action` so the
- * scan never touches the earlier operation's memory.
- */
-interface Slot {
-  /** The last insert or delete, or the first update after it; null when cancelled out. */
-  base: Operation | null
-  kind: Kind
-  /** Queue index of the newest update to merge into `base`, -1 for none; earlier ones via `previous`. */
-  tail: number
-  mayExist: boolean
-  /** The first `baseRevision` of the record's run (see `withBase`). */
-  baseRevision: number | undefined
-}
-
-function kindOf(op: Operation): Kind {
-  return op.action === 'insert' ? INSERT : op.action === 'update' ? UPDATE : DELETE
-}
-
-/** Own enumerable fields of `sources` in order, later ones winning; `__proto__` stays a plain field as with spread. */
-function mergeFields(
-  first: Record<string, unknown>,
-  sources: readonly Record<string, unknown>[],
-): Record<string, unknown> {
+/** Own enumerable fields of `first` then the updates' changes from queue index `head` on, later ones winning. */
+function mergeFields(first: Record<string, unknown>, ops: readonly Operation[], head: number, next: Int32Array) {
   const merged: Record<string, unknown> = { ...first }
-  for (const source of sources) {
+  for (let i = head; i >= 0; i = (next[i] as number) - 1) {
+    const changes = (ops[i] as Extract<Operation, { action: 'update' }>).changes
     // Object.assign is the fast path, but it assigns `__proto__` (setting the prototype) where spread defines a field.
-    if (!Object.hasOwn(source, '__proto__')) {
-      Object.assign(merged, source)
+    if (!Object.hasOwn(changes, '__proto__')) {
+      Object.assign(merged, changes)
       continue
     }
-    for (const key of Object.keys(source)) {
+    for (const key of Object.keys(changes)) {
       if (key === '__proto__') {
-        Object.defineProperty(merged, key, { value: source[key], enumerable: true, writable: true, configurable: true })
-      } else merged[key] = source[key]
+        Object.defineProperty(merged, key, {
+          value: changes[key],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        })
+      } else merged[key] = changes[key]
     }
   }
   return merged
-}
-
-function materialize(slot: Slot, ops: readonly Operation[], previous: Int32Array): Operation | null {
-  const { base } = slot
-  if (base === null || slot.tail < 0) return withBase(base, slot.baseRevision)
-  const changes: Record<string, unknown>[] = []
-  for (let i = slot.tail; i >= 0; i = previous[i] as number) {
-    changes.push((ops[i] as Extract<Operation, { action: 'update' }>).changes)
-  }
-  changes.reverse()
-  const { collection, recordId } = base
-  const baseRevision = slot.baseRevision === undefined ? {} : { baseRevision: slot.baseRevision }
-  if (base.action === 'insert')
-    return { action: 'insert', collection, recordId, record: mergeFields(base.record, changes), ...baseRevision }
-  if (base.action === 'update')
-    return { action: 'update', collection, recordId, changes: mergeFields(base.changes, changes), ...baseRevision }
-  return withBase(base, slot.baseRevision)
-}
-
-/** Folds queue entry `i` into its record's slot (the same rules as `fold`). */
-function absorb(slot: Slot, op: Operation, i: number, previous: Int32Array): void {
-  slot.baseRevision ??= op.baseRevision
-  const action = op.action
-  if (action === 'update') {
-    if (slot.kind === NONE) {
-      slot.base = op
-      slot.kind = UPDATE
-    } else if (slot.kind !== DELETE) {
-      previous[i] = slot.tail
-      slot.tail = i
-    }
-    // Update after delete changes nothing (see fold).
-    return
-  }
-  if (action === 'delete' && slot.kind === INSERT && !slot.mayExist) {
-    slot.base = null
-    slot.kind = NONE
-  } else {
-    slot.base = op
-    slot.kind = action === 'delete' ? DELETE : INSERT
-  }
-  slot.tail = -1
 }
 
 /**
@@ -185,15 +124,32 @@ function absorb(slot: Slot, op: Operation, i: number, previous: Int32Array): voi
  * built once; the inputs are never mutated. Only pass operations that have
  * not been sent yet: compacting into an operation the receiver may already
  * have applied is wrong.
+ *
+ * The same rules as `compactRecord`'s `fold`, laid out for speed: a record is
+ * a slot number (its rank of first appearance) into typed arrays, so the scan
+ * allocates nothing per operation. Updates that land on an insert or an update
+ * are only linked (queue index to queue index, in order) and merged once at
+ * the end: merging each into a fresh copy costs a copy of every field so far
+ * per update. Indexes are stored plus one, so the arrays' zero means none.
  */
 export function compact(ops: readonly Operation[], options: CompactOptions = {}): Operation[] {
   const { existsRemotely } = options
-  const byCollection = new Map<string, Map<string, Slot>>()
-  const order: Slot[] = []
-  const previous = new Int32Array(ops.length)
+  const n = ops.length
+  const byCollection = new Map<string, Map<string, number>>()
+  /** Per slot: the last insert or delete, or the first update after it, as a queue index + 1; 0 when cancelled out. */
+  const bases = new Int32Array(n)
+  const kinds = new Uint8Array(n)
+  /** Per slot: the first and the last update to merge into the base, queue index + 1. */
+  const heads = new Int32Array(n)
+  const tails = new Int32Array(n)
+  /** Per slot: the first operation of the record carrying a `baseRevision` (see `withBase`), queue index + 1. */
+  const firstBase = new Int32Array(n)
+  /** Per queue index: the next update of the same record to merge, queue index + 1. */
+  const next = new Int32Array(n)
+  let slots = 0
   let lastCollection: string | undefined
-  let records: Map<string, Slot> | undefined
-  for (let i = 0; i < ops.length; i++) {
+  let records: Map<string, number> | undefined
+  for (let i = 0; i < n; i++) {
     const op = ops[i] as Operation
     // Queues are mostly one collection: skip the outer lookup while it repeats.
     if (op.collection !== lastCollection || records === undefined) {
@@ -204,21 +160,63 @@ export function compact(ops: readonly Operation[], options: CompactOptions = {})
         byCollection.set(op.collection, records)
       }
     }
-    const slot = records.get(op.recordId)
-    if (slot === undefined) {
-      const kind = kindOf(op)
-      const mayExist = kind !== INSERT || (existsRemotely?.(op.collection, op.recordId) ?? false)
-      const created: Slot = { base: op, kind, tail: -1, mayExist, baseRevision: op.baseRevision }
-      records.set(op.recordId, created)
-      order.push(created)
-    } else {
-      absorb(slot, op, i, previous)
+    const action = op.action
+    let s = records.get(op.recordId)
+    if (s === undefined) {
+      s = slots++
+      records.set(op.recordId, s)
+      bases[s] = i + 1
+      if (action === 'insert') {
+        kinds[s] = existsRemotely?.(op.collection, op.recordId) ? INSERT | MAY_EXIST : INSERT
+      } else kinds[s] = (action === 'update' ? UPDATE : DELETE) | MAY_EXIST
+      if (op.baseRevision !== undefined) firstBase[s] = i + 1
+      continue
     }
+    if (firstBase[s] === 0 && op.baseRevision !== undefined) firstBase[s] = i + 1
+    const kind = (kinds[s] as number) & 3
+    if (action === 'update') {
+      if (kind === NONE) {
+        bases[s] = i + 1
+        kinds[s] = UPDATE | ((kinds[s] as number) & MAY_EXIST)
+      } else if (kind !== DELETE) {
+        const tail = tails[s] as number
+        if (tail === 0) heads[s] = i + 1
+        else next[tail - 1] = i + 1
+        tails[s] = i + 1
+      }
+      // Update after delete changes nothing (see fold).
+      continue
+    }
+    const mayExist = (kinds[s] as number) & MAY_EXIST
+    if (action === 'delete' && kind === INSERT && mayExist === 0) {
+      bases[s] = 0
+      kinds[s] = NONE
+    } else {
+      bases[s] = i + 1
+      kinds[s] = (action === 'delete' ? DELETE : INSERT) | mayExist
+    }
+    heads[s] = 0
+    tails[s] = 0
   }
   const out: Operation[] = []
-  for (const slot of order) {
-    const op = materialize(slot, ops, previous)
-    if (op !== null) out.push(op)
+  for (let s = 0; s < slots; s++) {
+    const b = bases[s] as number
+    if (b === 0) continue
+    const base = ops[b - 1] as Operation
+    const first = firstBase[s] as number
+    const baseRevision = first === 0 ? undefined : (ops[first - 1] as Operation).baseRevision
+    const head = (heads[s] as number) - 1
+    if (head < 0 || base.action === 'delete') {
+      out.push(withBase(base, baseRevision) as Operation)
+      continue
+    }
+    const { collection, recordId } = base
+    const merged: Operation =
+      base.action === 'insert'
+        ? { action: 'insert', collection, recordId, record: mergeFields(base.record, ops, head, next) }
+        : { action: 'update', collection, recordId, changes: mergeFields(base.changes, ops, head, next) }
+    if (baseRevision !== undefined) merged.baseRevision = baseRevision
+    out.push(merged)
   }
   return out
 }

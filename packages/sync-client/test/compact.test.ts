@@ -282,6 +282,42 @@ describe('compact: agrees with the one-record fold', () => {
     )
   })
 
+  // compact() keeps each record's state in typed arrays rather than folding operation objects: this pins it to the
+  // fold with everything that state carries (remote existence, first baseRevision, runs that cancel and restart),
+  // field order of what it builds included.
+  it('equals compactRecord per record with existsRemotely and baseRevision, field order included', () => {
+    const withBase = fc
+      .tuple(anyOp, fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined }))
+      .map(([op, base]): Operation => (base === undefined ? op : { ...op, baseRevision: base }))
+    const remoteKeys = fc.subarray(RECORDS.map(([collection, recordId]) => `${collection}/${recordId}`))
+    fc.assert(
+      fc.property(fc.array(withBase, { maxLength: 80, size: 'max' }), remoteKeys, (raw, remote) => {
+        const exists = new Set(remote)
+        const asked: string[] = []
+        const out = compact(raw, {
+          existsRemotely: (collection, recordId) => {
+            asked.push(`${collection}/${recordId}`)
+            return exists.has(`${collection}/${recordId}`)
+          },
+        })
+        const keys = firstAppearance(raw)
+        const expected = keys
+          .map((key) =>
+            compactRecord(
+              raw.filter((op) => keyOf(op) === key),
+              exists.has(key),
+            ),
+          )
+          .filter((op) => op !== null)
+        expect(JSON.stringify(out)).toBe(JSON.stringify(expected))
+        expect(out).toEqual(expected)
+        // Asked once per record whose run starts with an insert, in order of first appearance.
+        expect(asked).toEqual(keys.filter((key) => raw.find((op) => keyOf(op) === key)?.action === 'insert'))
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
   it('keeps a "__proto__" field a plain field when merging updates, as spreading does', () => {
     const changes = JSON.parse('{"__proto__": {"polluted": true}, "a": 2}') as Record<string, unknown>
     const [merged] = compact([ins('1', { a: 1 }), upd('1', { b: 1 }), upd('1', changes)])

@@ -1,14 +1,17 @@
 /**
  * The dashboard offline: the service worker serves the shell, the page shows
- * the projects and flags it saved, read-only except the on/off switches,
- * which are queued in the environment's outbox (the sync client) and survive
- * a reload; back online they are delivered through the service's
- * `POST /api/environments/:id/sync` and the pending panel empties.
+ * the projects and flags it saved; flag edits (switches, every field of the
+ * editor, new flags) are queued in the environment's outbox (the sync client)
+ * and survive a reload; back online they are delivered through the service's
+ * `POST /api/environments/:id/sync`, the pending panel empties and a second
+ * browser sees them. What cannot be queued (projects, keys, members, promote,
+ * history) says it needs a connection.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
 import { tempDir } from '../support/temp-dir.js'
+import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'offline e2e pw' }
@@ -20,6 +23,7 @@ let context: BrowserContext
 let page: Page
 let cookie = ''
 let production = ''
+let projectId = ''
 const errors: string[] = []
 
 async function call<T>(method: string, path: string, body?: unknown) {
@@ -46,13 +50,22 @@ beforeAll(async () => {
   })
   cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
   const projects = await call<Array<{ id: string }>>('GET', '/api/projects')
-  const envs = await call<Array<{ id: string; slug: string }>>(
-    'GET',
-    `/api/projects/${projects.body[0]?.id}/environments`,
-  )
+  projectId = projects.body[0]?.id ?? ''
+  const envs = await call<Array<{ id: string; slug: string }>>('GET', `/api/projects/${projectId}/environments`)
   production = envs.body.find((e) => e.slug === 'production')?.id ?? ''
   expect(
     (await call('POST', `/api/environments/${production}/flags`, { key: 'night-mode', is_enabled: false })).status,
+  ).toBe(200)
+  expect(
+    (
+      await call('POST', `/api/environments/${production}/flags`, {
+        key: 'checkout',
+        is_enabled: true,
+        flag_type: 'string',
+        default_value: 'control',
+        variants: [{ value: 'control', weight: 1 }],
+      })
+    ).status,
   ).toBe(200)
   browser = await launchChromium()
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
@@ -104,7 +117,8 @@ describe('the dashboard offline', () => {
     expect(await newProject.getAttribute('title')).toBe(
       'Creating a project needs the service: it cannot be queued offline',
     )
-    expect(await page.getByRole('button', { name: 'New flag' }).isDisabled()).toBe(true)
+    // A new flag can be queued (the sync route takes inserts), so it stays usable.
+    expect(await page.getByRole('button', { name: 'New flag' }).isDisabled()).toBe(false)
     await screenshot(page, 'dashboard-offline-01-queued')
     expect(await serverState()).toBe(false)
   })
@@ -140,6 +154,170 @@ describe('the dashboard offline', () => {
     await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
     expect((await call('GET', `/api/environments/${production}/flags/night-mode`)).status).toBe(404)
     await expect.poll(() => page.locator('tr[data-flag="night-mode"]').count(), WITHIN).toBe(0)
+    expect(errors).toEqual([])
+  })
+})
+
+type ServerFlag = {
+  is_enabled: boolean
+  rollout_percentage: number | null
+  variants: Array<{ value: unknown; weight: number }>
+  rules: Array<Record<string, unknown>>
+  description: string | null
+}
+const serverFlag = async (key: string) =>
+  (await call<ServerFlag>('GET', `/api/environments/${production}/flags/${key}`)).body
+const pendingProduction = () => page.locator('.pending-env[data-env="production"]')
+
+describe('editing every field offline', () => {
+  it('keeps an editable copy of the flags, segment references unexpanded, while online', async () => {
+    await page.getByRole('switch', { name: 'checkout in Production' }).waitFor()
+    await expect
+      .poll(
+        () => page.evaluate((id) => localStorage.getItem(`flagsync.dashboard.editable.${id}`) ?? '', projectId),
+        WITHIN,
+      )
+      .toContain('"checkout"')
+  })
+
+  it('queues variants with weights, a rule and the rollout from the editor, as one update of those fields', async () => {
+    await context.setOffline(true)
+    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
+    await page.getByRole('button', { name: 'Edit checkout in Production' }).click()
+    const editor = page.getByRole('dialog', { name: 'checkout in Production' })
+    await editor.getByText('Offline: your changes are queued').waitFor()
+    // Promote and history cannot be queued: they say so instead of failing.
+    expect(await editor.getByText('Promote and history need a connection').count()).toBe(1)
+    expect(await editor.getByRole('button', { name: /^Promote to/ }).count()).toBe(0)
+    expect(await editor.getByLabel('Value 1').inputValue()).toBe('control')
+    await editor.getByRole('button', { name: 'Add variant' }).click()
+    await editor.getByLabel('Value 2').fill('treatment')
+    await editor.getByLabel('Weight 2').fill('3')
+    expect(await editor.getByLabel('Share of variant 2').textContent()).toMatch(/^75\s?%$/)
+    await editor.getByRole('button', { name: 'Add rule' }).click()
+    await editor.getByLabel('Attribute', { exact: true }).fill('country')
+    await editor.getByLabel('Operator').selectOption('equals')
+    await editor.getByLabel('Values (comma-separated)').fill('NL, BE')
+    await editor.getByLabel('Serves', { exact: true }).fill('treatment')
+    await editor.getByLabel('Rollout %').fill('60')
+    await screenshot(page, 'dashboard-offline-04-editor', { fullPage: false })
+    expect(await axeViolations(page)).toEqual([])
+    await editor.getByRole('button', { name: 'Queue changes' }).click()
+    await editor.waitFor({ state: 'detached' })
+
+    await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('1')
+    const line = (await pendingProduction().locator('li').allTextContents()).join('\n')
+    expect(line).toMatch(/^update checkout: /)
+    // Only the edited fields: a merge with what others change meanwhile stays possible.
+    expect(line.match(/(\w+) = /g)).toEqual(['rollout_percentage = ', 'variants = ', 'rules = '])
+    const before = await serverFlag('checkout')
+    expect(before.rollout_percentage).toBeNull()
+    expect(before.variants).toHaveLength(1)
+  })
+
+  it('queues a new flag offline, keeps both across a reload from the service worker', async () => {
+    await page.getByRole('button', { name: 'New flag' }).click()
+    const editor = page.getByRole('dialog', { name: 'New flag' })
+    await editor.getByLabel('Key').fill('offline-banner')
+    await editor.getByLabel('Create in').selectOption({ label: 'Production only' })
+    await editor.getByLabel('On', { exact: true }).check()
+    await editor.getByRole('button', { name: 'Queue new flag' }).click()
+    await editor.waitFor({ state: 'detached' })
+    await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('2')
+    await page.getByRole('switch', { name: 'offline-banner in Production' }).waitFor()
+    expect((await call('GET', `/api/environments/${production}/flags/offline-banner`)).status).toBe(404)
+
+    await page.reload()
+    await page.getByRole('heading', { name: 'Default', level: 1 }).waitFor()
+    expect(await page.locator('#connection').getAttribute('data-state')).toBe('offline')
+    await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('2')
+    expect(await pendingProduction().locator('li').allTextContents()).toEqual([
+      expect.stringMatching(/^update checkout: /),
+      'create offline-banner',
+    ])
+    // The editor opens from the saved copy with the queued edits on top.
+    await page.getByRole('button', { name: 'Edit checkout in Production' }).click()
+    const editor2 = page.getByRole('dialog', { name: 'checkout in Production' })
+    expect(await editor2.getByLabel('Rollout %').inputValue()).toBe('60')
+    expect(await editor2.getByLabel('Value 2').inputValue()).toBe('treatment')
+    expect(await editor2.getByLabel('Values (comma-separated)').inputValue()).toBe('NL, BE')
+    await editor2.getByRole('button', { name: 'Cancel' }).click()
+    await screenshot(page, 'dashboard-offline-05-reloaded')
+    await page.setViewportSize({ width: 390, height: 844 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    expect(await axeViolations(page)).toEqual([])
+    await screenshot(page, 'dashboard-offline-06-reloaded-390')
+    await page.setViewportSize({ width: 1280, height: 860 })
+  })
+
+  it('delivers them once back online, and a second browser context sees them', async () => {
+    await context.setOffline(false)
+    await expect.poll(async () => (await serverFlag('checkout')).rollout_percentage, WITHIN).toBe(60)
+    const after = await serverFlag('checkout')
+    expect(after.variants).toEqual([
+      { value: 'control', weight: 1 },
+      { value: 'treatment', weight: 3 },
+    ])
+    expect(after.rules).toEqual([
+      { attribute: 'country', operator: 'equals', values: ['NL', 'BE'], variant: 'treatment' },
+    ])
+    expect((await serverFlag('offline-banner')).is_enabled).toBe(true)
+    await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
+    await screenshot(page, 'dashboard-offline-07-delivered')
+
+    const other = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    try {
+      const second = await other.newPage()
+      watchErrors(second, 'second', errors)
+      await second.goto(server.url)
+      await second.getByLabel('Email').fill(ADMIN.email)
+      await second.getByLabel('Password').fill(ADMIN.password)
+      await second.getByRole('button', { name: 'Sign in' }).click()
+      await second.getByRole('link', { name: 'Default' }).click()
+      await second.getByRole('switch', { name: 'offline-banner in Production' }).waitFor()
+      expect(
+        await second.getByRole('switch', { name: 'offline-banner in Production' }).getAttribute('aria-checked'),
+      ).toBe('true')
+      await second.getByRole('button', { name: 'Edit checkout in Production' }).click()
+      const editor = second.getByRole('dialog', { name: 'checkout in Production' })
+      await expect.poll(() => editor.getByLabel('Rollout %').inputValue(), WITHIN).toBe('60')
+      expect(await editor.getByLabel('Value 2').inputValue()).toBe('treatment')
+      expect(await editor.getByLabel('Attribute', { exact: true }).inputValue()).toBe('country')
+      await screenshot(second, 'dashboard-offline-08-second-context', { fullPage: false })
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('shows base, mine and theirs when someone changed the same field meanwhile, and keeps mine', async () => {
+    await context.setOffline(true)
+    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
+    await page.getByRole('button', { name: 'Edit checkout in Production' }).click()
+    const editor = page.getByRole('dialog', { name: 'checkout in Production' })
+    await editor.getByLabel('Rollout %').fill('70')
+    await editor.getByLabel('Description').fill('checkout #payments')
+    await editor.getByRole('button', { name: 'Queue changes' }).click()
+    await editor.waitFor({ state: 'detached' })
+    await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('1')
+    // Someone else, online: the same field to another value, and a field this page did not touch.
+    const theirs = await call('PATCH', `/api/environments/${production}/flags/checkout`, {
+      rollout_percentage: 20,
+      is_enabled: false,
+    })
+    expect(theirs.status).toBe(200)
+    await context.setOffline(false)
+    const card = page.getByRole('region', { name: 'Conflict on checkout' })
+    await card.waitFor({ timeout: 15_000 })
+    expect(await card.locator('tbody tr').allTextContents()).toEqual(['rollout_percentage607020'])
+    await screenshot(page, 'dashboard-offline-09-field-conflict')
+    expect((await serverFlag('checkout')).rollout_percentage).toBe(20)
+    await card.getByRole('button', { name: 'Keep mine' }).click()
+    await card.waitFor({ state: 'detached', timeout: 15_000 })
+    await expect.poll(async () => (await serverFlag('checkout')).rollout_percentage, WITHIN).toBe(70)
+    const merged = await serverFlag('checkout')
+    expect(merged.description).toBe('checkout #payments')
+    expect(merged.is_enabled).toBe(false)
+    await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
     expect(errors).toEqual([])
   })
 })

@@ -147,3 +147,23 @@ export function patchOf(flag: BuiltFlag): Record<string, unknown> {
   const { key: _key, ...fields } = flag
   return { ...fields, default_value: flag.default_value ?? null, disabled_value: flag.disabled_value ?? null }
 }
+
+/**
+ * The merge patch that turns `base` into `flag`: only the fields that differ.
+ * Queued offline, a patch naming only what was edited is what lets the sync
+ * route merge it onto changes others made meanwhile, and report a conflict
+ * only on a field both sides changed.
+ */
+export function changesOf(base: BuiltFlag, flag: BuiltFlag): Record<string, unknown> {
+  const before = patchOf(base)
+  const changes: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(patchOf(flag))) {
+    if (JSON.stringify(value) !== JSON.stringify(before[field])) changes[field] = value
+  }
+  return changes
+}
+
+/** An insert's record (document 2): the whole flag, without the fields left empty. */
+export function recordOf(flag: BuiltFlag): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(flag).filter(([, v]) => v !== undefined))
+}

@@ -2,9 +2,19 @@ import type { FlagType } from '@flagsync/protocol'
 import { type FormEvent, useEffect, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
 import { Dialog } from './dialog.js'
-import { buildFlag, type Draft, draftOf, OPERATORS, patchOf, type RuleDraft } from './flag-draft.js'
+import {
+  buildFlag,
+  changesOf,
+  type Draft,
+  draftOf,
+  OPERATORS,
+  patchOf,
+  type RuleDraft,
+  recordOf,
+} from './flag-draft.js'
 import { explainCycle } from './flag-view.js'
 import { History } from './history.js'
+import type { Outbox } from './offline-edits.js'
 import { Promote } from './promote.js'
 import type { Environment, Flag } from './types.js'
 import { formatPercent, summarizeWeights } from './weights.js'
@@ -23,6 +33,10 @@ const NEW_RULE: RuleDraft = {
  * environment: type and values, variants with their live shares, rules with
  * the nine operators or a segment, prerequisites, rollout. An environment
  * that requires approval turns the save into a change request (202).
+ *
+ * Offline it starts from the saved copy (`saved`, queued edits included) and
+ * queues instead of saving: the fields that changed as one update with the
+ * copy's revision as its base, or a new flag as an insert per environment.
  */
 export function FlagEditor(props: {
   projectId: string
@@ -34,24 +48,53 @@ export function FlagEditor(props: {
   readOnlyReason: string
   onClose: () => void
   onSaved: (envId: string, flag: Flag) => void
+  offline: boolean
+  /** Where offline saves go; null when no outbox is open. */
+  outbox: Outbox | null
+  /** Offline: the flag as last saved from the service, with the queued edits applied. */
+  saved: Flag | undefined
+  /** The service's revision of `saved` before the queued edits: the base the sync route checks against. */
+  savedRevision: number | undefined
+  exists: (envId: string, key: string) => boolean
 }) {
   const creating = props.flagKey === null
   const env = props.environments.find((e) => e.id === props.envId)
   const [draft, setDraft] = useState<Draft | null>(creating ? draftOf(null) : null)
+  // What the draft started from: an offline save queues only the fields that differ from it.
+  const [start, setStart] = useState<Draft | null>(null)
   const [targets, setTargets] = useState<'all' | string>('all')
   const [segments, setSegments] = useState<string[]>([])
   const [error, setError] = useState<string | null>(null)
   const [notice, setNotice] = useState<string | null>(null)
 
+  const { offline, saved } = props
+  // Offline the editor opens from the saved copy once, not again each time the queue changes under it.
+  const [openedOffline] = useState(offline)
   useEffect(() => {
+    const segmentsKey = `flagsync.dashboard.segments.${props.projectId}`
     void api<Array<{ key: string }>>('GET', `/api/projects/${props.projectId}/segments`)
-      .then((list) => setSegments(list.map((s) => s.key)))
-      .catch(() => setSegments([]))
-    if (props.flagKey === null) return
+      .then((list) => {
+        setSegments(list.map((s) => s.key))
+        localStorage.setItem(segmentsKey, JSON.stringify(list.map((s) => s.key)))
+      })
+      .catch(() => setSegments(readList(segmentsKey)))
+    if (props.flagKey === null || openedOffline) return
     api<Flag>('GET', `/api/environments/${props.envId}/flags/${encodeURIComponent(props.flagKey)}`)
-      .then((flag) => setDraft(draftOf(flag)))
+      .then((flag) => {
+        setDraft(draftOf(flag))
+        setStart(draftOf(flag))
+      })
       .catch((e) => setError(errorText(e)))
-  }, [props.projectId, props.envId, props.flagKey])
+  }, [props.projectId, props.envId, props.flagKey, openedOffline])
+  useEffect(() => {
+    if (!openedOffline || props.flagKey === null) return
+    if (!saved) {
+      setError(`No saved copy of ${props.flagKey} to edit offline: the page had not loaded it from the service.`)
+      return
+    }
+    setDraft((d) => d ?? draftOf(saved))
+    setStart((d) => d ?? draftOf(saved))
+  }, [openedOffline, saved, props.flagKey])
 
   const title = creating ? 'New flag' : `${props.flagKey} in ${env?.name ?? 'environment'}`
   if (!draft) {
@@ -67,7 +110,8 @@ export function FlagEditor(props: {
       </Dialog>
     )
   }
-  const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch })
+  const current: Draft = draft
+  const set = (patch: Partial<Draft>) => setDraft({ ...current, ...patch })
   const { flag, problems } = buildFlag(draft)
   const weights = summarizeWeights(flag.variants)
 
@@ -76,6 +120,11 @@ export function FlagEditor(props: {
     setError(null)
     setNotice(null)
     if (problems.length || weights.problem) return
+    // An editor opened offline started from the saved copy: it queues even once the service is back.
+    if (offline || openedOffline) {
+      await queue()
+      return
+    }
     try {
       if (creating) {
         const envs = targets === 'all' ? props.environments : props.environments.filter((e) => e.id === targets)
@@ -97,12 +146,50 @@ export function FlagEditor(props: {
     }
   }
 
+  /** Offline: into the outbox of each environment, delivered by the sync client when the service is reachable. */
+  async function queue() {
+    const outbox = props.outbox
+    if (!outbox) {
+      setError('Saving needs a connection: the outbox that queues edits offline is not open.')
+      return
+    }
+    try {
+      if (creating) {
+        const envs = targets === 'all' ? props.environments : props.environments.filter((e) => e.id === targets)
+        const taken = envs.filter((e) => props.exists(e.id, flag.key))
+        if (taken.length) {
+          setError(`${flag.key} already exists in ${taken.map((e) => e.name).join(', ')}: edit it there instead.`)
+          return
+        }
+        for (const target of envs) await outbox.insert(target.id, { ...recordOf(flag), key: flag.key })
+        props.onClose()
+        return
+      }
+      const changes = changesOf(buildFlag(start ?? current).flag, flag)
+      if (Object.keys(changes).length === 0) {
+        setNotice('Nothing changed.')
+        return
+      }
+      await outbox.update(props.envId, flag.key, changes, props.savedRevision)
+      props.onClose()
+    } catch (e) {
+      setError(errorText(e))
+    }
+  }
+
   const typeHint = draft.type === 'json' ? 'JSON' : draft.type === 'boolean' ? 'true or false' : draft.type
   return (
     <Dialog title={title} onClose={props.onClose} wide>
       <form onSubmit={save} className="editor">
         <fieldset disabled={props.readOnly}>
           {props.readOnly ? <p className="hint">Read-only: editing {props.readOnlyReason}.</p> : null}
+          {offline && !props.readOnly ? (
+            <p className="notice" id="editor-offline">
+              Offline: {creating ? 'the new flag is' : 'your changes are'} queued and delivered when the service is
+              reachable
+              {env?.require_approval && !creating ? `, where ${env.name} turns them into a change request` : ''}.
+            </p>
+          ) : null}
           <div className="grid">
             <label>
               Key
@@ -346,7 +433,12 @@ export function FlagEditor(props: {
             </button>
           </fieldset>
         </fieldset>
-        {!creating && env ? (
+        {!creating && env && offline ? (
+          <p className="hint" id="editor-needs-connection">
+            Promote and history need a connection: the service compares and keeps them.
+          </p>
+        ) : null}
+        {!creating && env && !offline ? (
           <Promote
             flagKey={flag.key}
             from={env}
@@ -355,7 +447,7 @@ export function FlagEditor(props: {
             onPromoted={props.onSaved}
           />
         ) : null}
-        {!creating && env ? (
+        {!creating && env && !offline ? (
           <details>
             <summary>History in {env.name}</summary>
             <History
@@ -390,12 +482,29 @@ export function FlagEditor(props: {
             className="primary"
             disabled={props.readOnly || problems.length > 0 || weights.problem !== null}
           >
-            {creating ? 'Create flag' : env?.require_approval ? 'Request change' : 'Save'}
+            {offline
+              ? creating
+                ? 'Queue new flag'
+                : 'Queue changes'
+              : creating
+                ? 'Create flag'
+                : env?.require_approval
+                  ? 'Request change'
+                  : 'Save'}
           </button>
         </div>
       </form>
     </Dialog>
   )
+}
+
+function readList(key: string): string[] {
+  try {
+    const list: unknown = JSON.parse(localStorage.getItem(key) ?? '[]')
+    return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : []
+  } catch {
+    return []
+  }
 }
 
 function replace<T>(list: readonly T[], index: number, item: T): T[] {

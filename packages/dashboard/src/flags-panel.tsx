@@ -2,10 +2,11 @@ import { applyPending, type ClientFlag } from '@flagsync/flag-client'
 import type { FlagType, Operation } from '@flagsync/protocol'
 import { lazy, Suspense, useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react'
 import { api, errorText } from './api.js'
+import { useEditableFlags } from './editable-flags.js'
 import { FlagEditor } from './flag-editor.js'
 import { type FlagFilter, flagRows, type StateFilter, servedAtGlance } from './flag-view.js'
 import { LiveFlags } from './live-flags.js'
-import type { QueueEdit } from './offline-edits.js'
+import type { Outbox } from './offline-edits.js'
 import type { Environment, Flag, Project, Role } from './types.js'
 
 const NO_FILTER: FlagFilter = { search: '', type: 'all', state: 'all', tag: '' }
@@ -34,9 +35,9 @@ export function FlagsPanel(props: {
   const [filter, setFilter] = useState<FlagFilter>(NO_FILTER)
   const [editing, setEditing] = useState<{ envId: string; key: string | null } | null>(null)
   const [error, setError] = useState<string | null>(null)
-  const [queue, setQueue] = useState<{ edit: QueueEdit } | null>(null)
+  const [queue, setQueue] = useState<{ outbox: Outbox } | null>(null)
   const [pending, setPending] = useState<ReadonlyMap<string, readonly Operation[]>>(new Map())
-  const onReady = useCallback((edit: QueueEdit) => setQueue({ edit }), [])
+  const onReady = useCallback((outbox: Outbox) => setQueue({ outbox }), [])
   const onPending = useCallback(
     (envId: string, operations: readonly Operation[]) =>
       setPending((before) => (before.get(envId) === operations ? before : new Map(before).set(envId, operations))),
@@ -54,19 +55,32 @@ export function FlagsPanel(props: {
     }
     return view
   }, [snapshot.flags, pending])
+  const editable = useEditableFlags(props.project.id, envIds, snapshot.flags, props.offline)
+  // What the editor starts from offline: the unexpanded copy, with the queued edits on top.
+  const editableShown = useMemo(() => {
+    const view = new Map<string, ReadonlyMap<string, Flag>>()
+    for (const [envId, flags] of editable) {
+      const ops = pending.get(envId) ?? []
+      view.set(
+        envId,
+        ops.length ? (applyPending(flags as ReadonlyMap<string, ClientFlag>, ops) as Map<string, Flag>) : flags,
+      )
+    }
+    return view
+  }, [editable, pending])
   const rows = flagRows(shown, envIds, filter)
   const isEditor = props.role === 'admin' || props.role === 'editor'
-  const canEdit = isEditor && !props.offline
-  // Offline, toggles are queued in the environment's outbox; the editor's other fields need the service.
-  const canToggle = isEditor && (!props.offline || queue !== null)
-  const editReason = props.offline
-    ? 'offline: only on/off switches are queued; the editor needs the service'
-    : 'needs the project editor role'
+  // Offline, every flag edit the sync route accepts is queued in the environment's outbox.
+  const canEdit = isEditor && (!props.offline || queue !== null)
+  const canToggle = canEdit
+  const editReason = !isEditor
+    ? 'needs the project editor role'
+    : 'needs a connection: the outbox that queues edits offline is not open yet'
 
   async function toggle(env: Environment, flag: Flag) {
     setError(null)
     if (props.offline && queue) {
-      await queue.edit(env.id, flag.key, { is_enabled: !flag.is_enabled }, flag.revision)
+      await queue.outbox.update(env.id, flag.key, { is_enabled: !flag.is_enabled }, flag.revision)
       return
     }
     try {
@@ -109,6 +123,12 @@ export function FlagsPanel(props: {
       </div>
       <FilterBar filter={filter} onChange={setFilter} />
       {!canEdit ? <p className="hint">Editing flags {editReason}.</p> : null}
+      {canEdit && props.offline ? (
+        <p className="hint" id="offline-editing">
+          Offline: switches, the editor and new flags are queued and delivered when the service is reachable. Promoting
+          and history need a connection.
+        </p>
+      ) : null}
       {error ? (
         <p role="alert" className="error">
           {error}
@@ -208,6 +228,11 @@ export function FlagsPanel(props: {
           projectId={props.project.id}
           readOnly={!canEdit}
           readOnlyReason={editReason}
+          offline={props.offline}
+          outbox={queue?.outbox ?? null}
+          saved={editing.key === null ? undefined : editableShown.get(editing.envId)?.get(editing.key)}
+          savedRevision={editing.key === null ? undefined : editable.get(editing.envId)?.get(editing.key)?.revision}
+          exists={(envId, key) => shown.get(envId)?.has(key) ?? false}
           knownKeys={[...new Set([...shown.values()].flatMap((m) => [...m.keys()]))].sort()}
           onClose={() => setEditing(null)}
           onSaved={(envId, flag) => live.put(envId, flag)}

@@ -3,15 +3,16 @@ import { FlagsyncProvider, usePendingChanges, useSyncStatus } from '@flagsync/re
 import { type Conflict, type ConflictResolution, createSyncClient, type SyncClient } from '@flagsync/sync-client'
 import { useEffect, useMemo, useState } from 'react'
 import { CSRF_HEADER } from './api.js'
+import { describeOperation } from './describe-operation.js'
 import type { Environment } from './types.js'
 
-/** Queues a flag edit in an environment's outbox; delivered to its sync route when the service is reachable. */
-export type QueueEdit = (
-  envId: string,
-  key: string,
-  changes: Record<string, unknown>,
-  baseRevision?: number,
-) => Promise<void>
+/** Queues flag edits in an environment's outbox; delivered to its sync route when the service is reachable. */
+export interface Outbox {
+  /** A merge patch of the flag (document 2's `update`), checked against `baseRevision` when it is delivered. */
+  update(envId: string, key: string, changes: Record<string, unknown>, baseRevision?: number): Promise<void>
+  /** A whole new flag (document 2's `insert`, keyed by the flag's key). */
+  insert(envId: string, record: Record<string, unknown> & { key: string }): Promise<void>
+}
 
 const clients = new Map<string, SyncClient>()
 
@@ -46,16 +47,23 @@ function outboxOf(envId: string, actor: string): SyncClient {
 export default function OfflineEdits(props: {
   environments: Environment[]
   actor: string
-  onReady: (queue: QueueEdit) => void
+  onReady: (outbox: Outbox) => void
   onPending: (envId: string, operations: readonly Operation[]) => void
 }) {
   const { environments, actor, onReady } = props
   const outboxes = useMemo(() => new Map(environments.map((e) => [e.id, outboxOf(e.id, actor)])), [environments, actor])
   useEffect(() => {
-    onReady(async (envId, key, changes, baseRevision) => {
+    const of = (envId: string) => {
       const outbox = outboxes.get(envId)
       if (!outbox) throw new Error(`no outbox for environment ${envId}`)
-      await outbox.update('flags', key, changes, baseRevision === undefined ? {} : { baseRevision })
+      return outbox
+    }
+    onReady({
+      update: (envId, key, changes, baseRevision) =>
+        of(envId).update('flags', key, changes, baseRevision === undefined ? {} : { baseRevision }),
+      insert: async (envId, record) => {
+        await of(envId).insert('flags', record, { recordId: record.key })
+      },
     })
   }, [outboxes, onReady])
   return (
@@ -103,16 +111,16 @@ function EnvironmentPending(props: {
         {conflicts.length ? `, ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'} to resolve` : ''} (
         {status?.state ?? 'starting'})
       </h3>
+      {env.require_approval && entries.length ? (
+        <p className="hint">{env.name} requires approval: delivered edits of existing flags become change requests.</p>
+      ) : null}
       {status?.lastError ? <p className="error">Last attempt: {status.lastError.message}</p> : null}
       {conflicts.map((c) => (
         <ConflictCard key={c.id} conflict={c} resolve={(how) => sync.resolve(c.id, how)} />
       ))}
       <ul>
         {entries.map((e) => (
-          <li key={e.id}>
-            {e.operation.action} {e.operation.recordId}
-            {e.operation.action === 'update' ? ` ${JSON.stringify(e.operation.changes)}` : ''}
-          </li>
+          <li key={e.id}>{describeOperation(e.operation)}</li>
         ))}
       </ul>
     </div>

@@ -1,0 +1,79 @@
+import { useEffect, useRef, useState } from 'react'
+import { api } from './api.js'
+import type { Flag } from './types.js'
+
+type FlagsByEnv = ReadonlyMap<string, ReadonlyMap<string, Flag>>
+
+/**
+ * The environments whose saved REST copy is behind the stream: a key the
+ * other lacks or another revision. Both carry the change-log revision of a
+ * flag's last change, and a segment edit re-sends flags with their own
+ * revision, so equal revisions mean equal flags.
+ */
+export function staleEnvironments(stream: FlagsByEnv, saved: FlagsByEnv, envIds: readonly string[]): string[] {
+  return envIds.filter((id) => {
+    const live = stream.get(id) ?? new Map<string, Flag>()
+    const copy = saved.get(id)
+    if (!copy || copy.size !== live.size) return true
+    for (const [key, flag] of live) if (copy.get(key)?.revision !== flag.revision) return true
+    return false
+  })
+}
+
+/**
+ * The flags as the editor edits them, kept for offline use. The stream sends
+ * the SDK view, with segment rules expanded into attribute rules; editing
+ * that would replace a segment reference by a copy of today's members. So
+ * while online this keeps `GET /api/environments/:id/flags` (references
+ * unexpanded) in localStorage, fetched again for an environment whenever the
+ * stream shows a change there; offline, the editor starts from this copy.
+ */
+export function useEditableFlags(
+  projectId: string,
+  envIds: readonly string[],
+  stream: FlagsByEnv,
+  offline: boolean,
+): FlagsByEnv {
+  const cacheKey = `flagsync.dashboard.editable.${projectId}`
+  const [saved, setSaved] = useState<FlagsByEnv>(() => readSaved(cacheKey))
+  const inFlight = useRef(new Set<string>())
+  useEffect(() => {
+    if (offline) return
+    for (const envId of staleEnvironments(stream, saved, envIds)) {
+      if (inFlight.current.has(envId)) continue
+      inFlight.current.add(envId)
+      api<Flag[]>('GET', `/api/environments/${encodeURIComponent(envId)}/flags`)
+        .then((list) =>
+          setSaved((before) => {
+            const next = new Map(before).set(envId, new Map(list.map((f) => [f.key, f])))
+            writeSaved(cacheKey, next)
+            return next
+          }),
+        )
+        // Offline or the environment went away: the copy stays as it was, and the next stream change tries again.
+        .catch(() => {})
+        .finally(() => inFlight.current.delete(envId))
+    }
+  }, [stream, saved, envIds, offline, cacheKey])
+  return saved
+}
+
+function readSaved(key: string): Map<string, Map<string, Flag>> {
+  try {
+    const raw = JSON.parse(localStorage.getItem(key) ?? '{}') as Record<string, Flag[]>
+    return new Map(Object.entries(raw).map(([env, list]) => [env, new Map(list.map((f) => [f.key, f]))]))
+  } catch {
+    return new Map()
+  }
+}
+
+function writeSaved(key: string, flags: FlagsByEnv): void {
+  try {
+    localStorage.setItem(
+      key,
+      JSON.stringify(Object.fromEntries([...flags].map(([env, byKey]) => [env, [...byKey.values()]]))),
+    )
+  } catch {
+    // A full or disabled storage only costs the offline editor its starting point.
+  }
+}

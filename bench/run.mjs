@@ -52,6 +52,8 @@ const MODULES = [
       'browser.enqueue.ratio',
       'browser.enqueue.relaxed.ops_per_s',
       'browser.enqueue.strict.ops_per_s',
+      'browser.enqueue.default.ops_per_s',
+      'browser.durability.strict_cost',
       'browser.drain500.ratio',
       'browser.drain500.relaxed.ops_per_s',
       'browser.drain500.strict.ops_per_s',

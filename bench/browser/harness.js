@@ -5,19 +5,14 @@ import { compact, createSyncClient } from './sync-client.browser.min.js'
 import { evaluate, handWritten, lastPerRecord, randomOperations, TARGETED_FLAG, users } from './workloads.js'
 
 /**
- * Durability of read-write transactions: null leaves the browser's default, 'relaxed' / 'strict' are forced on
- * every read-write transaction of the page (the client's through Dexie and the raw baseline's alike), so both
- * modes can be measured without a client option. The same wrapper runs in all three modes.
- * @type {IDBTransactionDurability | null}
+ * Durability of read-write transactions: null leaves each side at its default (the client's `durability` option
+ * unset, the raw baseline's transactions without the hint, i.e. the browser's), 'relaxed' / 'strict' set it on both
+ * (the client through its `durability` option, the baseline on each transaction it opens).
+ * @param {IDBTransactionDurability | null} mode
  */
-let durability = null
-const nativeTransaction = IDBDatabase.prototype.transaction
-IDBDatabase.prototype.transaction = function transaction(stores, mode, options) {
-  if (durability !== null && mode === 'readwrite') {
-    return nativeTransaction.call(this, stores, mode, { ...options, durability })
-  }
-  return nativeTransaction.call(this, stores, mode, options)
-}
+const rawOptions = (mode) => (mode === null ? undefined : { durability: mode })
+/** @param {IDBTransactionDurability | null} mode */
+const clientOptions = (mode) => (mode === null ? {} : { durability: mode })
 
 /** @param {IDBRequest | IDBOpenDBRequest} request */
 const settle = (request) =>
@@ -66,9 +61,13 @@ const updateOp = (i) => ({
 
 /** @param {number} n @param {IDBTransactionDurability | null} mode */
 async function enqueueOurs(n, mode) {
-  durability = mode
   const dbName = freshName('bench-enqueue')
-  const client = createSyncClient({ webhookUrl: `${location.origin}/sync`, dbName, syncIntervalMs: 3_600_000 })
+  const client = createSyncClient({
+    webhookUrl: `${location.origin}/sync`,
+    dbName,
+    syncIntervalMs: 3_600_000,
+    ...clientOptions(mode),
+  })
   try {
     await client.pending() // opens the database outside the timing
     const t0 = performance.now()
@@ -78,27 +77,25 @@ async function enqueueOurs(n, mode) {
     return n / (ms / 1000)
   } finally {
     await client.close()
-    durability = null
     await deleteDatabase(dbName)
   }
 }
 
 /** Raw IndexedDB: one `add` per read-write transaction, awaited until committed. @param {number} n @param {IDBTransactionDurability | null} mode */
 async function enqueueRaw(n, mode) {
-  durability = mode
   const name = freshName('bench-raw')
   const db = await openRaw(name)
+  const options = rawOptions(mode)
   try {
     const t0 = performance.now()
     for (let i = 0; i < n; i++) {
-      const tx = db.transaction('ops', 'readwrite')
+      const tx = db.transaction('ops', 'readwrite', options)
       tx.objectStore('ops').add({ op: updateOp(i), queuedAt: Date.now() })
       await committed(tx)
     }
     return n / ((performance.now() - t0) / 1000)
   } finally {
     db.close()
-    durability = null
     await deleteDatabase(name)
   }
 }
@@ -136,6 +133,7 @@ async function drainOurs(n, batchSize, mode) {
     dbName,
     batchSize,
     syncIntervalMs: 3_600_000,
+    ...clientOptions(mode),
   })
   try {
     await client.pending() // creates the outbox with the client's own schema
@@ -148,7 +146,6 @@ async function drainOurs(n, batchSize, mode) {
     }
     const seen = await client.pending()
     if (seen !== n) throw new Error(`the client sees ${seen} of ${n} seeded operations: has the outbox layout changed?`)
-    durability = mode
     const t0 = performance.now()
     const result = await client.flush()
     const ms = performance.now() - t0
@@ -157,7 +154,6 @@ async function drainOurs(n, batchSize, mode) {
     }
     return n / (ms / 1000)
   } finally {
-    durability = null
     await client.close()
     await deleteDatabase(dbName)
   }
@@ -169,11 +165,11 @@ async function drainRaw(n, page, mode) {
   const db = await openRaw(name)
   try {
     await addRows(db, queuedRows(n))
-    durability = mode
+    const options = rawOptions(mode)
     let read = 0
     const t0 = performance.now()
     for (;;) {
-      const tx = db.transaction('ops', 'readwrite')
+      const tx = db.transaction('ops', 'readwrite', options)
       const store = tx.objectStore('ops')
       const rows = /** @type {Array<{id: number}>} */ (await settle(store.getAll(null, page)))
       for (const row of rows) store.delete(row.id)
@@ -185,7 +181,6 @@ async function drainRaw(n, page, mode) {
     if (read !== n) throw new Error(`raw drain read ${read} of ${n}`)
     return n / (ms / 1000)
   } finally {
-    durability = null
     db.close()
     await deleteDatabase(name)
   }

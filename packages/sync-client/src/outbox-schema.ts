@@ -1,5 +1,6 @@
 import type { Operation } from '@flagsync/protocol'
 import type { Dexie, Table } from 'dexie'
+import type { Durability } from './durability.js'
 import type { DeliveryError } from './types.js'
 
 /** A queued operation that is not part of a batch yet. */
@@ -183,6 +184,8 @@ export function existenceAfter(operations: readonly Operation[]): Map<string, bo
 export interface OutboxDeps {
   indexedDB: IDBFactory
   IDBKeyRange: typeof IDBKeyRange
+  /** Of every read-write transaction; default `DEFAULT_DURABILITY`. */
+  durability?: Durability
 }
 
 /** After the deletes among `sources` are acknowledged or dropped: their records no longer have a queued delete. */

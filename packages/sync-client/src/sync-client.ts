@@ -2,6 +2,7 @@ import type { Operation } from '@flagsync/protocol'
 import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
 import { type DeliveryLock, leaseDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
 import { DeliveryPipeline, type DrainResult } from './delivery-pipeline.js'
+import { type Durability, resolveDurability } from './durability.js'
 import { SyncClientError, toSyncClientError } from './errors.js'
 import {
   baseOf,
@@ -43,7 +44,7 @@ const BUSY_POLL_MS = 100
  * await client.update('flags', 'dark-mode', { is_enabled: true })
  */
 export function createSyncClient(options: SyncClientOptions): SyncClient {
-  return new OutboxSyncClient(resolveOptions(options))
+  return new OutboxSyncClient(resolveOptions(options), resolveDurability(options.durability))
 }
 
 class OutboxSyncClient implements SyncClient {
@@ -63,8 +64,11 @@ class OutboxSyncClient implements SyncClient {
   private readonly pipeline: DeliveryPipeline
   private readonly statusFeed: StatusFeed
 
-  constructor(private readonly o: ResolvedOptions) {
-    this.store = new OutboxDb(o.dbName, { indexedDB: o.indexedDB, IDBKeyRange: o.IDBKeyRange })
+  constructor(
+    private readonly o: ResolvedOptions,
+    durability: Durability,
+  ) {
+    this.store = new OutboxDb(o.dbName, { indexedDB: o.indexedDB, IDBKeyRange: o.IDBKeyRange, durability })
     const lockName = `flagsync-sync-client:${o.dbName}:delivery`
     this.lock = o.locks
       ? webLocksDeliveryLock(o.locks, lockName, this.shutdown.signal)

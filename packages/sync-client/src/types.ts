@@ -146,6 +146,13 @@ export interface SyncClientOptions {
    * background interval or `flush()`. Default 25 ms.
    */
   pushDelayMs?: number | null
+  /**
+   * Durability of the outbox's read-write transactions: `'relaxed'` (default) reports a write committed once
+   * the operating system has it, which survives a tab or browser crash but maybe not a power loss;
+   * `'strict'` waits for the disk flush (slower: see the README); `'default'` leaves it to the browser.
+   * Browsers without the hint ignore it.
+   */
+  durability?: 'relaxed' | 'strict' | 'default'
   /** IndexedDB lease duration used when Web Locks are missing. Default 5000 ms. */
   leaseMs?: number
   /** Default: the page's IndexedDB. In Node pass one (e.g. `fake-indexeddb`) together with its `IDBKeyRange`. */

@@ -6,6 +6,7 @@ import { Projects } from './projects.js'
 import { navigate, useRoute } from './route.js'
 import { Tokens } from './tokens.js'
 import type { Me, Project } from './types.js'
+import { Users } from './users.js'
 
 const ME_CACHE = 'flagsync.dashboard.me'
 const PROJECTS_CACHE = 'flagsync.dashboard.projects'
@@ -117,6 +118,17 @@ export function App() {
         >
           Tokens
         </a>
+        <a
+          href="/users"
+          className="top-link"
+          aria-current={route.page === 'users' ? 'page' : undefined}
+          onClick={(e) => {
+            e.preventDefault()
+            navigate('/users')
+          }}
+        >
+          Users
+        </a>
         <span className="who">
           {me.name} <span className="role">({me.role})</span>
         </span>
@@ -134,6 +146,8 @@ export function App() {
         <main id="main" tabIndex={-1}>
           {route.page === 'tokens' ? (
             <Tokens offline={offline} />
+          ) : route.page === 'users' ? (
+            <Users me={me} offline={offline} />
           ) : project ? (
             <ProjectPage
               key={project.id}

@@ -2,8 +2,8 @@ import { useSyncExternalStore } from 'react'
 
 /** Where the dashboard is: `/`, `/projects/:id` and its tab (`?tab=`). Plain history API, no router library. */
 export interface Route {
-  /** A page outside projects (`/tokens`), or null. */
-  page: 'tokens' | null
+  /** A page outside projects (`/tokens`, `/users`), or null. */
+  page: 'tokens' | 'users' | null
   projectId: string | null
   tab: string
   flagKey: string | null
@@ -13,7 +13,7 @@ function read(): Route {
   const match = /^\/projects\/([^/]+)(?:\/flags\/([^/]+))?/.exec(location.pathname)
   const params = new URLSearchParams(location.search)
   return {
-    page: location.pathname === '/tokens' ? 'tokens' : null,
+    page: location.pathname === '/tokens' ? 'tokens' : location.pathname === '/users' ? 'users' : null,
     projectId: match?.[1] ? decodeURIComponent(match[1]) : null,
     tab: params.get('tab') ?? 'flags',
     flagKey: match?.[2] ? decodeURIComponent(match[2]) : null,

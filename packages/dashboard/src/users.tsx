@@ -1,0 +1,217 @@
+import { useCallback, useEffect, useState } from 'react'
+import { ApiError, api, errorText } from './api.js'
+import { ConfirmDialog, FormDialog } from './dialog.js'
+import { navigate } from './route.js'
+import type { Me, Role } from './types.js'
+
+export interface User {
+  id: number
+  email: string
+  name: string
+  role: Role
+  created_at: string
+}
+
+const ROLES: readonly Role[] = ['viewer', 'editor', 'admin']
+
+/**
+ * Why the caller cannot delete this user, or null when they can (document 1's users routes: workspace admins
+ * create and delete; nobody deletes themselves or the last admin).
+ */
+export function deleteBlocked(me: Pick<Me, 'id' | 'role'>, user: User, users: readonly User[], offline: boolean) {
+  if (offline) return 'needs the service (offline)'
+  if (me.role !== 'admin') return 'needs the workspace admin role'
+  if (user.id === me.id) return 'you cannot delete yourself'
+  if (user.role === 'admin' && users.filter((u) => u.role === 'admin').length <= 1) return 'the last admin'
+  return null
+}
+
+/** Workspace users: everyone sees the list; workspace admins create users and delete them. */
+export function Users(props: { me: Me; offline: boolean }) {
+  const [users, setUsers] = useState<User[]>([])
+  const [creating, setCreating] = useState(false)
+  const [deleting, setDeleting] = useState<User | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const load = useCallback(async () => {
+    try {
+      setUsers(await api<User[]>('GET', '/api/users'))
+    } catch (e) {
+      if (!(e instanceof ApiError && e.offline)) setError(errorText(e))
+    }
+  }, [])
+  useEffect(() => {
+    void load()
+  }, [load])
+  const isAdmin = props.me.role === 'admin'
+  const createReason = props.offline ? 'needs the service (offline)' : isAdmin ? null : 'needs the workspace admin role'
+  return (
+    <section aria-labelledby="users-title">
+      <div className="toolbar">
+        <h1 id="users-title">Users</h1>
+        <div className="spacer" />
+        <button
+          type="button"
+          disabled={createReason !== null}
+          title={createReason ?? undefined}
+          onClick={() => setCreating(true)}
+        >
+          New user
+        </button>
+      </div>
+      {createReason ? <p className="hint">Creating and deleting users {createReason}.</p> : null}
+      <p className="hint">
+        A user signs in with their email and password; their projects come from memberships (a project's Members tab),
+        unless their workspace role is admin. Your own{' '}
+        <a
+          href="/tokens"
+          onClick={(e) => {
+            e.preventDefault()
+            navigate('/tokens')
+          }}
+        >
+          personal access tokens
+        </a>{' '}
+        act as you; nobody manages another user's tokens, and deleting a user deletes theirs.
+      </p>
+      {error ? (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      ) : null}
+      <div className="table-wrap">
+        <table className="list">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Workspace role</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => {
+              const blocked = deleteBlocked(props.me, u, users, props.offline)
+              return (
+                <tr key={u.id} data-user={u.email}>
+                  <td>
+                    {u.name}
+                    {u.id === props.me.id ? <span className="badge">you</span> : null}
+                  </td>
+                  <td>{u.email}</td>
+                  <td>{u.role}</td>
+                  <td>
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={blocked !== null}
+                      title={blocked ?? undefined}
+                      aria-label={`Delete user ${u.email}`}
+                      onClick={() => {
+                        setError(null)
+                        setDeleting(u)
+                      }}
+                    >
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
+      </div>
+      {creating ? (
+        <CreateUser
+          onClose={() => setCreating(false)}
+          onCreated={async () => {
+            setCreating(false)
+            await load()
+          }}
+        />
+      ) : null}
+      {deleting ? (
+        <ConfirmDialog
+          title={`Delete user ${deleting.email}?`}
+          confirm="Delete user"
+          error={error}
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            try {
+              await api('DELETE', `/api/users/${deleting.id}`)
+              setDeleting(null)
+              await load()
+            } catch (e) {
+              setError(errorText(e))
+            }
+          }}
+        >
+          <p>
+            <strong>{deleting.name}</strong> can no longer sign in; their sessions, personal access tokens and project
+            memberships go with them, and their open streams end.
+          </p>
+        </ConfirmDialog>
+      ) : null}
+    </section>
+  )
+}
+
+function CreateUser(props: { onClose: () => void; onCreated: () => Promise<void> }) {
+  const [name, setName] = useState('')
+  const [email, setEmail] = useState('')
+  const [role, setRole] = useState<Role>('viewer')
+  const [password, setPassword] = useState('')
+  return (
+    <FormDialog
+      title="New user"
+      submit="Create user"
+      onClose={props.onClose}
+      onSubmit={async () => {
+        await api('POST', '/api/users', { name, email, role, password })
+        await props.onCreated()
+      }}
+    >
+      <label>
+        Name
+        <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label>
+        Email
+        <input
+          required
+          type="email"
+          autoComplete="off"
+          maxLength={254}
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+      </label>
+      <label>
+        Workspace role
+        <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
+          {ROLES.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Password
+        <input
+          required
+          type="password"
+          autoComplete="new-password"
+          minLength={8}
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          aria-describedby="password-hint"
+        />
+      </label>
+      <p className="hint" id="password-hint">
+        At least 8 characters. Give it to the person; they sign in with it.
+      </p>
+    </FormDialog>
+  )
+}

@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process'
+import { createServer, connect as netConnect } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
 import { openSse } from '../support/sse-reader.js'
@@ -53,5 +56,73 @@ describe('the server CLI (npm start)', () => {
     children.push(second)
     const list = await fetch(`${second.url}/api/flags`, { headers: { Authorization: 'Bearer k' } })
     expect((await list.json()).map((f: { key: string }) => f.key)).toEqual(['kept'])
+  })
+
+  it('binds its port before loading the app: a stream client connecting during startup is held, then bootstrapped', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number }
+        probe.close(() => resolve(port))
+      })
+    })
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(new URL('../../packages/flat-api/dist/cli.js', import.meta.url))],
+      {
+        env: {
+          ...process.env,
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          LOG_LEVEL: 'info',
+          DATABASE_URL: `sqlite:${dir.file('f.sqlite')}`,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    let out = ''
+    let readyAt = Number.POSITIVE_INFINITY
+    const onOutput = (d: Buffer) => {
+      out += d
+      if (readyAt === Number.POSITIVE_INFINITY && /listening on/.test(out)) readyAt = Date.now()
+    }
+    child.stdout?.on('data', onOutput)
+    child.stderr?.on('data', onOutput)
+    try {
+      // Retry refused connections until the port is bound; note whether the app had said it was ready.
+      const { socket, readyAtConnect } = await new Promise<{
+        socket: ReturnType<typeof netConnect>
+        readyAtConnect: boolean
+      }>((resolve, reject) => {
+        const deadline = Date.now() + 15_000
+        const attempt = () => {
+          const socket = netConnect({ host: '127.0.0.1', port })
+          socket.once('connect', () => resolve({ socket, readyAtConnect: /listening on/.test(out) }))
+          socket.once('error', () => {
+            if (Date.now() > deadline) reject(new Error(`never bound:\n${out}`))
+            else setTimeout(attempt, 5)
+          })
+        }
+        attempt()
+      })
+      expect(readyAtConnect).toBe(false)
+      const connectedAt = Date.now()
+      let text = ''
+      socket.on('data', (chunk) => {
+        text += chunk
+      })
+      socket.write(`GET /stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`)
+      await expect.poll(() => text, { timeout: 15_000 }).toContain(': bootstrap complete')
+      expect(text).toMatch(/^HTTP\/1\.1 200 OK/)
+      expect(text).toContain('event: connected')
+      await expect.poll(() => out, { timeout: 15_000 }).toMatch(/listening on/)
+      // Bound before Express, knex and the store were loaded (most of a second even on an idle machine), not at the
+      // end of startup, where the log line follows the bind within milliseconds.
+      expect(readyAt - connectedAt).toBeGreaterThan(100)
+      socket.destroy()
+    } finally {
+      child.kill('SIGKILL')
+    }
   })
 })

@@ -56,10 +56,17 @@ beforeAll(async () => {
   expect(
     (await call('POST', `/api/environments/${production}/flags`, { key: 'night-mode', is_enabled: false })).status,
   ).toBe(200)
+  const segment = await call('POST', `/api/projects/${projectId}/segments`, {
+    key: 'beta',
+    name: 'Beta testers',
+    rules: [{ attribute: 'plan', operator: 'equals', values: ['pro'] }],
+  })
+  expect(segment.status).toBe(200)
   expect(
     (
       await call('POST', `/api/environments/${production}/flags`, {
         key: 'checkout',
+        rules: [{ segment_key: 'beta', variant: 'control' }],
         is_enabled: true,
         flag_type: 'string',
         default_value: 'control',
@@ -194,11 +201,15 @@ describe('editing every field offline', () => {
     await editor.getByLabel('Value 2').fill('treatment')
     await editor.getByLabel('Weight 2').fill('3')
     expect(await editor.getByLabel('Share of variant 2').textContent()).toMatch(/^75\s?%$/)
+    // The stream expands segments; the editor starts from the REST copy, so rule 1 is still the segment.
+    const rule1 = editor.locator('[data-rule="0"]')
+    expect(await rule1.getByLabel(/^Segment/).inputValue()).toBe('beta')
     await editor.getByRole('button', { name: 'Add rule' }).click()
-    await editor.getByLabel('Attribute', { exact: true }).fill('country')
-    await editor.getByLabel('Operator').selectOption('equals')
-    await editor.getByLabel('Values (comma-separated)').fill('NL, BE')
-    await editor.getByLabel('Serves', { exact: true }).fill('treatment')
+    const rule2 = editor.locator('[data-rule="1"]')
+    await rule2.getByLabel('Attribute', { exact: true }).fill('country')
+    await rule2.getByLabel('Operator').selectOption('equals')
+    await rule2.getByLabel('Values (comma-separated)').fill('NL, BE')
+    await rule2.getByLabel('Serves', { exact: true }).fill('treatment')
     await editor.getByLabel('Rollout %').fill('60')
     await screenshot(page, 'dashboard-offline-04-editor', { fullPage: false })
     expect(await axeViolations(page)).toEqual([])
@@ -241,6 +252,7 @@ describe('editing every field offline', () => {
     expect(await editor2.getByLabel('Rollout %').inputValue()).toBe('60')
     expect(await editor2.getByLabel('Value 2').inputValue()).toBe('treatment')
     expect(await editor2.getByLabel('Values (comma-separated)').inputValue()).toBe('NL, BE')
+    expect(await editor2.locator('[data-rule="0"]').getByLabel(/^Segment/).inputValue()).toBe('beta')
     await editor2.getByRole('button', { name: 'Cancel' }).click()
     await screenshot(page, 'dashboard-offline-05-reloaded')
     await page.setViewportSize({ width: 390, height: 844 })
@@ -259,6 +271,7 @@ describe('editing every field offline', () => {
       { value: 'treatment', weight: 3 },
     ])
     expect(after.rules).toEqual([
+      { segment_key: 'beta', variant: 'control' },
       { attribute: 'country', operator: 'equals', values: ['NL', 'BE'], variant: 'treatment' },
     ])
     expect((await serverFlag('offline-banner')).is_enabled).toBe(true)

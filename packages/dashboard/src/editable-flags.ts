@@ -2,6 +2,31 @@ import { useEffect, useRef, useState } from 'react'
 import { api } from './api.js'
 import type { Flag } from './types.js'
 
+/** Where the project's segment keys are kept for the editor's segment rules offline. */
+export const segmentsCacheKey = (projectId: string) => `flagsync.dashboard.segments.${projectId}`
+
+/** The segment keys an earlier online visit saved (empty when none). */
+export function savedSegments(projectId: string): string[] {
+  try {
+    const list: unknown = JSON.parse(localStorage.getItem(segmentsCacheKey(projectId)) ?? '[]')
+    return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : []
+  } catch {
+    return []
+  }
+}
+
+/** Fetches the project's segment keys and saves them; offline, the saved ones. */
+export async function loadSegments(projectId: string): Promise<string[]> {
+  try {
+    const list = await api<Array<{ key: string }>>('GET', `/api/projects/${encodeURIComponent(projectId)}/segments`)
+    const keys = list.map((s) => s.key)
+    localStorage.setItem(segmentsCacheKey(projectId), JSON.stringify(keys))
+    return keys
+  } catch {
+    return savedSegments(projectId)
+  }
+}
+
 type FlagsByEnv = ReadonlyMap<string, ReadonlyMap<string, Flag>>
 
 /**
@@ -37,6 +62,10 @@ export function useEditableFlags(
   const cacheKey = `flagsync.dashboard.editable.${projectId}`
   const [saved, setSaved] = useState<FlagsByEnv>(() => readSaved(cacheKey))
   const inFlight = useRef(new Set<string>())
+  useEffect(() => {
+    // The editor can then offer the project's segments offline too.
+    if (!offline) void loadSegments(projectId)
+  }, [projectId, offline])
   useEffect(() => {
     if (offline) return
     for (const envId of staleEnvironments(stream, saved, envIds)) {

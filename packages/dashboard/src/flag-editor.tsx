@@ -2,6 +2,7 @@ import type { FlagType } from '@flagsync/protocol'
 import { type FormEvent, useEffect, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
 import { Dialog } from './dialog.js'
+import { loadSegments } from './editable-flags.js'
 import {
   buildFlag,
   changesOf,
@@ -71,13 +72,7 @@ export function FlagEditor(props: {
   // Offline the editor opens from the saved copy once, not again each time the queue changes under it.
   const [openedOffline] = useState(offline)
   useEffect(() => {
-    const segmentsKey = `flagsync.dashboard.segments.${props.projectId}`
-    void api<Array<{ key: string }>>('GET', `/api/projects/${props.projectId}/segments`)
-      .then((list) => {
-        setSegments(list.map((s) => s.key))
-        localStorage.setItem(segmentsKey, JSON.stringify(list.map((s) => s.key)))
-      })
-      .catch(() => setSegments(readList(segmentsKey)))
+    void loadSegments(props.projectId).then(setSegments)
     if (props.flagKey === null || openedOffline) return
     api<Flag>('GET', `/api/environments/${props.envId}/flags/${encodeURIComponent(props.flagKey)}`)
       .then((flag) => {
@@ -326,7 +321,7 @@ export function FlagEditor(props: {
                       onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, segmentKey: e.target.value }) })}
                     >
                       <option value="">choose…</option>
-                      {segments.map((s) => (
+                      {[...new Set([...segments, ...draft.rules.map((x) => x.segmentKey).filter(Boolean)])].map((s) => (
                         <option key={s}>{s}</option>
                       ))}
                     </select>
@@ -496,15 +491,6 @@ export function FlagEditor(props: {
       </form>
     </Dialog>
   )
-}
-
-function readList(key: string): string[] {
-  try {
-    const list: unknown = JSON.parse(localStorage.getItem(key) ?? '[]')
-    return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : []
-  } catch {
-    return []
-  }
 }
 
 function replace<T>(list: readonly T[], index: number, item: T): T[] {

@@ -4,12 +4,14 @@
 // same bytes (captured from ours) from one Buffer, killed and restarted the same way, to the same clients.
 // sse.reconnect10k.peak_rss_mib: the restarted server's peak RSS (VmHWM) over the herd; the bootstrap is one shared
 // Buffer, so it must not grow with the subscribers' count × the bootstrap's size.
+// sse.resume.bytes_ratio: a Last-Event-ID reconnect after 10 missed changes vs a full bootstrap (sse-reconnect-resume.mjs).
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { atLeast, atMost, benchMain, log, row } from './lib/cli.mjs'
 import { makeFlag, seedFlags } from './lib/flags.mjs'
 import { benchDir, FLAT_API_CLI, profileArgs, repoRoot, spawnNode, tempDir } from './lib/proc.mjs'
 import { epochMs, median, sleep } from './lib/stats.mjs'
+import { measureResume } from './sse-reconnect-resume.mjs'
 
 const FLAGS = 1000
 const MARKER = 'bootstrap complete'
@@ -136,6 +138,8 @@ async function measure(server, count, minBytes, restarts, label = '') {
 export async function run({ quick }) {
   const count = Number(process.env.BENCH_RECONNECT_COUNT) || (quick ? 1000 : 10_000)
   const restarts = quick ? 1 : 2
+  // First, on its own server: the herd below leaves the machine busy for a while.
+  const resume = await measureResume()
   const tmp = tempDir('reconnect')
   const ours = restartable('ours', tmp.dir)
   /** @type {ReturnType<typeof restartable> | undefined} */
@@ -165,6 +169,7 @@ export async function run({ quick }) {
     const label = count >= 1000 ? `${count / 1000}k` : String(count)
     const common = `${count.toLocaleString('en')} raw-socket subscribers in a separate process, each reconnecting 100–500 ms (uniform) after a close or failed attempt, ${FLAGS} flags (${bytes.toLocaleString('en')}-byte bootstrap)`
     return [
+      resume,
       row({
         id: `sse.reconnect${label}.s`,
         value,

@@ -78,7 +78,15 @@ export function Users(props: { me: Me; offline: boolean }) {
           {error}
         </p>
       ) : null}
-      <div className="table-wrap">
+      <div
+        className="table-wrap"
+        // Scrolls sideways at 390 px: focusable and named, so the keyboard can scroll it too.
+        tabIndex={0}
+        role="region"
+        aria-label="Users of the workspace"
+        // The positioned box of its sr-only header, so that label scrolls with the table instead of widening the page.
+        ref={(el) => el?.style.setProperty('position', 'relative')}
+      >
         <table className="list">
           <thead>
             <tr>

@@ -1,0 +1,203 @@
+/**
+ * Issue 19's environment order and users page: the admin reorders
+ * environments from the keyboard (Move up / Move down), another signed-in
+ * context sees its flag table's columns follow within a second (the stream's
+ * environments event); the admin creates a user who then signs in; a viewer
+ * sees the admin-only controls disabled with the reason. axe and 390 px on both
+ * new pages. Dialogs are opened and closed along the way (new user, delete).
+ */
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
+import { tempDir } from '../support/temp-dir.js'
+import { axeViolations } from './axe.js'
+import { launchChromium, screenshot, watchErrors } from './browser.js'
+
+const ADMIN = { email: 'admin@example.com', password: 'users e2e password' }
+const NEW_USER = { name: 'Nora New', email: 'nora@example.com', password: 'nora e2e password' }
+const WITHIN = { timeout: 15_000, interval: 50 }
+const dir = tempDir('flagsync-e2e-dashboard-users-')
+let server: SpawnedServer
+let browser: Browser
+let admin: Page
+let watcher: Page
+let projectId = ''
+let cookie = ''
+const errors: string[] = []
+
+async function call<T>(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', 'X-Service-Request': 'true', Cookie: cookie },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  return { status: res.status, body: (res.status === 204 ? undefined : await res.json()) as T }
+}
+
+async function signIn(p: Page, who: { email: string; password: string }) {
+  await p.goto(server.url)
+  await p.getByLabel('Email').fill(who.email)
+  await p.getByLabel('Password').fill(who.password)
+  await p.getByRole('button', { name: 'Sign in' }).click()
+  await p.getByRole('button', { name: 'Sign out' }).waitFor()
+}
+
+const columns = (p: Page) => p.locator('table.flags thead th[scope="col"]').allTextContents()
+const envNames = (p: Page) => p.locator('ul.environments > li .env-name').allTextContents()
+
+beforeAll(async () => {
+  server = await spawnServer('packages/flag-service/dist/cli.js', {
+    DATABASE_URL: `sqlite:${dir.file('service.sqlite')}`,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    WORKSPACE_NAME: 'Acme',
+    POLL_INTERVAL_MS: '200',
+  })
+  const login = await fetch(`${server.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  })
+  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  projectId = (await call<Array<{ id: string }>>('GET', '/api/projects')).body[0]?.id ?? ''
+  browser = await launchChromium()
+  const a = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  const w = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  a.setDefaultTimeout(10_000)
+  w.setDefaultTimeout(10_000)
+  admin = await a.newPage()
+  watcher = await w.newPage()
+  watchErrors(admin, 'admin', errors)
+  watchErrors(watcher, 'watcher', errors)
+})
+
+afterAll(async () => {
+  await browser?.close()
+  server?.kill()
+  dir.remove()
+})
+
+describe('environment order and users in the dashboard', () => {
+  it('reorders environments from the keyboard; another context sees the columns follow within a second', async () => {
+    await signIn(watcher, ADMIN)
+    await watcher.getByRole('link', { name: 'Default' }).click()
+    await expect.poll(() => columns(watcher), WITHIN).toEqual(['Flag', 'Production', 'Staging', 'Development'])
+
+    await signIn(admin, ADMIN)
+    await admin.getByRole('link', { name: 'Default' }).click()
+    await admin.getByRole('tab', { name: 'Environments' }).click()
+    await expect.poll(() => envNames(admin), WITHIN).toEqual(['Production', 'Staging', 'Development'])
+    expect(await admin.getByRole('button', { name: 'Move Production up' }).isDisabled()).toBe(true)
+    expect(await admin.getByRole('button', { name: 'Move Production up' }).getAttribute('title')).toBe('already first')
+
+    // Keyboard only: focus the button, press Enter; focus stays on it as its row moves.
+    await admin.getByRole('button', { name: 'Move Development up' }).focus()
+    const sent = Date.now()
+    await admin.keyboard.press('Enter')
+    await expect.poll(() => envNames(admin), WITHIN).toEqual(['Production', 'Development', 'Staging'])
+    await expect
+      .poll(() => columns(watcher), { timeout: 1000, interval: 20 })
+      .toEqual(['Flag', 'Production', 'Development', 'Staging'])
+    expect(Date.now() - sent).toBeLessThan(1500)
+    await expect
+      .poll(() => admin.evaluate(() => document.activeElement?.getAttribute('aria-label')), WITHIN)
+      .toBe('Move Development up')
+    await admin.keyboard.press('Enter')
+    await expect.poll(() => envNames(admin), WITHIN).toEqual(['Development', 'Production', 'Staging'])
+    // Now first: its Up is disabled, so the keyboard lands on its Down.
+    await expect
+      .poll(() => admin.evaluate(() => document.activeElement?.getAttribute('aria-label')), WITHIN)
+      .toBe('Move Development down')
+    await expect.poll(() => columns(watcher), WITHIN).toEqual(['Flag', 'Development', 'Production', 'Staging'])
+    const listed = await call<Array<{ slug: string }>>('GET', `/api/projects/${projectId}/environments`)
+    expect(listed.body.map((e) => e.slug)).toEqual(['development', 'production', 'staging'])
+    await screenshot(admin, 'dashboard-users-01-environments-reordered')
+    await screenshot(watcher, 'dashboard-users-02-columns-followed')
+    // A reload keeps the service's order.
+    await admin.reload()
+    await expect.poll(() => envNames(admin), WITHIN).toEqual(['Development', 'Production', 'Staging'])
+    expect(await axeViolations(admin)).toEqual([])
+  })
+
+  it('lets the admin create a user who then signs in; the new user cannot manage users', async () => {
+    await admin.getByRole('link', { name: 'Users' }).click()
+    await admin.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
+    await expect.poll(() => admin.locator('tr[data-user]').count(), WITHIN).toBe(1)
+    expect(await admin.getByRole('button', { name: `Delete user ${ADMIN.email}` }).getAttribute('title')).toBe(
+      'you cannot delete yourself',
+    )
+    expect(await axeViolations(admin)).toEqual([])
+
+    await admin.getByRole('button', { name: 'New user' }).click()
+    const dialog = admin.getByRole('dialog', { name: 'New user' })
+    await dialog.getByLabel('Name').fill(NEW_USER.name)
+    await dialog.getByLabel('Email').fill(ADMIN.email) // taken: the service's 409 is shown, the dialog stays
+    await dialog.getByLabel('Workspace role').selectOption('viewer')
+    await dialog.getByLabel('Password').fill(NEW_USER.password)
+    await dialog.getByRole('button', { name: 'Create user' }).click()
+    await expect.poll(() => dialog.getByRole('alert').textContent(), WITHIN).toContain('is in use')
+    expect(await axeViolations(admin)).toEqual([])
+    await screenshot(admin, 'dashboard-users-03-new-user-409')
+    await dialog.getByLabel('Email').fill(NEW_USER.email)
+    await dialog.getByRole('button', { name: 'Create user' }).click()
+    await dialog.waitFor({ state: 'detached' })
+    await expect
+      .poll(() => admin.locator(`tr[data-user="${NEW_USER.email}"] td`).nth(2).textContent(), WITHIN)
+      .toBe('viewer')
+    // Focus went back to the button that opened the dialog.
+    expect(await admin.evaluate(() => document.activeElement?.textContent)).toBe('New user')
+    await screenshot(admin, 'dashboard-users-04-user-created')
+
+    await watcher.getByRole('button', { name: 'Sign out' }).click()
+    await watcher.getByLabel('Email').fill(NEW_USER.email)
+    await watcher.getByLabel('Password').fill(NEW_USER.password)
+    await watcher.getByRole('button', { name: 'Sign in' }).click()
+    await expect.poll(() => watcher.locator('.who').textContent(), WITHIN).toBe(`${NEW_USER.name} (viewer)`)
+    await watcher.getByRole('link', { name: 'Users' }).click()
+    await expect.poll(() => watcher.locator('tr[data-user]').count(), WITHIN).toBe(2)
+    const create = watcher.getByRole('button', { name: 'New user' })
+    expect(await create.isDisabled()).toBe(true)
+    expect(await create.getAttribute('title')).toBe('needs the workspace admin role')
+    expect(await watcher.getByText('Creating and deleting users needs the workspace admin role.').count()).toBe(1)
+    expect(await watcher.getByRole('button', { name: `Delete user ${ADMIN.email}` }).isDisabled()).toBe(true)
+    await screenshot(watcher, 'dashboard-users-05-viewer-sees-why')
+  })
+
+  it('deletes the user after a confirmation; Escape on the confirmation keeps them', async () => {
+    await admin.getByRole('button', { name: `Delete user ${NEW_USER.email}` }).click()
+    const confirm = admin.getByRole('dialog', { name: `Delete user ${NEW_USER.email}?` })
+    await confirm.waitFor()
+    expect(await confirm.textContent()).toContain('can no longer sign in')
+    await admin.keyboard.press('Escape')
+    await confirm.waitFor({ state: 'detached' })
+    expect(await admin.locator(`tr[data-user="${NEW_USER.email}"]`).count()).toBe(1)
+    await admin.getByRole('button', { name: `Delete user ${NEW_USER.email}` }).click()
+    await confirm.getByRole('button', { name: 'Delete user' }).click()
+    await expect.poll(() => admin.locator(`tr[data-user="${NEW_USER.email}"]`).count(), WITHIN).toBe(0)
+    // Their session ended with them.
+    expect((await call('GET', '/api/users')).status).toBe(200)
+    await watcher.reload()
+    await watcher.getByRole('button', { name: 'Sign in' }).waitFor()
+  })
+
+  it('reads at 390 px without sideways scrolling, axe-clean, on both pages', async () => {
+    await admin.setViewportSize({ width: 390, height: 844 })
+    for (const open of [
+      async () => admin.getByRole('link', { name: 'Users' }).click(),
+      async () => {
+        await admin.getByRole('link', { name: 'Default' }).click()
+        await admin.getByRole('tab', { name: 'Environments' }).click()
+        await admin.locator('ul.environments > li').first().waitFor()
+      },
+    ]) {
+      await open()
+      await admin.waitForTimeout(200)
+      expect(await admin.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+      expect(await axeViolations(admin)).toEqual([])
+    }
+    await screenshot(admin, 'dashboard-users-06-environments-390px')
+    await admin.getByRole('link', { name: 'Users' }).click()
+    await screenshot(admin, 'dashboard-users-07-users-390px')
+    expect(errors).toEqual([])
+  })
+})

@@ -1,7 +1,6 @@
-import type { Knex } from 'knex'
 import { META, TABLES } from './migrations.js'
 import type { Database } from './open-database.js'
-import { readMeta } from './statements.js'
+import { headOf, readMeta, rowsOf } from './statements.js'
 import { toStoreError } from './store-error.js'
 import type { StoredFlag } from './types.js'
 
@@ -61,11 +60,15 @@ interface AuditRow {
   before_revision: number | string | null
 }
 
+/** The columns of an entry and of the change before it (the row its `prev_revision` points at). */
+const ENTRY_COLUMNS = `c.revision, c.scope, c.key, c.data, c.created_at, c.actor, c.declared_actor, c.source,
+  c.batch_id, c.op_index, p.data as before_data, p.revision as before_revision`
+
 /**
- * Reads the audit trail, newest first, one page at a time. The previous
- * state of each entry comes from the log itself (the record's previous row,
- * found through the scope/key/revision index), so writing a change stores
- * no "before" copy.
+ * Reads the audit trail, newest first, one page at a time. Each change-log row
+ * points at its record's previous row, so an entry's previous state is one
+ * primary-key seek and writing a change stores no "before" copy; a record's
+ * history is that chain walked back from its newest row.
  */
 export class AuditLog {
   private readonly db: Database
@@ -75,62 +78,120 @@ export class AuditLog {
   }
 
   /** A record's entries, deletes included. */
-  history(key: string, query: AuditQuery = {}): Promise<AuditPage> {
-    return this.page(query, (q) => q.andWhere('c.key', key))
+  async history(key: string, query: AuditQuery = {}): Promise<AuditPage> {
+    const limit = query.limit ?? 100
+    try {
+      const pruned = await this.pruneMarks()
+      const scopes = query.scopes ? [...new Set(query.scopes)] : [query.scope ?? '']
+      const rows: AuditRow[] = []
+      for (const scope of scopes) rows.push(...(await this.chain(scope, key, query, limit + 1)))
+      rows.sort((a, b) => Number(b.revision) - Number(a.revision))
+      return toPage(rows, limit, pruned)
+    } catch (error) {
+      throw toStoreError(error)
+    }
   }
 
   /** Every record's entries, deleted records included. */
-  changes(query: AuditQuery = {}): Promise<AuditPage> {
-    return this.page(query, (q) => q)
-  }
-
-  private async page(query: AuditQuery, narrow: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<AuditPage> {
+  async changes(query: AuditQuery = {}): Promise<AuditPage> {
     const { knex } = this.db
     const limit = query.limit ?? 100
     try {
-      const [prunedThrough, prefixPruned] = await Promise.all([
-        readMeta(knex, META.prunedThrough),
-        readMeta(knex, META.prefixPrunedThrough),
-      ])
-      const previous = (column: string) =>
-        knex
-          .select(`p.${column}`)
-          .from({ p: TABLES.changes })
-          .whereRaw('p.scope = c.scope and p.key = c.key and p.revision < c.revision')
-          .orderBy('p.revision', 'desc')
-          .limit(1)
+      const pruned = await this.pruneMarks()
       const q = knex
-        .select(
-          'c.revision',
-          'c.scope',
-          'c.key',
-          'c.data',
-          'c.created_at',
-          'c.actor',
-          'c.declared_actor',
-          'c.source',
-          'c.batch_id',
-          'c.op_index',
-          previous('data').as('before_data'),
-          previous('revision').as('before_revision'),
-        )
+        .select(knex.raw(ENTRY_COLUMNS))
         .from({ c: TABLES.changes })
+        .leftJoin({ p: TABLES.changes }, 'p.revision', 'c.prev_revision')
       if (query.scopes) q.whereIn('c.scope', [...query.scopes])
       else q.where('c.scope', query.scope ?? '')
       if (query.since !== undefined) q.andWhere('c.revision', '>', query.since)
       if (query.cursor !== undefined) q.andWhere('c.revision', '<', query.cursor)
       // One more than asked tells whether another page exists without a count.
-      const rows = (await narrow(q)
-        .orderBy('c.revision', 'desc')
-        .limit(limit + 1)) as AuditRow[]
-      const more = rows.length > limit
-      const entries = rows.slice(0, limit).map((row) => toEntry(row, prunedThrough, prefixPruned))
-      const last = entries[entries.length - 1]
-      return { entries, nextCursor: more && last ? last.revision : null }
+      const rows = (await q.orderBy('c.revision', 'desc').limit(limit + 1)) as AuditRow[]
+      return toPage(rows, limit, pruned)
     } catch (error) {
       throw toStoreError(error)
     }
   }
+
+  private async pruneMarks(): Promise<PruneMarks> {
+    const { knex } = this.db
+    const [prunedThrough, prefixPruned] = await Promise.all([
+      readMeta(knex, META.prunedThrough),
+      readMeta(knex, META.prefixPrunedThrough),
+    ])
+    return { prunedThrough, prefixPruned }
+  }
+
+  /** Up to `count` rows of one record, newest first, below `cursor` and above `since`. */
+  private async chain(scope: string, key: string, query: AuditQuery, count: number): Promise<AuditRow[]> {
+    const { knex } = this.db
+    const start = await this.newestBelow(scope, key, query.cursor)
+    if (start === null) return []
+    const since = query.since ?? -1
+    const result = await knex.raw(
+      `with recursive walk(revision, prev, depth) as (
+         select c.revision, c.prev_revision, 1 from "flagsync_changes" c
+         where c.revision = ? and c.scope = ? and c.key = ?
+         union all
+         select c.revision, c.prev_revision, w.depth + 1
+         from walk w join "flagsync_changes" c on c.revision = w.prev
+         where w.depth < ? and c.revision > ?
+       )
+       select ${ENTRY_COLUMNS}
+       from walk w join "flagsync_changes" c on c.revision = w.revision
+       left join "flagsync_changes" p on p.revision = c.prev_revision
+       where c.revision > ?
+       order by c.revision desc`,
+      [start, scope, key, count, since, since],
+    )
+    return Array.isArray(result) ? (result as AuditRow[]) : (result as { rows: AuditRow[] }).rows
+  }
+
+  /**
+   * The revision of the record's newest row below `cursor` (its newest row
+   * without one). A cursor is normally the previous page's last entry, so its
+   * own row points there; any other revision walks the chain down to it.
+   */
+  private async newestBelow(scope: string, key: string, cursor: number | undefined): Promise<number | null> {
+    const { knex } = this.db
+    const headRows = rowsOf<{ head: number | string | null }>(
+      await knex.raw(`select ${headOf('?', '?')} as head`, [scope, key, scope, key]),
+    )
+    const head = headRows[0]?.head ?? null
+    if (head === null) return null
+    if (cursor === undefined || Number(head) < cursor) return Number(head)
+    const at = (await knex(TABLES.changes).where({ revision: cursor, scope, key }).first('prev_revision')) as
+      | { prev_revision: number | string | null }
+      | undefined
+    if (at) return at.prev_revision === null ? null : Number(at.prev_revision)
+    const below = rowsOf<{ revision: number | string | null }>(
+      await knex.raw(
+        `with recursive walk(revision, prev) as (
+           select c.revision, c.prev_revision from "flagsync_changes" c where c.revision = ?
+           union all
+           select c.revision, c.prev_revision from walk w join "flagsync_changes" c on c.revision = w.prev
+           where w.revision >= ?
+         )
+         select max(revision) as revision from walk where revision < ?`,
+        [Number(head), cursor, cursor],
+      ),
+    )
+    const revision = below[0]?.revision ?? null
+    return revision === null ? null : Number(revision)
+  }
+}
+
+interface PruneMarks {
+  prunedThrough: number
+  prefixPruned: number
+}
+
+function toPage(rows: AuditRow[], limit: number, { prunedThrough, prefixPruned }: PruneMarks): AuditPage {
+  const more = rows.length > limit
+  const entries = rows.slice(0, limit).map((row) => toEntry(row, prunedThrough, prefixPruned))
+  const last = entries[entries.length - 1]
+  return { entries, nextCursor: more && last ? last.revision : null }
 }
 
 function toEntry(row: AuditRow, prunedThrough: number, prefixPruned: number): AuditEntry {

@@ -220,17 +220,16 @@ export class FlagStore {
         if (cutoff <= 0) return 0
         const query = trx(TABLES.changes).where('revision', '<=', cutoff)
         if (mode === 'superseded') {
+          // A row is superseded when its record's next change (the row pointing back at it) is old enough too.
           query.andWhere((q) =>
             q
               .whereNull('data')
-              .orWhereExists((sub) =>
-                sub
-                  .select(trx.raw('1'))
-                  .from({ n: TABLES.changes })
-                  .whereRaw(
-                    'n.scope = flagsync_changes.scope and n.key = flagsync_changes.key and n.revision > flagsync_changes.revision',
-                  )
-                  .andWhere('n.revision', '<=', cutoff),
+              .orWhereIn(
+                'revision',
+                trx(TABLES.changes)
+                  .select('prev_revision')
+                  .where('revision', '<=', cutoff)
+                  .whereNotNull('prev_revision'),
               ),
           )
         }

@@ -80,6 +80,52 @@ const migrations: Migration[] = [
       ])
     },
   },
+  {
+    // Issue 18: the scope/key/revision index cost about as many page writes per batch as the flags
+    // table itself (random inserts into an ever-growing B-tree). Each row now points at the
+    // previous change of its record instead, so a record's history is a chain walked from its
+    // newest row (the flags table's revision, or its last delete); on SQLite the revision is the
+    // rowid, one B-tree less.
+    name: '0003_change_log_chain',
+    async up(knex) {
+      const dialect = knex.client.config.client === 'pg' ? 'postgres' : 'sqlite'
+      if (dialect === 'sqlite') {
+        await knex.raw(`create table "flagsync_changes_chain" (
+          revision integer primary key,
+          scope varchar(64) not null,
+          key varchar(100) not null,
+          data text,
+          created_at bigint not null,
+          actor varchar(256),
+          declared_actor varchar(256),
+          source varchar(256),
+          batch_id varchar(128),
+          op_index integer,
+          prev_revision bigint
+        )`)
+        await knex.raw(`insert into "flagsync_changes_chain"
+          select revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index,
+            lag(revision) over (partition by scope, key order by revision)
+          from "flagsync_changes"`)
+        await knex.raw(`drop table "flagsync_changes"`)
+        await knex.raw(`alter table "flagsync_changes_chain" rename to "flagsync_changes"`)
+        await knex.raw(`create index "flagsync_changes_created_at_index" on "flagsync_changes" (created_at)`)
+      } else {
+        await knex.raw(`alter table "flagsync_changes" add column prev_revision bigint`)
+        await knex.raw(`update "flagsync_changes" c set prev_revision = l.prev
+          from (select revision, lag(revision) over (partition by scope, key order by revision) as prev
+                from "flagsync_changes") l
+          where l.revision = c.revision and l.prev is not null`)
+        await knex.raw(`drop index "flagsync_changes_scope_key_revision"`)
+      }
+      // Audit pages per scope, newest first (appends at the end of each scope's range: cheap).
+      await knex.raw(`create index "flagsync_changes_scope_revision" on "flagsync_changes" (scope, revision)`)
+      // A deleted record has no flags row to start its chain from: deletes are few, so this index is small.
+      await knex.raw(
+        `create index "flagsync_changes_deletes" on "flagsync_changes" (scope, key, revision) where data is null`,
+      )
+    },
+  },
 ]
 
 /** Migrations live in code, so a bundled or relocated server never loses its migration files. */

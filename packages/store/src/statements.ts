@@ -22,7 +22,7 @@ type Dialect = DatabaseConfig['dialect']
 type ChangeRow = Pick<FlagChange, 'scope' | 'key' | 'json'> & { opIndex: number | null }
 
 /** Rows of a raw query: knex hands back the driver's result (pg: `{ rows }`, sqlite3: the rows themselves). */
-function rowsOf<T>(result: unknown): T[] {
+export function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : (result as { rows: T[] }).rows
 }
 
@@ -41,7 +41,22 @@ export async function setRevision(trx: Knex.Transaction, revision: number): Prom
   await trx.raw(`update "flagsync_meta" set value = ? where name = 'revision'`, [revision])
 }
 
-/** Appends `rows` to the change log with revisions `base + 1`, `base + 2`, … in order. */
+/**
+ * The revision of a record's newest change-log row, as an SQL expression: the
+ * flags table's revision while it exists, else its last delete (the partial
+ * index of deletes keeps that one seek). Null when the log never saw it.
+ */
+export function headOf(scope: string, key: string): string {
+  return `coalesce(
+    (select f.revision from "flagsync_flags" f where f.scope = ${scope} and f.key = ${key}),
+    (select max(d.revision) from "flagsync_changes" d where d.scope = ${scope} and d.key = ${key} and d.data is null))`
+}
+
+/**
+ * Appends `rows` to the change log with revisions `base + 1`, `base + 2`, … in
+ * order, each pointing at its record's previous change (read before the flags
+ * table is updated, so the pointer is the state before this write).
+ */
 export async function appendChanges(
   trx: Knex.Transaction,
   dialect: Dialect,
@@ -55,8 +70,8 @@ export async function appendChanges(
   if (dialect === 'postgres') {
     await trx.raw(
       `insert into "flagsync_changes"
-         (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index)
-       select ?::bigint + c.n, c.scope, c.key, c.data, ?::bigint, ?, ?, ?, ?, c.op
+         (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)
+       select ?::bigint + c.n, c.scope, c.key, c.data, ?::bigint, ?, ?, ?, ?, c.op, ${headOf('c.scope', 'c.key')}
        from unnest(?::text[], ?::text[], ?::text[], ?::int[]) with ordinality as c(scope, key, data, op, n)`,
       // pg sends JS arrays as array literals (null elements as NULL); knex's types do not know that.
       [
@@ -74,8 +89,10 @@ export async function appendChanges(
   // json_each's `key` is the 0-based array index.
   await trx.raw(
     `insert into "flagsync_changes"
-       (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index)
-     select ? + key + 1, value ->> 0, value ->> 1, value ->> 2, ?, ?, ?, ?, ?, value ->> 3 from json_each(?)`,
+       (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)
+     select ? + j.key + 1, j.value ->> 0, j.value ->> 1, j.value ->> 2, ?, ?, ?, ?, ?, j.value ->> 3,
+       ${headOf('j.value ->> 0', 'j.value ->> 1')}
+     from json_each(?) j`,
     [base, now, ...who, JSON.stringify(rows.map((r) => [r.scope, r.key, r.json, r.opIndex]))],
   )
 }
@@ -127,8 +144,9 @@ export async function selectFlags(
 /**
  * For each `[key, revision]` pair, the key's newest change-log row at or
  * before that revision: `found` 0 when there is none, `data` null for a
- * delete. One statement for any number of pairs (the index on
- * scope, key, revision makes each lookup one seek).
+ * delete. One statement for any number of pairs: each walks its record's
+ * chain back from the newest row, one primary-key seek per change made
+ * after the pair's revision (usually none or a few).
  */
 export async function selectStatesAt(
   trx: Knex.Transaction,
@@ -136,30 +154,25 @@ export async function selectStatesAt(
   scope: string,
   pairs: ReadonlyArray<readonly [key: string, revision: number]>,
 ): Promise<Array<{ key: string; revision: number | string; found: number | string; data: string | null }>> {
-  if (dialect === 'postgres') {
-    return rowsOf(
-      await trx.raw(
-        `select p.key, p.rev as revision, (l.revision is not null)::int as found, l.data
-         from unnest(?::text[], ?::bigint[]) as p(key, rev)
-         left join lateral (
-           select c.revision, c.data from "flagsync_changes" c
-           where c.scope = ? and c.key = p.key and c.revision <= p.rev
-           order by c.revision desc limit 1
-         ) l on true`,
-        [pairs.map((p) => p[0]), pairs.map((p) => p[1]), scope] as Knex.RawBinding[],
-      ),
-    )
-  }
+  const pairsSql =
+    dialect === 'postgres'
+      ? 'select u.key, u.rev from unnest(?::text[], ?::bigint[]) as u(key, rev)'
+      : `select value ->> 0 as key, value ->> 1 as rev from json_each(?)`
+  const bindings = dialect === 'postgres' ? [pairs.map((p) => p[0]), pairs.map((p) => p[1])] : [JSON.stringify(pairs)]
   return rowsOf(
     await trx.raw(
-      `select p.value ->> 0 as key, p.value ->> 1 as revision,
-         exists (select 1 from "flagsync_changes" c
-                 where c.scope = ? and c.key = p.value ->> 0 and c.revision <= p.value ->> 1) as found,
-         (select c.data from "flagsync_changes" c
-          where c.scope = ? and c.key = p.value ->> 0 and c.revision <= p.value ->> 1
-          order by c.revision desc limit 1) as data
-       from json_each(?) p`,
-      [scope, scope, JSON.stringify(pairs)],
+      `with recursive p(key, rev) as (${pairsSql}),
+       walk(key, target, revision, data, prev) as (
+         select p.key, p.rev, c.revision, c.data, c.prev_revision
+         from p join "flagsync_changes" c on c.revision = ${headOf('?', 'p.key')}
+         union all
+         select w.key, w.target, c.revision, c.data, c.prev_revision
+         from walk w join "flagsync_changes" c on c.revision = w.prev
+         where w.revision > w.target
+       )
+       select p.key, p.rev as revision, ${dialect === 'postgres' ? '(w.revision is not null)::int' : 'w.revision is not null'} as found, w.data
+       from p left join walk w on w.key = p.key and w.target = p.rev and w.revision <= w.target`,
+      [...bindings, scope, scope] as Knex.RawBinding[],
     ),
   )
 }

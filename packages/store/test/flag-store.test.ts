@@ -154,8 +154,8 @@ describe('openDatabase', () => {
       const dbs = await Promise.all(Array.from({ length: 4 }, () => openDatabase(fresh)))
       opened.push(...dbs)
       expect(await (dbs[0] as Database).knex('flagsync_migrations_lock').count({ n: '*' })).toEqual([{ n: 1 }])
-      // One row per migration (two since 0002_audit_trail), none recorded twice.
-      expect(await (dbs[3] as Database).knex('flagsync_migrations').count({ n: '*' })).toEqual([{ n: 2 }])
+      // One row per migration (three since 0003_change_log_chain), none recorded twice.
+      expect(await (dbs[3] as Database).knex('flagsync_migrations').count({ n: '*' })).toEqual([{ n: 3 }])
     }
   })
 

@@ -1,11 +1,11 @@
 import { evaluate } from '@flagsync/evaluation'
 import type { EvaluableFlag, Operation } from '@flagsync/protocol'
-import { applyPending } from './apply-pending.js'
 import { FlagCache } from './flag-cache.js'
 import { DEFAULT_RECONNECT, FlagStream } from './flag-stream.js'
 import { DexieImpressionQueue, MemoryImpressionQueue } from './impressions/impression-queue.js'
 import { ImpressionReporter } from './impressions/impression-reporter.js'
 import { checkIndexedDbOptions, resolveIndexedDb } from './indexeddb-env.js'
+import { LocalView, type PendingEntry } from './local-view.js'
 import { browserOnlineSource } from './online.js'
 import { SnapshotPoller } from './snapshot-poller.js'
 import type {
@@ -15,8 +15,8 @@ import type {
   FlagClientListener,
   FlagClientOptions,
   FlagClientStatus,
-  FlagConflict,
   FlagEvaluation,
+  FlagOutbox,
   FlagSource,
 } from './types.js'
 
@@ -24,11 +24,6 @@ const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (cb, ms) => setTimeout(cb, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-}
-
-interface AckedOp {
-  op: Operation
-  ackedAt: number
 }
 
 /**
@@ -52,12 +47,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   if (options.sdkKey && options.sdkKeyInQuery) url.searchParams.set('sdk_key', options.sdkKey)
   else if (options.sdkKey) headers.Authorization = `Bearer ${options.sdkKey}`
 
-  let server = new Map<string, ClientFlag>()
-  let pending: Operation[] = []
-  let acked: AckedOp[] = []
-  /** Conflicts on flags of this collection, by key. */
-  let conflicts = new Map<string, FlagConflict>()
-  let view: Map<string, ClientFlag> | undefined
+  const local = new LocalView(collection)
   let status: FlagClientStatus = {
     state: 'connecting',
     source: 'none',
@@ -75,36 +65,14 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   const cache = cacheDb && new FlagCache(`${options.dbName ?? 'flagsync'}:flags`, url.toString(), cacheDb)
   let persistTimer: unknown
 
-  const currentView = () => {
-    if (!view) {
-      const now = clock.now()
-      acked = acked.filter((a) => now - a.ackedAt < echoTimeoutMs)
-      const ops = [...acked.map((a) => a.op), ...pending]
-      // A conflicted flag reads as the server has it, with the conflict attached, until it is resolved.
-      view = applyPending(
-        server,
-        conflicts.size > 0 ? ops.filter((op) => op.collection !== collection || !conflicts.has(op.recordId)) : ops,
-        collection,
-      )
-      for (const [key, conflict] of conflicts) {
-        const flag = server.get(key)
-        if (flag) view.set(key, { ...flag, conflict })
-      }
-    }
-    return view
-  }
+  const currentView = () => local.view
 
-  /** Recomputes the view and tells listeners which keys now read differently. */
-  const changed = (mutate: () => void) => {
-    const before = currentView()
-    mutate()
-    view = undefined
-    const after = currentView()
-    const keys = new Set([...before.keys(), ...after.keys()])
-    const changedKeys = [...keys].filter((k) => before.get(k) !== after.get(k))
+  /** Applies a change to the view and tells listeners which keys now read differently. */
+  const changed = (mutate: () => string[]) => {
+    const now = clock.now()
+    const expired = local.dropAcked((a) => now - a.ackedAt >= echoTimeoutMs)
+    const changedKeys = [...new Set([...expired, ...mutate()])]
     if (changedKeys.length > 0) emit({ type: 'flags', changedKeys })
-    // Every key reads the same: keep the old map, so `snapshot()` changes identity only with a `flags` event.
-    else view = before
   }
   const emit = (event: Parameters<FlagClientListener>[0]) => {
     for (const listener of listeners) listener(event)
@@ -117,21 +85,19 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     if (!cache || persistTimer !== undefined) return
     persistTimer = clock.setTimeout(() => {
       persistTimer = undefined
-      void cache.save([...server.values()], status.environmentId, clock.now()).catch(() => {})
+      void cache.save([...local.serverFlags.values()], status.environmentId, clock.now()).catch(() => {})
     }, 50)
   }
-  const useSet = (flags: Map<string, ClientFlag>, source: FlagSource) => {
-    changed(() => {
-      server = flags
-    })
+  /** `connectedAt`: the set is a stream bootstrap, which holds every edit acknowledged before it. */
+  const useSet = (flags: Map<string, ClientFlag>, source: FlagSource, connectedAt?: number) => {
+    changed(() => [
+      ...(connectedAt === undefined ? [] : local.dropAcked((a) => a.ackedAt <= connectedAt)),
+      ...local.replaceServer(flags),
+    ])
     setStatus({ source })
     persistSoon()
     resolveReady()
   }
-  const echoed = (key: string) => {
-    acked = acked.filter((a) => a.op.recordId !== key || a.op.collection !== collection)
-  }
-
   const impressionOptions = typeof options.impressions === 'object' ? options.impressions : {}
   const reporter = new ImpressionReporter({
     options: options.impressions === false ? { ...impressionOptions, enabled: false } : impressionOptions,
@@ -184,26 +150,18 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     },
     {
       replaceAll(flags, environmentId, connectedAt) {
-        // Edits acknowledged before this connection began are in its bootstrap.
-        acked = acked.filter((a) => a.ackedAt > connectedAt)
         status = { ...status, environmentId }
         environmentKnown()
         poller?.stop()
-        useSet(flags, 'stream')
+        // Edits acknowledged before this connection began are in its bootstrap.
+        useSet(flags, 'stream', connectedAt)
       },
       upsert(flag) {
-        changed(() => {
-          server = new Map(server).set(flag.key, flag)
-          echoed(flag.key)
-        })
+        changed(() => local.serverChanged(flag.key, flag))
         persistSoon()
       },
       remove(key) {
-        changed(() => {
-          server = new Map(server)
-          server.delete(key)
-          echoed(key)
-        })
+        changed(() => local.serverChanged(key, undefined))
         persistSoon()
       },
       state(state, failures, error) {
@@ -221,40 +179,76 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     },
   )
 
-  // The outbox: queued edits show at once; acknowledged ones until the stream echoes them.
+  // The outbox: queued edits show at once; acknowledged ones until the stream echoes them. Reads of the whole
+  // outbox are coalesced (a burst of changes costs one more read, not one each) and applied per flag; the
+  // client's own edits are applied from the id the outbox gives them, without a read.
   const sync = options.syncClient
-  let refreshing: Promise<void> = Promise.resolve()
-  const refreshPending = () => {
-    if (!sync) return Promise.resolve()
-    refreshing = refreshing.then(async () => {
-      const [entries, found] = await Promise.all([
-        sync.outbox().catch(() => undefined),
-        sync.conflicts?.().catch(() => undefined) ?? [],
-      ])
-      if (!entries) return
-      changed(() => {
-        pending = entries.map((e) => e.operation)
-        if (found) conflicts = new Map(found.filter((c) => c.collection === collection).map((c) => [c.recordId, c]))
-      })
-    })
+  let reads = 0
+  let syntheticId = 0
+  let closed = false
+  /** Entries this client queued, by id: the number of outbox reads started before each was queued. */
+  const queuedAfterRead = new Map<number, number>()
+  let refreshing: Promise<void> | null = null
+  let stale = false
+  const readOutbox = async (outbox: FlagOutbox) => {
+    const started = ++reads
+    const [entries, found] = await Promise.all([
+      outbox.outbox().catch(() => undefined),
+      outbox.conflicts?.().catch(() => undefined) ?? [],
+    ])
+    if (!entries) return
+    // An outbox without ids: every read replaces the whole queue (fresh negative ids, all new).
+    const withIds = entries.every((e) => typeof e.id === 'number')
+    if (!withIds) syntheticId -= entries.length
+    changed(() => [
+      ...local.setPending(
+        entries.map((e, i) => ({ id: withIds ? (e.id as number) : syntheticId + i, operation: e.operation })),
+        (id) => (queuedAfterRead.get(id) ?? 0) >= started,
+      ),
+      ...(found ? local.setConflicts(found) : []),
+    ])
+    for (const [id, at] of queuedAfterRead) if (at < started) queuedAfterRead.delete(id)
+  }
+  /** Resolves once a read started after this call has been applied. */
+  const refreshPending = (): Promise<void> => {
+    if (!sync || closed) return Promise.resolve()
+    stale = true
+    refreshing ??= (async () => {
+      while (stale && !closed) {
+        stale = false
+        await readOutbox(sync)
+      }
+      refreshing = null
+    })()
     return refreshing
+  }
+  /** Queues `op` and shows it at once: through `enqueue` (its id places it), else the named call and a read. */
+  const queue = async (outbox: FlagOutbox, op: Operation, named: () => Promise<unknown>) => {
+    if (!outbox.enqueue || (op.action === 'insert' && 'id' in op.record)) {
+      await named()
+      await refreshPending()
+      return
+    }
+    const id = await outbox.enqueue(op)
+    queuedAfterRead.set(id, reads)
+    const entry: PendingEntry = { id, operation: JSON.parse(JSON.stringify(op)) as Operation }
+    changed(() => local.appendPending(entry))
   }
   const unsubscribers: Array<() => void> = []
   if (sync) {
-    unsubscribers.push(sync.subscribe(() => void refreshPending()))
     unsubscribers.push(
       sync.onDelivered((_batchId, operations, info) => {
         // A replayed batch changed nothing now: the server's state (and its stream) already tells the truth.
         if (info?.duplicate) return
         const now = clock.now()
-        changed(() => {
-          acked = [
-            ...acked,
-            ...operations.filter((op) => op.collection === collection).map((op) => ({ op, ackedAt: now })),
-          ]
-        })
+        changed(() => local.addAcked(operations, now))
       }),
     )
+  }
+  /** The outbox is read once the cache has answered: a cold start shows the cached flags first, edits next. */
+  const attachOutbox = () => {
+    if (!sync || closed) return
+    unsubscribers.push(sync.subscribe(() => void refreshPending()))
     void refreshPending()
   }
   /**
@@ -264,6 +258,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
    * conflict (kind `exists`), not silently replaced.
    */
   const baseOf = (key: string, creating = false): { baseRevision?: number } => {
+    const server = local.serverFlags
     let revision = server.get(key)?.revision
     if (revision === undefined && creating) {
       for (const flag of server.values()) {
@@ -277,16 +272,19 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     return sync
   }
 
-  void cache
-    ?.load()
-    .then((saved) => {
-      if (saved && status.source === 'none') {
-        status = { ...status, environmentId: saved.environmentId }
-        environmentKnown()
-        useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
-      }
-    })
-    .catch(() => {})
+  if (cache) {
+    void cache
+      .load()
+      .then((saved) => {
+        if (saved && status.source === 'none') {
+          status = { ...status, environmentId: saved.environmentId }
+          environmentKnown()
+          useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
+        }
+      })
+      .catch(() => {})
+      .then(attachOutbox)
+  } else attachOutbox()
   stream.start()
 
   const getFlag = (key: string) => currentView().get(key)
@@ -318,21 +316,31 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       return () => listeners.delete(listener)
     },
     async createFlag(flag) {
+      const outbox = requireSync()
       const { revision: _readOnly, conflict: _local, ...record } = flag
-      await requireSync().insert(collection, record, { recordId: flag.key, ...baseOf(flag.key, true) })
-      await refreshPending()
+      const base = baseOf(flag.key, true)
+      await queue(outbox, { action: 'insert', collection, recordId: flag.key, record, ...base }, () =>
+        outbox.insert(collection, record, { recordId: flag.key, ...base }),
+      )
     },
     async updateFlag(key, changes) {
-      await requireSync().update(collection, key, changes, baseOf(key))
-      await refreshPending()
+      const outbox = requireSync()
+      const base = baseOf(key)
+      await queue(outbox, { action: 'update', collection, recordId: key, changes, ...base }, () =>
+        outbox.update(collection, key, changes, base),
+      )
     },
     async deleteFlag(key) {
-      await requireSync().delete(collection, key, baseOf(key))
-      await refreshPending()
+      const outbox = requireSync()
+      const base = baseOf(key)
+      await queue(outbox, { action: 'delete', collection, recordId: key, ...base }, () =>
+        outbox.delete(collection, key, base),
+      )
     },
     flushImpressions: () => reporter.flush(),
     impressionStatus: () => reporter.status(),
     async close() {
+      closed = true
       stream.close()
       poller?.stop()
       for (const off of unsubscribers) off()
@@ -342,7 +350,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       if (cache) {
         // Only an authoritative set is saved: closing before anything arrived must not wipe the cache.
         if (status.source === 'stream' || status.source === 'snapshot') {
-          await cache.save([...server.values()], status.environmentId, clock.now()).catch(() => {})
+          await cache.save([...local.serverFlags.values()], status.environmentId, clock.now()).catch(() => {})
         }
         cache.close()
       }

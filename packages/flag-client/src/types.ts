@@ -69,8 +69,16 @@ export interface FlagOutbox {
   ): Promise<void>
   /** Queues a delete of the record; resolves once durable. */
   delete(collection: string, recordId: string, options?: { baseRevision?: number }): Promise<void>
-  /** The operations queued and not yet acknowledged, oldest first: what the flag client shows on top. */
-  outbox(): Promise<ReadonlyArray<{ operation: Operation }>>
+  /**
+   * The operations queued and not yet acknowledged, oldest first: what the flag client shows on top. With `id`
+   * (monotonic, as the sync client gives), a re-read costs only the entries that came or went.
+   */
+  outbox(): Promise<ReadonlyArray<{ id?: number; operation: Operation }>>
+  /**
+   * Queues an operation; resolves its outbox id once durable. When present, the flag client's edits go
+   * through it and show at once from that id, without re-reading the outbox.
+   */
+  enqueue?(operation: Operation): Promise<number>
   /** Called on every outbox change (the argument is not read); returns an unsubscribe function. */
   subscribe(listener: (status: unknown) => void): () => void
   /** `info.duplicate`: the receiver had applied this batch before (its effect is already, or no longer, on the server). */

@@ -141,9 +141,11 @@ describe.each(DIALECTS)('kill -9 of the server while a client delivers 10 000 op
     const port = Number(new URL(first.url).port)
     const base = first.url
     const restart = async () => {
+      // The old server is dead: whatever answers from now on is the next one. Counted from the spawn, since the CLI
+      // binds its port (and holds requests) before it logs that it is listening.
+      generation++
       const next = await spawnServer(CLI, { DATABASE_URL: db.url, PORT: String(port) })
       cleanups.push(() => next.kill('SIGKILL'))
-      generation++
       server = next
       expect(next.url).toBe(base)
     }

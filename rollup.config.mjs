@@ -39,7 +39,9 @@ const library = (dir, name) => [
     input: `${dir}/dist/index.js`,
     external: externalsOf(dir),
     // ESM only, like the package: CommonJS callers on Node 20.19+ load it with require(esm), bundlers take ESM.
-    output: { file: `${dir}/dist/bundle/${name}.mjs`, format: 'es', sourcemap: true },
+    // One file: code the package splits off behind `import()` (the sync client's conflict handling) is inlined here;
+    // apps bundling dist/index.js keep it as a chunk of its own.
+    output: { file: `${dir}/dist/bundle/${name}.mjs`, format: 'es', sourcemap: true, inlineDynamicImports: true },
   },
   {
     input: `${dir}/dist/index.d.ts`,
@@ -50,7 +52,12 @@ const library = (dir, name) => [
   // Everything inlined and minified: what a page pays for when it loads the client alone.
   {
     input: `${dir}/dist/index.js`,
-    output: { file: `${dir}/dist/bundle/${name}.browser.min.js`, format: 'es', sourcemap: true },
+    output: {
+      file: `${dir}/dist/bundle/${name}.browser.min.js`,
+      format: 'es',
+      sourcemap: true,
+      inlineDynamicImports: true,
+    },
     plugins: [browserResolve(), esbuild({ minify: true, target: 'es2022' })],
   },
 ]

@@ -1,5 +1,5 @@
 import { type Operation, retryDelay } from '@flagsync/protocol'
-import { parseConflicts } from './conflicts.js'
+import { loadConflictOps } from './conflicts.js'
 import { type DeliveryOutcome, deliver, toDeliveryError } from './deliver.js'
 import type { BatchRow, CutOptions, NextBatch, OutboxDb, QueueView } from './outbox-db.js'
 import { EMPTY_VIEW } from './outbox-db.js'
@@ -293,7 +293,7 @@ export class DeliveryPipeline {
     }
     if (outcome.kind === 'rejected' && outcome.status === 409) {
       // Nothing of the batch was applied: its conflicts wait for the app, the rest goes out again at once.
-      const reports = parseConflicts(outcome.body, batch.operations)
+      const reports = (await loadConflictOps()).parseConflicts(outcome.body, batch.operations)
       const stored = reports ? await this.store.storeConflicts(batch.batchId, reports, clock.now()) : 0
       if (stored > 0) {
         this.events.conflicted?.(stored)

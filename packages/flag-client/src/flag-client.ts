@@ -95,7 +95,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       ...local.replaceServer(flags),
     ])
     setStatus({ source })
-    persistSoon()
+    // A set read from the cache is already saved: writing it back would only cost a structured clone.
+    if (source !== 'cache') persistSoon()
     resolveReady()
   }
   const impressionOptions = typeof options.impressions === 'object' ? options.impressions : {}

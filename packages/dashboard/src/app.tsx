@@ -105,7 +105,7 @@ export function App() {
       <header className="top">
         <span className="brand">flagsync · {me.workspace_name}</span>
         <span className="status" id="connection" data-state={offline ? 'offline' : 'online'} role="status">
-          {offline ? 'Offline: showing saved data, read-only' : 'Online'}
+          {offline ? 'Offline: showing saved data; flag edits are queued' : 'Online'}
         </span>
         <a
           href="/tokens"

@@ -142,7 +142,7 @@ describe('environment order and users in the dashboard', () => {
     await dialog.getByRole('button', { name: 'Create user' }).click()
     await dialog.waitFor({ state: 'detached' })
     await expect
-      .poll(() => admin.locator(`tr[data-user="${NEW_USER.email}"] td`).nth(2).textContent(), WITHIN)
+      .poll(() => admin.locator(`tr[data-user="${NEW_USER.email}"] td`).nth(1).textContent(), WITHIN)
       .toBe('viewer')
     // Focus went back to the button that opened the dialog.
     expect(await admin.evaluate(() => document.activeElement?.textContent)).toBe('New user')

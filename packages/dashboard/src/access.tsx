@@ -120,16 +120,11 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
         <ConfirmDialog
           title={`Revoke ${revoking.name}?`}
           confirm="Revoke key"
-          error={error}
           onClose={() => setRevoking(null)}
           onConfirm={async () => {
-            try {
-              await api('DELETE', `${base}/${revoking.id}`)
-              setRevoking(null)
-              await load()
-            } catch (e) {
-              setError(errorText(e))
-            }
+            await api('DELETE', `${base}/${revoking.id}`)
+            setRevoking(null)
+            await load()
           }}
         >
           <p>

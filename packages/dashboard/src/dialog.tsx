@@ -61,7 +61,10 @@ function ErrorLine(props: { error?: string | null }) {
   ) : null
 }
 
-/** "Delete X?" naming what goes with it; the destructive button is not the default one. */
+/**
+ * "Delete X?" naming what goes with it; the destructive button is not the default one. `onConfirm` throwing (an
+ * `ApiError` from the service) shows its message in the dialog, which stays open; `error` shows one set outside.
+ */
 export function ConfirmDialog(props: {
   title: string
   children: ReactNode
@@ -70,15 +73,28 @@ export function ConfirmDialog(props: {
   onClose: () => void
   error?: string | null
 }) {
+  const [failed, setFailed] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  async function confirm() {
+    setBusy(true)
+    setFailed(null)
+    try {
+      await props.onConfirm()
+    } catch (e) {
+      setFailed(errorText(e))
+    } finally {
+      setBusy(false)
+    }
+  }
   return (
     <Dialog title={props.title} onClose={props.onClose}>
       <div className="confirm-body">{props.children}</div>
-      <ErrorLine error={props.error} />
+      <ErrorLine error={failed ?? props.error} />
       <div className="actions">
         <button type="button" onClick={props.onClose}>
           Cancel
         </button>
-        <button type="button" className="danger" onClick={() => void props.onConfirm()}>
+        <button type="button" className="danger" disabled={busy} onClick={() => void confirm()}>
           {props.confirm}
         </button>
       </div>

@@ -176,17 +176,12 @@ export function ProjectPage(props: {
         <ConfirmDialog
           title={`Delete project ${project.name}?`}
           confirm={`Delete ${project.name}`}
-          error={error}
           onClose={() => setDialog(null)}
           onConfirm={async () => {
-            try {
-              await api('DELETE', `/api/projects/${project.id}`)
-              setDialog(null)
-              navigate('/')
-              await props.onProjectsChanged()
-            } catch (e) {
-              setError(errorText(e))
-            }
+            await api('DELETE', `/api/projects/${project.id}`)
+            setDialog(null)
+            navigate('/')
+            await props.onProjectsChanged()
           }}
         >
           <p>

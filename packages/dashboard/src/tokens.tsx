@@ -126,16 +126,11 @@ export function Tokens(props: { offline: boolean }) {
         <ConfirmDialog
           title={`Delete token ${deleting.name}?`}
           confirm="Delete token"
-          error={error}
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
-            try {
-              await api('DELETE', `/api/tokens/${deleting.id}`)
-              setDeleting(null)
-              await load()
-            } catch (e) {
-              setError(errorText(e))
-            }
+            await api('DELETE', `/api/tokens/${deleting.id}`)
+            setDeleting(null)
+            await load()
           }}
         >
           <p>

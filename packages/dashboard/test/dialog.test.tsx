@@ -148,6 +148,34 @@ describe.each([
     expect(document.querySelector('dialog')).toBeNull()
   })
 
+  it('ConfirmDialog: a failing action shows its error in the dialog, which stays open', async () => {
+    const closes = { count: 0 }
+    mount(
+      <Opener
+        closes={closes}
+        make={(close) => (
+          <ConfirmDialog
+            title="Revoke k?"
+            confirm="Revoke key"
+            onClose={close}
+            onConfirm={async () => {
+              throw new Error('cannot delete the last SDK key')
+            }}
+          >
+            <p>Apps get 401.</p>
+          </ConfirmDialog>
+        )}
+      />,
+    )
+    fireEvent.click(screen.getByRole('button', { name: 'Open' }))
+    await settle()
+    fireEvent.click(screen.getByRole('button', { name: 'Revoke key' }))
+    await settle()
+    expect(screen.getByRole('alert').textContent).toBe('cannot delete the last SDK key')
+    expect(document.querySelector('dialog')?.open).toBe(true)
+    expect(closes.count).toBe(0)
+  })
+
   it('FormDialog: a failing submit shows the error and keeps what was typed; a good one closes', async () => {
     const closes = { count: 0 }
     attempts.count = 0

@@ -1,6 +1,6 @@
-import { type AuditEntryWire, auditQuerySchema, flagKeySchema } from '@flagsync/protocol'
+import { auditQuerySchema, flagKeySchema } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import type { AuditEntry, AuditPage } from '@flagsync/store'
+import { type AuditPage, auditPageToWire } from '@flagsync/store'
 import { type Request, type RequestHandler, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
 
@@ -41,33 +41,5 @@ function toStoreQuery(query: { since?: number; cursor?: number; limit?: number }
 
 function sendPage(res: Response, page: AuditPage): void {
   res.setHeader('Cache-Control', 'no-store')
-  res.json({
-    entries: page.entries.map(toWire),
-    nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-  })
-}
-
-/** The audit entry as the routes send it (see the README's "Audit trail"). */
-export function toWire(entry: AuditEntry): AuditEntryWire {
-  return {
-    revision: entry.revision,
-    time: new Date(entry.time).toISOString(),
-    key: entry.key,
-    action: entry.action,
-    before: entry.before,
-    beforeKnown: entry.beforeKnown,
-    after: entry.after,
-    changedFields: entry.changedFields,
-    actor: entry.actor === null ? null : { name: entry.actor, verified: true },
-    declaredActor: entry.declaredActor === null ? null : { name: entry.declaredActor, verified: false },
-    source: sourceOf(entry),
-  }
-}
-
-function sourceOf(entry: AuditEntry): AuditEntryWire['source'] {
-  if (entry.batchId !== null) {
-    return { type: 'sync', batchId: entry.batchId, operationIndex: entry.operationIndex ?? 0 }
-  }
-  if (entry.source?.startsWith('api:')) return { type: 'api', route: entry.source.slice('api:'.length) }
-  return entry.source === null ? null : { type: 'other', name: entry.source }
+  res.json(auditPageToWire(page))
 }

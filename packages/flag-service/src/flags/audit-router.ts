@@ -1,6 +1,6 @@
 import { type AuditEntryWire, auditQuerySchema } from '@flagsync/protocol'
 import { parseOr422 } from '@flagsync/server-kit'
-import { type AuditEntry, AuditLog, type AuditPage } from '@flagsync/store'
+import { type AuditEntry, AuditLog, type AuditPage, auditEntryToWire, auditPageToWire } from '@flagsync/store'
 import { type Response, Router } from 'express'
 import { environmentOf, projectOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly } from '../routes/common.js'
@@ -19,39 +19,13 @@ export function auditQueryOf(query: unknown) {
 /** Sends a page, newest first; `nextCursor` (a string, null on the last page) asks for the next, older one. */
 export function sendAuditPage(res: Response, page: AuditPage): void {
   res.setHeader('Cache-Control', 'no-store')
-  res.json({
-    entries: page.entries.map(auditEntryJson),
-    nextCursor: page.nextCursor === null ? null : String(page.nextCursor),
-  })
+  res.json(auditPageToWire(page, auditEntryJson))
 }
 
+/** The store's wire form of the entry, with the environment (the entry's scope) after its time. */
 export function auditEntryJson(entry: AuditEntry): ServiceAuditEntry {
-  return {
-    revision: entry.revision,
-    time: new Date(entry.time).toISOString(),
-    environment_id: entry.scope,
-    key: entry.key,
-    action: entry.action,
-    before: entry.before,
-    beforeKnown: entry.beforeKnown,
-    after: entry.after,
-    changedFields: entry.changedFields,
-    actor: entry.actor === null ? null : { name: entry.actor, verified: true },
-    declaredActor: entry.declaredActor === null ? null : { name: entry.declaredActor, verified: false },
-    source: sourceOf(entry),
-  }
-}
-
-function sourceOf(entry: AuditEntry): AuditEntryWire['source'] {
-  if (entry.batchId !== null) {
-    return { type: 'sync', batchId: entry.batchId, operationIndex: entry.operationIndex ?? 0 }
-  }
-  const source = entry.source
-  if (source === null) return null
-  if (source.startsWith('api:')) return { type: 'api', route: source.slice('api:'.length) }
-  const request = /^change-request:(\d+)$/.exec(source)
-  if (request) return { type: 'change_request', id: Number(request[1]) }
-  return { type: 'other', name: source }
+  const { revision, time, ...rest } = auditEntryToWire(entry)
+  return { revision, time, environment_id: entry.scope, ...rest }
 }
 
 /**

@@ -174,6 +174,24 @@ describe.each(['sqlite', 'postgres'] as const)('the change log as a chain per re
     ])
   })
 
+  it('pages the changes of several scopes merged newest first, each read in index order', async () => {
+    const { store, audit } = await open()
+    const scopes = ['', 'env', 'other', 'env', '', 'env'] // revisions 1..6
+    for (const [i, scope] of scopes.entries()) await store.write(async (w) => w.put(flag(`k${i}`, i)), scope)
+    const first = await audit.changes({ scopes: ['', 'env'], limit: 3 })
+    expect(first.entries.map((e) => [e.revision, e.scope])).toEqual([
+      [6, 'env'],
+      [5, ''],
+      [4, 'env'],
+    ])
+    expect(first.nextCursor).toBe(4)
+    const second = await audit.changes({ scopes: ['', 'env'], limit: 3, cursor: 4 })
+    expect(second.entries.map((e) => e.revision)).toEqual([2, 1])
+    expect(second.nextCursor).toBeNull()
+    expect((await audit.changes({ scopes: ['env', 'env'], since: 2 })).entries.map((e) => e.revision)).toEqual([6, 4])
+    expect((await audit.changes({ scopes: [] })).entries).toEqual([])
+  })
+
   it('pruneHistory drops superseded rows by the chain and keeps every record’s latest state', async () => {
     let now = 1_000_000
     const { store, audit } = await open(() => now)

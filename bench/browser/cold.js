@@ -23,8 +23,8 @@ const progress = (step) => {
 async function seed() {
   const count = Number(params.get('flags'))
   const queued = Number(params.get('ops'))
-  // One client at a time: with the sync client attached, the flag client re-reads the whole outbox on every
-  // queued edit (quadratic while seeding), which is not what is measured here.
+  // One client at a time: the cache is filled from the stream first, then the edits are queued through the sync
+  // client alone (no stream needed for that).
   const flags = createFlagClient({ streamUrl: `${location.origin}/stream`, dbName: DB })
   await flags.ready()
   progress('ready')

@@ -1,7 +1,7 @@
 import { IDBDatabase, IDBObjectStore } from 'fake-indexeddb'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SyncClientError } from '../src/index.js'
-import { harness } from './helpers.js'
+import { broadcastBus, harness, ManualClock, settle, until } from './helpers.js'
 
 let h = harness()
 afterEach(async () => {
@@ -128,5 +128,52 @@ describe('durability', () => {
     expect(() => h.client({ durability: 'fast' as never })).toThrow(
       expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/durability/) }),
     )
+  })
+})
+
+describe('telling other tabs', () => {
+  it('a burst of writes sends one message at once and one trailing message, and the other tab ends up current', async () => {
+    const clock = new ManualClock()
+    const bus = broadcastBus()
+    const sent: unknown[] = []
+    const counting = (name: string) => {
+      const channel = bus(name)
+      const post = channel.postMessage.bind(channel)
+      channel.postMessage = (data: unknown) => {
+        sent.push(data)
+        post(data)
+      }
+      return channel
+    }
+    const a = h.client({ broadcastChannel: counting, clock })
+    const b = h.client({ broadcastChannel: bus, clock })
+    const seen: number[] = []
+    b.subscribe((s) => seen.push(s.pending))
+    await settle()
+    for (let i = 0; i < 20; i++) await a.update('c', String(i), { v: i })
+    expect(sent).toEqual([{ type: 'changed' }])
+    await clock.advance(50)
+    expect(sent).toEqual([{ type: 'changed' }, { type: 'changed' }])
+    await until(() => seen.at(-1) === 20, 'b sees all 20 writes')
+    // Quiet again: the next write is announced at once.
+    await clock.advance(50)
+    await a.update('c', 'x', { v: 1 })
+    expect(sent).toHaveLength(3)
+    await until(() => seen.at(-1) === 21, 'b sees the next write')
+  })
+
+  it('close() sends the message a burst was still owed', async () => {
+    const clock = new ManualClock()
+    const bus = broadcastBus()
+    const a = h.client({ broadcastChannel: bus, clock })
+    const b = h.client({ broadcastChannel: bus, clock })
+    const seen: number[] = []
+    b.subscribe((s) => seen.push(s.pending))
+    await settle()
+    await a.update('c', '1', { v: 1 })
+    await until(() => seen.at(-1) === 1, 'b sees the first write')
+    await a.update('c', '2', { v: 1 })
+    await a.close()
+    await until(() => seen.at(-1) === 2, 'b sees the second write')
   })
 })

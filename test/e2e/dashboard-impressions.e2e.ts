@@ -136,7 +136,8 @@ describe('the impressions chart after examples/evaluate reports impressions', ()
     expect(await chart.locator('canvas').count()).toBe(1)
     const legend = await chart.locator('.u-legend .u-series .u-label').allTextContents()
     expect(legend.slice(1).sort()).toEqual(['false', 'true'])
-    // The lines are drawn: the canvas holds pixels of the first two series colors (chart.tsx's COLORS).
+    // The points are drawn (chart.tsx's first two series colors), inside the plot: evaluations within one
+    // minute make one bucket, which must sit mid-chart, not on the edge of a range widened to years.
     const drawn = await chart.locator('canvas').evaluate((canvas: HTMLCanvasElement) => {
       const { data } = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height) ?? { data: [] }
       const near = (i: number, [r, g, b]: number[]) =>
@@ -144,16 +145,25 @@ describe('the impressions chart after examples/evaluate reports impressions', ()
         Math.abs((data[i + 1] ?? 0) - (g ?? 0)) < 24 &&
         Math.abs((data[i + 2] ?? 0) - (b ?? 0)) < 24 &&
         (data[i + 3] ?? 0) > 200
-      let first = 0
-      let second = 0
+      const found = { first: 0, second: 0, minX: canvas.width, maxX: 0, minY: canvas.height }
       for (let i = 0; i < data.length; i += 4) {
-        if (near(i, [0x43, 0x38, 0xca])) first++
-        if (near(i, [0x04, 0x78, 0x57])) second++
+        const first = near(i, [0x43, 0x38, 0xca])
+        const second = near(i, [0x04, 0x78, 0x57])
+        if (!first && !second) continue
+        if (first) found.first++
+        if (second) found.second++
+        const x = (i / 4) % canvas.width
+        found.minX = Math.min(found.minX, x)
+        found.maxX = Math.max(found.maxX, x)
+        found.minY = Math.min(found.minY, Math.floor(i / 4 / canvas.width))
       }
-      return { first, second }
+      return { ...found, width: canvas.width, height: canvas.height }
     })
     expect(drawn.first).toBeGreaterThan(5)
     expect(drawn.second).toBeGreaterThan(5)
+    expect(drawn.minX / drawn.width).toBeGreaterThan(0.25)
+    expect(drawn.maxX / drawn.width).toBeLessThan(0.9)
+    expect(drawn.minY / drawn.height).toBeGreaterThan(0.03)
 
     const rows = page.locator('table.impressions tbody tr')
     await expect.poll(() => rows.count(), WITHIN).toBe(Math.min(20, checkout.total))
@@ -165,6 +175,10 @@ describe('the impressions chart after examples/evaluate reports impressions', ()
     await page.setViewportSize({ width: 390, height: 844 })
     await chart.waitFor()
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    // The chart follows the narrower page: the whole of it is visible, not scrolled inside its box.
+    await expect
+      .poll(() => chart.locator('canvas').evaluate((c: HTMLCanvasElement) => c.getBoundingClientRect().right), WITHIN)
+      .toBeLessThanOrEqual(390)
     await screenshot(page, 'dashboard-impressions-evaluate-example-390')
     expect(errors).toEqual([])
   })

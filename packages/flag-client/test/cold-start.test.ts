@@ -10,7 +10,7 @@ const flag = (key: string) => ({ key, is_enabled: false, rollout_percentage: nul
 /** An outbox in memory that counts its reads and notes what the flag client showed when each began. */
 function memoryOutbox(queued: Operation[], seen: () => unknown) {
   const entries = queued.map((operation, i) => ({ id: i + 1, operation }))
-  const listeners = new Set<() => void>()
+  const listeners = new Set<(status: unknown) => void>()
   const reads: unknown[] = []
   const outbox: FlagOutbox = {
     insert: async () => '',
@@ -18,7 +18,7 @@ function memoryOutbox(queued: Operation[], seen: () => unknown) {
     delete: async () => {},
     async enqueue(operation) {
       entries.push({ id: entries.length + 1, operation })
-      for (const l of listeners) l()
+      for (const l of listeners) l(null)
       return entries.length
     },
     async outbox() {

@@ -62,6 +62,9 @@ export function useEditableFlags(
   const cacheKey = `flagsync.dashboard.editable.${projectId}`
   const [saved, setSaved] = useState<FlagsByEnv>(() => readSaved(cacheKey))
   const inFlight = useRef(new Set<string>())
+  // The stream's map of an environment each fetch answered: one fetch per stream change at most, even if the
+  // two copies were ever to disagree for good.
+  const fetchedFor = useRef(new Map<string, ReadonlyMap<string, Flag> | undefined>())
   useEffect(() => {
     // The editor can then offer the project's segments offline too.
     if (!offline) void loadSegments(projectId)
@@ -70,6 +73,9 @@ export function useEditableFlags(
     if (offline) return
     for (const envId of staleEnvironments(stream, saved, envIds)) {
       if (inFlight.current.has(envId)) continue
+      const streamed = stream.get(envId)
+      if (fetchedFor.current.has(envId) && fetchedFor.current.get(envId) === streamed) continue
+      fetchedFor.current.set(envId, streamed)
       inFlight.current.add(envId)
       api<Flag[]>('GET', `/api/environments/${encodeURIComponent(envId)}/flags`)
         .then((list) =>
@@ -79,8 +85,8 @@ export function useEditableFlags(
             return next
           }),
         )
-        // Offline or the environment went away: the copy stays as it was, and the next stream change tries again.
-        .catch(() => {})
+        // Offline or the environment went away: the copy stays as it was, and the next change tries again.
+        .catch(() => fetchedFor.current.delete(envId))
         .finally(() => inFlight.current.delete(envId))
     }
   }, [stream, saved, envIds, offline, cacheKey])

@@ -1,3 +1,4 @@
+import { migrateService } from '@flagsync/flag-service'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
 import { createProject, openStream, type Project, parsed } from './flags/support.js'
@@ -125,6 +126,28 @@ describe.each(DIALECTS)('environment order on %s', (dialect) => {
     await expect(
       h.server.runtime.knex('flagsync_environments').where('id', b).update({ position: row.position }),
     ).rejects.toThrow()
+  })
+
+  it('migration 0002 renumbers the positions of an older database (gaps, ties) before making them unique', async () => {
+    const h = await start()
+    const p = await createProject(h)
+    const { knex } = h.server.runtime
+    await knex.schema.alterTable('flagsync_environments', (t) => {
+      t.dropUnique(['project_id', 'position'])
+    })
+    await knex('flagsync_environments').where('id', p.production).update({ position: 5 })
+    await knex('flagsync_environments').where('id', p.staging).update({ position: 5 })
+    await knex('flagsync_environments').where('id', p.development).update({ position: 2 })
+    await knex('flagsync_service_migrations').where('name', '0002_environment_positions_unique').delete()
+    await migrateService(h.server.runtime.db)
+    const tied = [p.production, p.staging].sort() // same position and creation time: by id
+    expect((await positions(h, p)).map((r) => [r.id, Number(r.position)])).toEqual([
+      [p.development, 1],
+      [tied[0], 2],
+      [tied[1], 3],
+    ])
+    await expect(knex('flagsync_environments').where('id', p.development).update({ position: 2 })).rejects.toThrow()
+    expect((await list(h, p)).map((e) => e.id)).toEqual([p.development, ...tied])
   })
 
   it('dashboard streams following the project hear the new order at once; SDK streams and other projects do not', async () => {

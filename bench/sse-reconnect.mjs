@@ -123,7 +123,7 @@ async function measure(server, count, minBytes, restarts, label = '') {
         refused: r.refused,
       }
       log(
-        `reconnect ${label} restart ${i + 1}: all bootstrapped ${run.seconds.toFixed(2)} s after the kill (p50 ${run.p50Seconds.toFixed(2)} s, listening after ${run.restartSeconds.toFixed(2)} s), peak RSS ${Math.round(run.peakRss / 2 ** 20)} MiB, ${run.attempts} connection attempts (${run.refused} refused)`,
+        `reconnect ${label} restart ${i + 1}: all bootstrapped ${run.seconds.toFixed(2)} s after the kill (p50 ${run.p50Seconds.toFixed(2)} s, ready after ${run.restartSeconds.toFixed(2)} s), peak RSS ${Math.round(run.peakRss / 2 ** 20)} MiB, ${run.attempts} connection attempts (${run.refused} refused)`,
       )
       runs.push(run)
     }
@@ -177,7 +177,7 @@ export async function run({ quick }) {
         baseline,
         ratio: baseline / value,
         goal: atLeast(0.7, 'ratio'),
-        note: `${common}; SIGKILL of the flat API CLI → restart on the same port and SQLite file (STREAM_MAX_CONNECTIONS=20000) → every subscriber has a 200 and its full bootstrap again; ours ${list(secs(oursRuns))} s over ${oursRuns.length} restart(s) (median; listening again after ${list(oursRuns.map((r) => r.restartSeconds))} s, p50 subscriber ${list(oursRuns.map((r) => r.p50Seconds))} s); baseline = bare node:http sending the same bytes from one Buffer, killed and restarted the same way in the same run: ${list(secs(baseRuns))} s (listening after ${list(baseRuns.map((r) => r.restartSeconds))} s)`,
+        note: `${common}; SIGKILL of the flat API CLI → restart on the same port and SQLite file (STREAM_MAX_CONNECTIONS=20000) → every subscriber has a 200 and its full bootstrap again; ours ${list(secs(oursRuns))} s over ${oursRuns.length} restart(s) (median; ready again after ${list(oursRuns.map((r) => r.restartSeconds))} s — its 'listening on' line, printed once the flags are loaded; the port is bound and connections held from early in the start — p50 subscriber ${list(oursRuns.map((r) => r.p50Seconds))} s); baseline = bare node:http sending the same bytes from one Buffer, killed and restarted the same way in the same run: ${list(secs(baseRuns))} s (listening after ${list(baseRuns.map((r) => r.restartSeconds))} s); both timed from the kill to the last subscriber's full bootstrap, in the client process`,
         extra: { runs: { ours: oursRuns, baseline: baseRuns } },
       }),
       row({

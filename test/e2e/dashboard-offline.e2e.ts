@@ -252,7 +252,12 @@ describe('editing every field offline', () => {
     expect(await editor2.getByLabel('Rollout %').inputValue()).toBe('60')
     expect(await editor2.getByLabel('Value 2').inputValue()).toBe('treatment')
     expect(await editor2.getByLabel('Values (comma-separated)').inputValue()).toBe('NL, BE')
-    expect(await editor2.locator('[data-rule="0"]').getByLabel(/^Segment/).inputValue()).toBe('beta')
+    expect(
+      await editor2
+        .locator('[data-rule="0"]')
+        .getByLabel(/^Segment/)
+        .inputValue(),
+    ).toBe('beta')
     await editor2.getByRole('button', { name: 'Cancel' }).click()
     await screenshot(page, 'dashboard-offline-05-reloaded')
     await page.setViewportSize({ width: 390, height: 844 })

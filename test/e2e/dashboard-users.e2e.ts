@@ -180,6 +180,28 @@ describe('environment order and users in the dashboard', () => {
     await watcher.getByRole('button', { name: 'Sign in' }).waitFor()
   })
 
+  it('shows the saved users offline, read-only, saying why', async () => {
+    await admin.getByRole('link', { name: 'Users' }).click()
+    await expect.poll(() => admin.locator('tr[data-user]').count(), WITHIN).toBe(1)
+    await admin.evaluate(() => navigator.serviceWorker.ready.then(() => undefined))
+    await expect.poll(() => admin.evaluate(() => navigator.serviceWorker.controller !== null), WITHIN).toBe(true)
+    await admin.context().setOffline(true)
+    try {
+      await admin.reload()
+      await expect.poll(() => admin.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
+      await expect.poll(() => admin.locator('tr[data-user]').count(), WITHIN).toBe(1)
+      const create = admin.getByRole('button', { name: 'New user' })
+      expect(await create.isDisabled()).toBe(true)
+      expect(await create.getAttribute('title')).toBe('needs the service (offline)')
+      expect(await admin.getByText('Creating and deleting users needs the service (offline).').count()).toBe(1)
+      await screenshot(admin, 'dashboard-users-08-offline')
+    } finally {
+      await admin.context().setOffline(false)
+    }
+    await admin.reload()
+    await expect.poll(() => admin.locator('#connection').getAttribute('data-state'), WITHIN).toBe('online')
+  })
+
   it('reads at 390 px without sideways scrolling, axe-clean, on both pages', async () => {
     await admin.setViewportSize({ width: 390, height: 844 })
     for (const open of [

@@ -6,7 +6,7 @@ import { Projects } from './projects.js'
 import { navigate, useRoute } from './route.js'
 import { Tokens } from './tokens.js'
 import type { Me, Project } from './types.js'
-import { Users } from './users.js'
+import { USERS_CACHE, Users } from './users.js'
 
 const ME_CACHE = 'flagsync.dashboard.me'
 const PROJECTS_CACHE = 'flagsync.dashboard.projects'
@@ -92,6 +92,7 @@ export function App() {
     await api('POST', '/api/auth/logout').catch(() => {})
     localStorage.removeItem(ME_CACHE)
     localStorage.removeItem(PROJECTS_CACHE)
+    localStorage.removeItem(USERS_CACHE)
     navigate('/')
     await loadSession()
   }

@@ -13,6 +13,8 @@ export interface User {
 }
 
 const ROLES: readonly Role[] = ['viewer', 'editor', 'admin']
+/** Where the last users list is kept (cleared on sign-out with the other workspace data). */
+export const USERS_CACHE = 'flagsync.dashboard.users'
 
 /**
  * Why the caller cannot delete this user, or null when they can (document 1's users routes: workspace admins
@@ -28,13 +30,22 @@ export function deleteBlocked(me: Pick<Me, 'id' | 'role'>, user: User, users: re
 
 /** Workspace users: everyone sees the list; workspace admins create users and delete them. */
 export function Users(props: { me: Me; offline: boolean }) {
-  const [users, setUsers] = useState<User[]>([])
+  // The last list, so the page reads the same offline (read-only there).
+  const [users, setUsers] = useState<User[]>(() => {
+    try {
+      return JSON.parse(localStorage.getItem(USERS_CACHE) ?? '[]') as User[]
+    } catch {
+      return []
+    }
+  })
   const [creating, setCreating] = useState(false)
   const [deleting, setDeleting] = useState<User | null>(null)
   const [error, setError] = useState<string | null>(null)
   const load = useCallback(async () => {
     try {
-      setUsers(await api<User[]>('GET', '/api/users'))
+      const list = await api<User[]>('GET', '/api/users')
+      localStorage.setItem(USERS_CACHE, JSON.stringify(list))
+      setUsers(list)
     } catch (e) {
       if (!(e instanceof ApiError && e.offline)) setError(errorText(e))
     }

@@ -92,7 +92,8 @@ const appShell = (publicDir) => ({
 /** examples/flag-console: one minified module for the page plus its static shell, served by `npm start` at /. */
 const flagConsole = {
   input: 'examples/flag-console/src/main.ts',
-  output: { file: 'examples/flag-console/dist/app.js', format: 'es', sourcemap: true },
+  // One file, so the service worker's shell list stays complete: the sync client's lazy conflict chunk is inlined.
+  output: { file: 'examples/flag-console/dist/app.js', format: 'es', sourcemap: true, inlineDynamicImports: true },
   plugins: [browserResolve(), esbuild({ minify: true, target: 'es2022' }), appShell('examples/flag-console/public')],
 }
 

@@ -95,8 +95,20 @@ export class LocalView {
 
   /** One entry this client just queued. Ignored when a read already brought it. */
   appendPending(entry: PendingEntry): string[] {
-    if (this.pending.some((e) => e.id === entry.id)) return []
-    return this.setPending([...this.pending, entry])
+    const last = this.pending.at(-1)
+    if (last && entry.id <= last.id) {
+      // Not the newest (a read already brought later ones): place it like a read would.
+      if (this.pending.some((e) => e.id === entry.id)) return []
+      return this.setPending([...this.pending, entry])
+    }
+    // The common case, in O(1) besides the flag's own operations: the newest entry goes last.
+    this.pending.push(entry)
+    const { operation } = entry
+    if (operation.collection !== this.collection) return []
+    const list = this.pendingByKey.get(operation.recordId)
+    if (list) list.push(entry)
+    else this.pendingByKey.set(operation.recordId, [entry])
+    return this.recompute([operation.recordId])
   }
 
   setConflicts(found: readonly FlagConflict[]): string[] {

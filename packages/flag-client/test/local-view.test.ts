@@ -41,7 +41,8 @@ type Step =
   | { kind: 'acked'; ops: Operation[] }
   | { kind: 'expire'; before: number }
   | { kind: 'read'; keep: boolean[]; added: Operation[]; keepLocal: boolean }
-  | { kind: 'append'; op: Operation }
+  | { kind: 'append'; op: Operation; reserved: boolean }
+  | { kind: 'reserve' }
   | { kind: 'conflicts'; keys: string[] }
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -55,7 +56,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     added: fc.array(operation, { maxLength: 4 }),
     keepLocal: fc.boolean(),
   }),
-  fc.record({ kind: fc.constant('append' as const), op: operation }),
+  fc.record({ kind: fc.constant('append' as const), op: operation, reserved: fc.boolean() }),
+  fc.constant({ kind: 'reserve' as const }),
   fc.record({ kind: fc.constant('conflicts' as const), keys: fc.subarray(KEYS) }),
 )
 
@@ -93,6 +95,7 @@ describe('LocalView', () => {
         let local = new Set<number>()
         let conflicts = new Map<string, FlagConflict>()
         let nextId = 1
+        const reserved: number[] = []
         let time = 0
         for (const s of steps) {
           time++
@@ -134,9 +137,15 @@ describe('LocalView', () => {
               local = new Set()
               break
             }
+            case 'reserve':
+              // An id handed out now whose entry arrives after later ones (queued here while another tab queued more).
+              reserved.push(nextId++)
+              reported = []
+              break
             case 'append': {
-              const entry = { id: nextId++, operation: s.op }
-              pending = [...pending, entry]
+              const id = s.reserved && reserved.length > 0 ? (reserved.shift() as number) : nextId++
+              const entry = { id, operation: s.op }
+              pending = [...pending, entry].sort((x, y) => x.id - y.id)
               local.add(entry.id)
               reported = view.appendPending(entry)
               break

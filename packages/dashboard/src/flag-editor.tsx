@@ -1,6 +1,7 @@
 import type { FlagType } from '@flagsync/protocol'
 import { type FormEvent, useEffect, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
+import { DeleteFlag } from './delete-flag.js'
 import { Dialog } from './dialog.js'
 import { loadSegments } from './editable-flags.js'
 import {
@@ -17,7 +18,7 @@ import { explainCycle } from './flag-view.js'
 import { History } from './history.js'
 import type { Outbox } from './offline-edits.js'
 import { Promote } from './promote.js'
-import type { Environment, Flag } from './types.js'
+import type { Environment, Flag, Role } from './types.js'
 import { formatPercent, summarizeWeights } from './weights.js'
 
 const NEW_RULE: RuleDraft = {
@@ -57,6 +58,11 @@ export function FlagEditor(props: {
   /** The service's revision of `saved` before the queued edits: the base the sync route checks against. */
   savedRevision: number | undefined
   exists: (envId: string, key: string) => boolean
+  /** The caller's project role: who may delete (the service's role table). */
+  role: Role
+  /** The revision a delete is checked against in an environment: the one this page last saw. */
+  revisionOf: (envId: string, key: string) => number | undefined
+  onDeleted: (envIds: string[], key: string) => void
 }) {
   const creating = props.flagKey === null
   const env = props.environments.find((e) => e.id === props.envId)
@@ -469,6 +475,22 @@ export function FlagEditor(props: {
           </p>
         ) : null}
         <div className="actions">
+          {!creating && env ? (
+            <DeleteFlag
+              flagKey={flag.key}
+              envId={env.id}
+              environments={props.environments}
+              role={props.role}
+              offline={offline || openedOffline}
+              outbox={props.outbox}
+              presentIn={(id) => props.exists(id, flag.key)}
+              revisionOf={(id) => props.revisionOf(id, flag.key)}
+              onDeleted={(ids) => {
+                props.onDeleted(ids, flag.key)
+                props.onClose()
+              }}
+            />
+          ) : null}
           <button type="button" onClick={props.onClose}>
             Cancel
           </button>

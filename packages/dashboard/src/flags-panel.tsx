@@ -236,6 +236,15 @@ export function FlagsPanel(props: {
           knownKeys={[...new Set([...shown.values()].flatMap((m) => [...m.keys()]))].sort()}
           onClose={() => setEditing(null)}
           onSaved={(envId, flag) => live.put(envId, flag)}
+          role={props.role}
+          // The revision of the flag the page shows (stream and REST copy carry the same change-log revision).
+          revisionOf={(envId, key) =>
+            snapshot.flags.get(envId)?.get(key)?.revision ?? editable.get(envId)?.get(key)?.revision
+          }
+          onDeleted={(envIds, key) => {
+            // Offline the queued delete hides the flag through the pending operations instead.
+            if (!props.offline) for (const envId of envIds) live.remove(envId, key)
+          }}
         />
       ) : null}
     </div>

@@ -12,6 +12,8 @@ export interface Outbox {
   update(envId: string, key: string, changes: Record<string, unknown>, baseRevision?: number): Promise<void>
   /** A whole new flag (document 2's `insert`, keyed by the flag's key). */
   insert(envId: string, record: Record<string, unknown> & { key: string }): Promise<void>
+  /** Deletes the flag (document 2's `delete`); a change since `baseRevision` comes back as a conflict. */
+  delete(envId: string, key: string, baseRevision?: number): Promise<void>
 }
 
 const clients = new Map<string, SyncClient>()
@@ -64,6 +66,8 @@ export default function OfflineEdits(props: {
       insert: async (envId, record) => {
         await of(envId).insert('flags', record, { recordId: record.key })
       },
+      delete: (envId, key, baseRevision) =>
+        of(envId).delete('flags', key, baseRevision === undefined ? {} : { baseRevision }),
     })
   }, [outboxes, onReady])
   return (
@@ -178,11 +182,11 @@ function ConflictCard(props: { conflict: Conflict; resolve: (how: ConflictResolu
           </button>
         ) : (
           <button type="button" onClick={() => void act('mine')}>
-            Keep mine
+            {conflict.mine.action === 'delete' ? 'Delete anyway' : 'Keep mine'}
           </button>
         )}
         <button type="button" onClick={() => void act('theirs')}>
-          Take theirs
+          {conflict.mine.action === 'delete' ? 'Keep theirs (do not delete)' : 'Take theirs'}
         </button>
       </div>
       {error ? <p className="error">{error}</p> : null}

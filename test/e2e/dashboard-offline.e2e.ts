@@ -339,3 +339,107 @@ describe('editing every field offline', () => {
     expect(errors).toEqual([])
   })
 })
+
+describe('deleting a flag', () => {
+  let envs: Array<{ id: string; slug: string; name: string }> = []
+  const status = async (envId: string, key: string) =>
+    (await call('GET', `/api/environments/${envId}/flags/${key}`)).status
+
+  it('online: deletes it from every environment, and a second browser context sees it go within a second', async () => {
+    envs = (await call<typeof envs>('GET', `/api/projects/${projectId}/environments`)).body
+    expect(envs.length).toBeGreaterThan(1)
+    for (const env of envs)
+      expect(
+        (await call('POST', `/api/environments/${env.id}/flags`, { key: 'old-banner', is_enabled: true })).status,
+      ).toBe(200)
+    const other = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    try {
+      const second = await other.newPage()
+      watchErrors(second, 'second', errors)
+      await second.goto(server.url)
+      await second.getByLabel('Email').fill(ADMIN.email)
+      await second.getByLabel('Password').fill(ADMIN.password)
+      await second.getByRole('button', { name: 'Sign in' }).click()
+      await second.getByRole('link', { name: 'Default' }).click()
+      await expect.poll(() => second.locator('#live-status').getAttribute('data-state'), WITHIN).toBe('live')
+      const row = second.locator('tr[data-flag="old-banner"]')
+      await row.waitFor()
+
+      await page.getByRole('button', { name: 'Edit old-banner in Production' }).click()
+      const editor = page.getByRole('dialog', { name: 'old-banner in Production' })
+      await editor.getByRole('button', { name: 'Delete flag' }).click()
+      const confirm = page.getByRole('dialog', { name: 'Delete old-banner?' })
+      expect(await confirm.getByLabel('Delete from').inputValue()).toBe(production)
+      await confirm.getByLabel('Delete from').selectOption('all')
+      const names = envs.map((e) => e.name).join(', ')
+      await confirm.getByText(`old-banner is deleted from ${names}:`).waitFor()
+      await screenshot(page, 'dashboard-offline-10-delete-confirm', { fullPage: false })
+      expect(await axeViolations(page)).toEqual([])
+      await confirm.getByRole('button', { name: 'Delete flag' }).click()
+      const clickedAt = Date.now()
+      await row.waitFor({ state: 'detached', timeout: 5_000 })
+      const elapsed = Date.now() - clickedAt
+      expect(elapsed).toBeLessThan(1000)
+      await confirm.waitFor({ state: 'detached' })
+      await editor.waitFor({ state: 'detached' })
+      expect(await page.locator('tr[data-flag="old-banner"]').count()).toBe(0)
+      for (const env of envs) expect(await status(env.id, 'old-banner')).toBe(404)
+      await screenshot(second, 'dashboard-offline-11-deleted-second-context', { fullPage: false })
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('offline: queues the delete, shows it pending, and delivers it on reconnect', async () => {
+    expect(
+      (await call('POST', `/api/environments/${production}/flags`, { key: 'gone-soon', is_enabled: true })).status,
+    ).toBe(200)
+    await page.getByRole('switch', { name: 'gone-soon in Production' }).waitFor()
+    await context.setOffline(true)
+    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
+    await page.getByRole('button', { name: 'Edit gone-soon in Production' }).click()
+    const editor = page.getByRole('dialog', { name: 'gone-soon in Production' })
+    await editor.getByRole('button', { name: 'Delete flag' }).click()
+    const confirm = page.getByRole('dialog', { name: 'Delete gone-soon?' })
+    await confirm.getByText('Offline: the delete is queued').waitFor()
+    await confirm.getByText('gone-soon is deleted from Production:').waitFor()
+    await confirm.getByRole('button', { name: 'Queue delete' }).click()
+    await editor.waitFor({ state: 'detached' })
+    await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('1')
+    expect(await pendingProduction().locator('li').allTextContents()).toEqual(['delete gone-soon'])
+    await expect.poll(() => page.locator('tr[data-flag="gone-soon"]').count(), WITHIN).toBe(0)
+    await screenshot(page, 'dashboard-offline-12-delete-queued')
+    expect(await axeViolations(page)).toEqual([])
+    expect(await status(production, 'gone-soon')).toBe(200)
+    await context.setOffline(false)
+    await expect.poll(() => status(production, 'gone-soon'), WITHIN).toBe(404)
+    await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
+    expect(await page.locator('tr[data-flag="gone-soon"]').count()).toBe(0)
+  })
+
+  it('offline: a delete racing an edit made meanwhile is a conflict with base / mine / theirs, and can delete anyway', async () => {
+    expect(
+      (await call('POST', `/api/environments/${production}/flags`, { key: 'raced', is_enabled: true })).status,
+    ).toBe(200)
+    await page.getByRole('switch', { name: 'raced in Production' }).waitFor()
+    await context.setOffline(true)
+    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
+    await page.getByRole('button', { name: 'Edit raced in Production' }).click()
+    await page.getByRole('dialog', { name: 'raced in Production' }).getByRole('button', { name: 'Delete flag' }).click()
+    await page.getByRole('dialog', { name: 'Delete raced?' }).getByRole('button', { name: 'Queue delete' }).click()
+    await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('1')
+    // Someone else turns it on meanwhile: deleting what they just changed must not happen unseen.
+    expect((await call('PATCH', `/api/environments/${production}/flags/raced`, { is_enabled: false })).status).toBe(200)
+    await context.setOffline(false)
+    const card = page.getByRole('region', { name: 'Conflict on raced' })
+    await card.waitFor({ timeout: 15_000 })
+    expect(await card.locator('tbody tr').allTextContents()).toEqual(['is_enabledtrue(delete)false'])
+    await screenshot(page, 'dashboard-offline-13-delete-conflict')
+    expect(await status(production, 'raced')).toBe(200)
+    await card.getByRole('button', { name: 'Delete anyway' }).click()
+    await card.waitFor({ state: 'detached', timeout: 15_000 })
+    await expect.poll(() => status(production, 'raced'), WITHIN).toBe(404)
+    await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
+    expect(errors).toEqual([])
+  })
+})

@@ -198,6 +198,38 @@ describe('change requests, SDK keys and members in the dashboard', () => {
     await screenshot(editor, 'dashboard-members-editor')
     expect(errors).toEqual([])
   })
+
+  it('refuses an editor a delete in an approval environment with the reason; the admin deletes at once', async () => {
+    expect(
+      (await call('POST', `/api/environments/${production}/flags`, { key: 'retired', is_enabled: false })).status,
+    ).toBe(200)
+    await editor.getByRole('tab', { name: 'Flags' }).click()
+    await editor.getByRole('button', { name: 'Edit retired in Production' }).click()
+    const editorDialog = editor.getByRole('dialog', { name: 'retired in Production' })
+    const refused = editorDialog.getByRole('button', { name: 'Delete flag' })
+    expect(await refused.isDisabled()).toBe(true)
+    const reason =
+      'Production requires approval: deleting a flag there needs the project admin role (a change request cannot delete)'
+    expect(await refused.getAttribute('title')).toBe(reason)
+    expect(await editorDialog.getByText(`Deleting ${reason}.`).count()).toBe(1)
+    await screenshot(editor, 'dashboard-cr-delete-refused', { fullPage: false })
+    await editorDialog.getByRole('button', { name: 'Cancel' }).click()
+
+    await admin.getByRole('tab', { name: 'Flags' }).click()
+    await admin.getByRole('button', { name: 'Edit retired in Production' }).click()
+    await admin
+      .getByRole('dialog', { name: 'retired in Production' })
+      .getByRole('button', { name: 'Delete flag' })
+      .click()
+    const confirm = admin.getByRole('dialog', { name: 'Delete retired?' })
+    await confirm.getByText('Production requires approval, but a change request cannot delete').waitFor()
+    expect(await axeViolations(admin)).toEqual([])
+    await confirm.getByRole('button', { name: 'Delete flag' }).click()
+    await confirm.waitFor({ state: 'detached' })
+    expect((await call('GET', `/api/environments/${production}/flags/retired`)).status).toBe(404)
+    await editor.locator('tr[data-flag="retired"]').waitFor({ state: 'detached', timeout: 5_000 })
+    expect(errors).toEqual([])
+  })
 })
 
 describe('impressions in the dashboard', () => {

@@ -7,38 +7,24 @@
  */
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { type ServiceHarness, startService } from './service-harness.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'approvals e2e pw' }
 const EDITOR = { email: 'ed@example.com', password: 'editor e2e pw', name: 'Ed' }
 const WITHIN = { timeout: 15_000, interval: 50 }
-const dir = tempDir('flagsync-e2e-dashboard-cr-')
-let server: SpawnedServer
+let service: ServiceHarness
 let browser: Browser
 let admin: Page
 let editor: Page
-let cookie = ''
+let call: ServiceHarness['call']
 let projectId = ''
 let production = ''
 const errors: string[] = []
 
-async function call<T>(method: string, path: string, body?: unknown, auth: { cookie?: string; bearer?: string } = {}) {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Service-Request': 'true' }
-  if (auth.bearer) headers.Authorization = `Bearer ${auth.bearer}`
-  else headers.Cookie = auth.cookie ?? cookie
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, body: (res.status === 204 ? undefined : await res.json()) as T }
-}
-
 async function signIn(p: Page, who: { email: string; password: string }) {
-  await p.goto(server.url)
+  await p.goto(service.url)
   await p.getByLabel('Email').fill(who.email)
   await p.getByLabel('Password').fill(who.password)
   await p.getByRole('button', { name: 'Sign in' }).click()
@@ -47,23 +33,10 @@ async function signIn(p: Page, who: { email: string; password: string }) {
 }
 
 beforeAll(async () => {
-  server = await spawnServer('packages/flag-service/dist/cli.js', {
-    DATABASE_URL: `sqlite:${dir.file('service.sqlite')}`,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    WORKSPACE_NAME: 'Acme',
-    POLL_INTERVAL_MS: '200',
-  })
-  const login = await fetch(`${server.url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  })
-  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
-  const projects = await call<Array<{ id: string }>>('GET', '/api/projects')
-  projectId = projects.body[0]?.id ?? ''
-  const envs = await call<Array<{ id: string; slug: string }>>('GET', `/api/projects/${projectId}/environments`)
-  production = envs.body.find((e) => e.slug === 'production')?.id ?? ''
+  service = await startService({ prefix: 'flagsync-e2e-dashboard-cr-', admin: ADMIN })
+  call = service.call
+  projectId = service.projectId
+  production = service.environmentId('production')
   const user = await call<{ id: number }>('POST', '/api/users', { ...EDITOR, role: 'editor' })
   expect(user.status).toBe(200)
   expect(
@@ -92,8 +65,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  server?.kill()
-  dir.remove()
+  service?.close()
 })
 
 describe('change requests, SDK keys and members in the dashboard', () => {

@@ -10,32 +10,21 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { type ServiceHarness, startService } from './service-harness.js'
 
 const run = promisify(execFile)
 const EXAMPLE = fileURLToPath(new URL('../../examples/evaluate/dist/main.js', import.meta.url))
 const ADMIN = { email: 'admin@example.com', password: 'impressions e2e pw' }
 const WITHIN = { timeout: 15_000, interval: 100 }
-const dir = tempDir('flagsync-e2e-dashboard-impressions-')
-let server: SpawnedServer
+let service: ServiceHarness
+let call: ServiceHarness['call']
 let browser: Browser
 let page: Page
-let cookie = ''
 let production = ''
 let projectId = ''
 const errors: string[] = []
-
-async function call<T>(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { 'Content-Type': 'application/json', 'X-Service-Request': 'true', Cookie: cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, body: (res.status === 204 ? undefined : await res.json()) as T }
-}
 
 interface Stats {
   flag_key: string
@@ -46,22 +35,10 @@ interface Stats {
 }
 
 beforeAll(async () => {
-  server = await spawnServer('packages/flag-service/dist/cli.js', {
-    DATABASE_URL: `sqlite:${dir.file('service.sqlite')}`,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    WORKSPACE_NAME: 'Acme',
-  })
-  const login = await fetch(`${server.url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  })
-  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
-  const projects = await call<Array<{ id: string }>>('GET', '/api/projects')
-  projectId = projects.body[0]?.id ?? ''
-  const envs = await call<Array<{ id: string; slug: string }>>('GET', `/api/projects/${projectId}/environments`)
-  production = envs.body.find((e) => e.slug === 'production')?.id ?? ''
+  service = await startService({ prefix: 'flagsync-e2e-dashboard-impressions-', admin: ADMIN })
+  call = service.call
+  projectId = service.projectId
+  production = service.environmentId('production')
   // new-checkout: on for NL, BE and DE (alice, carol, dave), off for bob, so the two lines differ; dark-mode: on.
   for (const flag of [
     {
@@ -83,8 +60,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  server?.kill()
-  dir.remove()
+  service?.close()
 })
 
 describe('the impressions chart after examples/evaluate reports impressions', () => {
@@ -95,7 +71,7 @@ describe('the impressions chart after examples/evaluate reports impressions', ()
     })
     expect(key.status).toBe(200)
     const { stdout } = await run(process.execPath, [EXAMPLE], {
-      env: { ...process.env, FLAGSYNC_URL: server.url, SDK_KEY: key.body.key, FLAGSYNC_FLAGS: 'new-checkout' },
+      env: { ...process.env, FLAGSYNC_URL: service.url, SDK_KEY: key.body.key, FLAGSYNC_FLAGS: 'new-checkout' },
       timeout: 30_000,
     })
     expect(stdout).toContain('OpenFeature and the flag client agree on all 4 evaluations.')
@@ -108,14 +84,14 @@ describe('the impressions chart after examples/evaluate reports impressions', ()
     // Three users on, one off, each evaluated the same number of times by both sections.
     expect(checkout?.true_count).toBe(3 * (checkout?.false_count ?? 0))
     expect(checkout?.false_count ?? 0).toBeGreaterThanOrEqual(2)
-    expect(stdout).toContain(`Impressions: ${checkout?.total} sent to ${server.url}.`)
+    expect(stdout).toContain(`Impressions: ${checkout?.total} sent to ${service.url}.`)
   })
 
   it('charts them in the dashboard per served value, with the totals of the stats route', async () => {
     const stats = (await call<Stats[]>('GET', `/api/environments/${production}/impressions/stats`)).body
     const checkout = stats.find((s) => s.flag_key === 'new-checkout')
     if (!checkout) throw new Error('no impressions of new-checkout')
-    await page.goto(server.url)
+    await page.goto(service.url)
     await page.getByLabel('Email').fill(ADMIN.email)
     await page.getByLabel('Password').fill(ADMIN.password)
     await page.getByRole('button', { name: 'Sign in' }).click()

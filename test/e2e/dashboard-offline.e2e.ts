@@ -9,50 +9,26 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { type ServiceHarness, startService } from './service-harness.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'offline e2e pw' }
 const WITHIN = { timeout: 15_000, interval: 50 }
-const dir = tempDir('flagsync-e2e-dashboard-offline-')
-let server: SpawnedServer
+let service: ServiceHarness
+let call: ServiceHarness['call']
 let browser: Browser
 let context: BrowserContext
 let page: Page
-let cookie = ''
 let production = ''
 let projectId = ''
 const errors: string[] = []
 
-async function call<T>(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { 'Content-Type': 'application/json', 'X-Service-Request': 'true', Cookie: cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, body: (res.status === 204 ? undefined : await res.json()) as T }
-}
-
 beforeAll(async () => {
-  server = await spawnServer('packages/flag-service/dist/cli.js', {
-    DATABASE_URL: `sqlite:${dir.file('service.sqlite')}`,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    WORKSPACE_NAME: 'Acme',
-    POLL_INTERVAL_MS: '200',
-  })
-  const login = await fetch(`${server.url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  })
-  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
-  const projects = await call<Array<{ id: string }>>('GET', '/api/projects')
-  projectId = projects.body[0]?.id ?? ''
-  const envs = await call<Array<{ id: string; slug: string }>>('GET', `/api/projects/${projectId}/environments`)
-  production = envs.body.find((e) => e.slug === 'production')?.id ?? ''
+  service = await startService({ prefix: 'flagsync-e2e-dashboard-offline-', admin: ADMIN })
+  call = service.call
+  projectId = service.projectId
+  production = service.environmentId('production')
   expect(
     (await call('POST', `/api/environments/${production}/flags`, { key: 'night-mode', is_enabled: false })).status,
   ).toBe(200)
@@ -83,8 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  server?.kill()
-  dir.remove()
+  service?.close()
 })
 
 const serverState = async () =>
@@ -92,7 +67,7 @@ const serverState = async () =>
 
 describe('the dashboard offline', () => {
   it('loads online and installs its service worker', async () => {
-    await page.goto(server.url)
+    await page.goto(service.url)
     await page.getByLabel('Email').fill(ADMIN.email)
     await page.getByLabel('Password').fill(ADMIN.password)
     await page.getByRole('button', { name: 'Sign in' }).click()
@@ -287,7 +262,7 @@ describe('editing every field offline', () => {
     try {
       const second = await other.newPage()
       watchErrors(second, 'second', errors)
-      await second.goto(server.url)
+      await second.goto(service.url)
       await second.getByLabel('Email').fill(ADMIN.email)
       await second.getByLabel('Password').fill(ADMIN.password)
       await second.getByRole('button', { name: 'Sign in' }).click()
@@ -356,7 +331,7 @@ describe('deleting a flag', () => {
     try {
       const second = await other.newPage()
       watchErrors(second, 'second', errors)
-      await second.goto(server.url)
+      await second.goto(service.url)
       await second.getByLabel('Email').fill(ADMIN.email)
       await second.getByLabel('Password').fill(ADMIN.password)
       await second.getByRole('button', { name: 'Sign in' }).click()

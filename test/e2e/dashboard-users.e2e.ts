@@ -8,34 +8,23 @@
  */
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { type ServiceHarness, startService } from './service-harness.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'users e2e password' }
 const NEW_USER = { name: 'Nora New', email: 'nora@example.com', password: 'nora e2e password' }
 const WITHIN = { timeout: 15_000, interval: 50 }
-const dir = tempDir('flagsync-e2e-dashboard-users-')
-let server: SpawnedServer
+let service: ServiceHarness
+let call: ServiceHarness['call']
 let browser: Browser
 let admin: Page
 let watcher: Page
 let projectId = ''
-let cookie = ''
 const errors: string[] = []
 
-async function call<T>(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { 'Content-Type': 'application/json', 'X-Service-Request': 'true', Cookie: cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, body: (res.status === 204 ? undefined : await res.json()) as T }
-}
-
 async function signIn(p: Page, who: { email: string; password: string }) {
-  await p.goto(server.url)
+  await p.goto(service.url)
   await p.getByLabel('Email').fill(who.email)
   await p.getByLabel('Password').fill(who.password)
   await p.getByRole('button', { name: 'Sign in' }).click()
@@ -46,20 +35,9 @@ const columns = (p: Page) => p.locator('table.flags thead th[scope="col"]').allT
 const envNames = (p: Page) => p.locator('ul.environments > li .env-name').allTextContents()
 
 beforeAll(async () => {
-  server = await spawnServer('packages/flag-service/dist/cli.js', {
-    DATABASE_URL: `sqlite:${dir.file('service.sqlite')}`,
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    WORKSPACE_NAME: 'Acme',
-    POLL_INTERVAL_MS: '200',
-  })
-  const login = await fetch(`${server.url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  })
-  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
-  projectId = (await call<Array<{ id: string }>>('GET', '/api/projects')).body[0]?.id ?? ''
+  service = await startService({ prefix: 'flagsync-e2e-dashboard-users-', admin: ADMIN })
+  call = service.call
+  projectId = service.projectId
   browser = await launchChromium()
   const a = await browser.newContext({ viewport: { width: 1280, height: 860 } })
   const w = await browser.newContext({ viewport: { width: 1280, height: 860 } })
@@ -73,8 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  server?.kill()
-  dir.remove()
+  service?.close()
 })
 
 describe('environment order and users in the dashboard', () => {

@@ -6,11 +6,11 @@ import type { AuditContext, FlagChange } from './types.js'
  * The write path's SQL, one statement per step whatever the number of rows.
  *
  * Raw SQL instead of the query builder: for a 500-flag batch the builder's
- * per-value work (and a 2 500-placeholder statement SQLite must parse each
- * time) cost more than the database's own work. Every statement is a literal
- * (table names included) and every value is bound: many rows travel as one
- * JSON array (SQLite `json_each`) or as arrays (PostgreSQL `unnest`), so the
- * SQL text never depends on the data.
+ * per-value work cost more than the database's own work. Every statement is a
+ * literal (table names included) and every value is bound, so the SQL text
+ * never depends on the data: many rows travel as arrays (PostgreSQL `unnest`),
+ * as one JSON array (SQLite `json_each`, for keys) or as one placeholder group
+ * per row (SQLite change-log rows, whose JSON a JSON array would escape again).
  */
 
 type Dialect = DatabaseConfig['dialect']
@@ -86,16 +86,31 @@ export async function appendChanges(
     )
     return
   }
-  // json_each's `key` is the 0-based array index.
-  await trx.raw(
-    `insert into "flagsync_changes"
-       (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)
-     select ? + j.key + 1, j.value ->> 0, j.value ->> 1, j.value ->> 2, ?, ?, ?, ?, ?, j.value ->> 3,
-       ${headOf('j.value ->> 0', 'j.value ->> 1')}
-     from json_each(?) j`,
-    [base, now, ...who, JSON.stringify(rows.map((r) => [r.scope, r.key, r.json, r.opIndex]))],
-  )
+  // Each row's values are bound separately: SQLite reads bound strings as they are, whereas one JSON array
+  // of the rows made each flag's JSON escaped (in JS) and unescaped (by json_each) once more. The row's
+  // ordinal is a literal from our own loop, so the SQL depends on the row count only, never on the data.
+  for (let start = 0; start < rows.length; start += SQLITE_ROWS_PER_INSERT) {
+    const end = Math.min(rows.length, start + SQLITE_ROWS_PER_INSERT)
+    const bindings: Knex.RawBinding[] = [base, now, ...who]
+    const values: string[] = []
+    for (let i = start; i < end; i++) {
+      const r = rows[i] as ChangeRow
+      values.push(`(${i + 1},?,?,?,?)`)
+      bindings.push(r.scope, r.key, r.json, r.opIndex)
+    }
+    await trx.raw(
+      `insert into "flagsync_changes"
+         (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)
+       select ? + v.column1, v.column2, v.column3, v.column4, ?, ?, ?, ?, ?, v.column5,
+         ${headOf('v.column2', 'v.column3')}
+       from (values ${values.join(',')}) v`,
+      bindings,
+    )
+  }
 }
+
+/** Rows per change-log insert on SQLite: 4 variables each (plus 6) stays far under its 32 766-variable limit. */
+export const SQLITE_ROWS_PER_INSERT = 4000
 
 /**
  * Brings the flags table in line with the change-log entries after `base`:

@@ -9,6 +9,7 @@ import {
   LiveFlagSet,
   openDatabase,
   StoreError,
+  TABLES,
 } from '@flagsync/store'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js'
@@ -384,5 +385,38 @@ describe.each(['sqlite', 'postgres'] as const)('the write path on %s', (dialect)
       ['env-2', 'gone', 7],
     ])
     expect((await store.changesSince(3)).map((c) => c.revision)).toEqual([4, 5, 6, 7, 8])
+  })
+
+  it('logs a write of more rows than one statement binds (SQLite: 4 000 per insert) with one chain per record', async () => {
+    const store = await openStore()
+    const first = await store.write(async (w) => {
+      for (let i = 0; i < 4500; i++) w.put(flag(`k${i}`))
+    })
+    const before = new Map(first.changes.map((c) => [c.key, c.revision]))
+    // 9 000 rows: 36 000 bound values in one statement would pass SQLite's 32 766-variable limit.
+    const { changes } = await store.write(
+      async (w) => {
+        for (let i = 0; i < 9000; i++) w.put(flag(`k${i}`, i % 2 === 0))
+      },
+      '',
+      { actor: 'bulk', source: 'test', batchId: 'big' },
+    )
+    expect(changes.map((c) => c.revision)).toEqual(Array.from({ length: 9000 }, (_, i) => 4501 + i))
+    const { revision, rows } = await store.loadAll('')
+    expect(revision).toBe(13_500)
+    expect(rows).toHaveLength(9000)
+    const logged = await store.db
+      .knex(TABLES.changes)
+      .where('revision', '>', 4500)
+      .orderBy('revision')
+      .select('revision', 'key', 'data', 'prev_revision', 'actor', 'batch_id')
+    expect(logged).toHaveLength(9000)
+    for (const [i, row] of logged.entries()) {
+      expect(Number(row.revision)).toBe(4501 + i)
+      expect(row.key).toBe(`k${i}`)
+      expect(row.data).toBe(JSON.stringify(flag(`k${i}`, i % 2 === 0)))
+      expect(row.prev_revision === null ? null : Number(row.prev_revision)).toBe(before.get(`k${i}`) ?? null)
+      expect([row.actor, row.batch_id]).toEqual(['bulk', 'big'])
+    }
   })
 })

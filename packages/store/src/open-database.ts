@@ -52,10 +52,11 @@ function openSqlite(filename: string, options: OpenDatabaseOptions): Knex {
     pool: {
       min: 1,
       max: 1,
-      // WAL lets readers in other processes work while one writes.
+      // WAL lets readers in other processes work while one writes. temp_store is set here, before any statement:
+      // SQLite refuses to change it inside a transaction once the connection has used temporary storage.
       afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: SqliteConnection) => void) {
         conn.exec(
-          `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${busyTimeout}; PRAGMA foreign_keys = ON;`,
+          `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${busyTimeout}; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;`,
           (err) => done(err, conn),
         )
       },

@@ -20,14 +20,14 @@ const withJsonb = new WeakSet<Knex>()
  *   take random keys), which would otherwise spill to the WAL mid-transaction and be read back;
  * - checkpoints every 10 000 WAL pages instead of 1000: a page that many groups rewrite (those random keys
  *   again) is copied to the database file once per checkpoint, not once per group;
- * - the statement journal in memory rather than a temporary file.
+ * (the statement journal is kept in memory by the store's connection setup, `temp_store = MEMORY`: SQLite refuses
+ *   to change it inside a transaction once the connection has used temporary storage).
  * It also notes whether the library has `jsonb_each` (see `insertRows`). Runs once per handle.
  */
 export async function tuneSqlite(trx: Knex.Transaction, knex: Knex): Promise<void> {
   if (tuned.has(knex)) return
   await trx.raw('pragma cache_size = -65536')
   await trx.raw('pragma wal_autocheckpoint = 10000')
-  await trx.raw('pragma temp_store = memory')
   const [row] = (await trx.raw('select sqlite_version() as version')) as Array<{ version: string }>
   const [major = 0, minor = 0] = (row?.version ?? '').split('.').map(Number)
   if (major > 3 || (major === 3 && minor >= 45)) withJsonb.add(knex)

@@ -1,7 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react'
 import { api, errorText } from './api.js'
 import { ConfirmDialog } from './dialog.js'
-import { OnceSecret } from './projects.js'
+import { SecretNotice } from './projects.js'
 import type { Environment, Member, Role, SdkKey } from './types.js'
 
 interface User {
@@ -69,15 +69,9 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
         </p>
       ) : null}
       {created?.key ? (
-        <div className="notice-box" role="status">
-          <p>
-            Key <strong>{created.name}</strong> for {created.environment_name}, shown only now:
-          </p>
-          <OnceSecret value={created.key} label="New SDK key" />
-          <button type="button" onClick={() => setCreated(null)}>
-            I have copied it
-          </button>
-        </div>
+        <SecretNotice value={created.key} label="New SDK key" onDismiss={() => setCreated(null)}>
+          Key <strong>{created.name}</strong> for {created.environment_name}
+        </SecretNotice>
       ) : null}
       <table className="list">
         <thead>

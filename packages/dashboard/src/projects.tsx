@@ -1,4 +1,4 @@
-import { useState } from 'react'
+import { type ReactNode, useState } from 'react'
 import { api } from './api.js'
 import { Dialog, FormDialog } from './dialog.js'
 import { navigate, projectPath } from './route.js'
@@ -91,6 +91,19 @@ function CreateProject(props: { onClose: () => void; onCreated: (p: Project) => 
       </label>
       <p className="hint">It starts with Production, Staging and Development, and a Production SDK key.</p>
     </FormDialog>
+  )
+}
+
+/** The notice after creating a key or token: what it is, the secret once, and a button that dismisses it. */
+export function SecretNotice(props: { value: string; label: string; children: ReactNode; onDismiss: () => void }) {
+  return (
+    <div className="notice-box" role="status">
+      <p>{props.children}, shown only now:</p>
+      <OnceSecret value={props.value} label={props.label} />
+      <button type="button" onClick={props.onDismiss}>
+        I have copied it
+      </button>
+    </div>
   )
 }
 

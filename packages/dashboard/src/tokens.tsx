@@ -1,7 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react'
 import { api, errorText } from './api.js'
 import { ConfirmDialog } from './dialog.js'
-import { OnceSecret } from './projects.js'
+import { SecretNotice } from './projects.js'
 
 interface Token {
   id: number
@@ -74,15 +74,9 @@ export function Tokens(props: { offline: boolean }) {
         </p>
       ) : null}
       {created?.token ? (
-        <div className="notice-box" role="status">
-          <p>
-            Token <strong>{created.name}</strong>, shown only now:
-          </p>
-          <OnceSecret value={created.token} label="New token" />
-          <button type="button" onClick={() => setCreated(null)}>
-            I have copied it
-          </button>
-        </div>
+        <SecretNotice value={created.token} label="New token" onDismiss={() => setCreated(null)}>
+          Token <strong>{created.name}</strong>
+        </SecretNotice>
       ) : null}
       <table className="list">
         <thead>

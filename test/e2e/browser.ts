@@ -48,3 +48,20 @@ export function watchErrors(page: Page, label: string, into: string[] = []): str
   })
   return into
 }
+
+/**
+ * A page in a fresh browser context (its own cookies and storage) at desktop size, its errors collected into
+ * `errors`; `timeoutMs` is the context's default wait, Playwright's 30 s when omitted.
+ */
+export async function newPage(
+  browser: Browser,
+  label: string,
+  errors: string[],
+  { timeoutMs }: { timeoutMs?: number } = {},
+): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  if (timeoutMs !== undefined) context.setDefaultTimeout(timeoutMs)
+  const page = await context.newPage()
+  watchErrors(page, label, errors)
+  return page
+}

@@ -8,7 +8,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
-import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'approvals e2e pw' }
@@ -53,14 +53,8 @@ beforeAll(async () => {
     ).status,
   ).toBe(200)
   browser = await launchChromium()
-  const a = await browser.newContext({ viewport: { width: 1280, height: 860 } })
-  const e = await browser.newContext({ viewport: { width: 1280, height: 860 } })
-  a.setDefaultTimeout(10_000)
-  e.setDefaultTimeout(10_000)
-  admin = await a.newPage()
-  editor = await e.newPage()
-  watchErrors(admin, 'admin', errors)
-  watchErrors(editor, 'editor', errors)
+  admin = await newPage(browser, 'admin', errors, { timeoutMs: 10_000 })
+  editor = await newPage(browser, 'editor', errors, { timeoutMs: 10_000 })
 })
 
 afterAll(async () => {

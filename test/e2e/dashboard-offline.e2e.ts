@@ -10,7 +10,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
-import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { launchChromium, newPage, screenshot, watchErrors } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'offline e2e pw' }
@@ -23,6 +23,16 @@ let page: Page
 let production = ''
 let projectId = ''
 const errors: string[] = []
+
+/** The admin signed in to the dashboard in a browser context of its own. */
+async function signedInPage(label: string): Promise<Page> {
+  const p = await newPage(browser, label, errors)
+  await p.goto(service.url)
+  await p.getByLabel('Email').fill(ADMIN.email)
+  await p.getByLabel('Password').fill(ADMIN.password)
+  await p.getByRole('button', { name: 'Sign in' }).click()
+  return p
+}
 
 beforeAll(async () => {
   service = await startService({ prefix: 'flagsync-e2e-dashboard-offline-', admin: ADMIN })
@@ -258,14 +268,8 @@ describe('editing every field offline', () => {
     await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
     await screenshot(page, 'dashboard-offline-07-delivered')
 
-    const other = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    const second = await signedInPage('second')
     try {
-      const second = await other.newPage()
-      watchErrors(second, 'second', errors)
-      await second.goto(service.url)
-      await second.getByLabel('Email').fill(ADMIN.email)
-      await second.getByLabel('Password').fill(ADMIN.password)
-      await second.getByRole('button', { name: 'Sign in' }).click()
       await second.getByRole('link', { name: 'Default' }).click()
       await second.getByRole('switch', { name: 'offline-banner in Production' }).waitFor()
       expect(
@@ -278,7 +282,7 @@ describe('editing every field offline', () => {
       expect(await editor.getByLabel('Attribute', { exact: true }).inputValue()).toBe('country')
       await screenshot(second, 'dashboard-offline-08-second-context', { fullPage: false })
     } finally {
-      await other.close()
+      await second.context().close()
     }
   })
 
@@ -327,14 +331,8 @@ describe('deleting a flag', () => {
       expect(
         (await call('POST', `/api/environments/${env.id}/flags`, { key: 'old-banner', is_enabled: true })).status,
       ).toBe(200)
-    const other = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    const second = await signedInPage('second')
     try {
-      const second = await other.newPage()
-      watchErrors(second, 'second', errors)
-      await second.goto(service.url)
-      await second.getByLabel('Email').fill(ADMIN.email)
-      await second.getByLabel('Password').fill(ADMIN.password)
-      await second.getByRole('button', { name: 'Sign in' }).click()
       await second.getByRole('link', { name: 'Default' }).click()
       await expect.poll(() => second.locator('#live-status').getAttribute('data-state'), WITHIN).toBe('live')
       const row = second.locator('tr[data-flag="old-banner"]')
@@ -361,7 +359,7 @@ describe('deleting a flag', () => {
       for (const env of envs) expect(await status(env.id, 'old-banner')).toBe(404)
       await screenshot(second, 'dashboard-offline-11-deleted-second-context', { fullPage: false })
     } finally {
-      await other.close()
+      await second.context().close()
     }
   })
 

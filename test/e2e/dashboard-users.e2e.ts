@@ -9,7 +9,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
-import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'users e2e password' }
@@ -39,14 +39,8 @@ beforeAll(async () => {
   call = service.call
   projectId = service.projectId
   browser = await launchChromium()
-  const a = await browser.newContext({ viewport: { width: 1280, height: 860 } })
-  const w = await browser.newContext({ viewport: { width: 1280, height: 860 } })
-  a.setDefaultTimeout(10_000)
-  w.setDefaultTimeout(10_000)
-  admin = await a.newPage()
-  watcher = await w.newPage()
-  watchErrors(admin, 'admin', errors)
-  watchErrors(watcher, 'watcher', errors)
+  admin = await newPage(browser, 'admin', errors, { timeoutMs: 10_000 })
+  watcher = await newPage(browser, 'watcher', errors, { timeoutMs: 10_000 })
 })
 
 afterAll(async () => {

@@ -4,31 +4,16 @@ import { ApiError, api, errorText } from './api.js'
 import { DeleteFlag } from './delete-flag.js'
 import { Dialog } from './dialog.js'
 import { loadSegments } from './editable-flags.js'
-import {
-  buildFlag,
-  changesOf,
-  type Draft,
-  draftOf,
-  OPERATORS,
-  patchOf,
-  type RuleDraft,
-  recordOf,
-} from './flag-draft.js'
+import { buildFlag, changesOf, type Draft, draftOf, patchOf, recordOf } from './flag-draft.js'
 import { explainCycle } from './flag-view.js'
 import { History } from './history.js'
 import type { Outbox } from './offline-edits.js'
+import { PrerequisiteRows } from './prerequisite-rows.js'
 import { Promote } from './promote.js'
+import { RuleRows } from './rule-rows.js'
 import type { Environment, Flag, Role } from './types.js'
-import { formatPercent, summarizeWeights } from './weights.js'
-
-const NEW_RULE: RuleDraft = {
-  kind: 'attribute',
-  attribute: '',
-  operator: 'equals',
-  values: '',
-  segmentKey: '',
-  variant: '',
-}
+import { VariantRows } from './variant-rows.js'
+import { summarizeWeights } from './weights.js'
 
 /**
  * Creates a flag (in one environment or every one) or edits it in one
@@ -254,185 +239,13 @@ export function FlagEditor(props: {
             </label>
           </div>
 
-          <fieldset>
-            <legend>Variants</legend>
-            <p className="hint" id="weights-hint">
-              Weights are relative: each variant gets its weight divided by the total (
-              {weights.total.toLocaleString('en')}).
-            </p>
-            {draft.variants.map((v, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: rows are positional, like the variants themselves
-              <div className="row" key={i} data-variant={i}>
-                <label>
-                  Value {i + 1}
-                  <input
-                    value={v.value}
-                    onChange={(e) => set({ variants: replace(draft.variants, i, { ...v, value: e.target.value }) })}
-                  />
-                </label>
-                <label>
-                  Weight {i + 1}
-                  <input
-                    inputMode="numeric"
-                    value={v.weight}
-                    aria-describedby="weights-hint"
-                    onChange={(e) => set({ variants: replace(draft.variants, i, { ...v, weight: e.target.value }) })}
-                  />
-                </label>
-                <output className="share" aria-label={`Share of variant ${i + 1}`}>
-                  {weights.shares[i]?.problem ??
-                    (weights.shares[i]?.percent == null ? '—' : formatPercent(weights.shares[i]?.percent ?? 0))}
-                </output>
-                <button
-                  type="button"
-                  onClick={() => set({ variants: draft.variants.filter((_, j) => j !== i) })}
-                  aria-label={`Remove variant ${i + 1}`}
-                >
-                  Remove
-                </button>
-              </div>
-            ))}
-            {weights.problem ? (
-              <p role="alert" className="error">
-                {weights.problem}
-              </p>
-            ) : null}
-            <button type="button" onClick={() => set({ variants: [...draft.variants, { value: '', weight: '1' }] })}>
-              Add variant
-            </button>
-          </fieldset>
-
-          <fieldset>
-            <legend>Rules (first match wins)</legend>
-            {draft.rules.map((r, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: rules are ordered and positional
-              <div className="row" key={i} data-rule={i}>
-                <label>
-                  Rule {i + 1} kind
-                  <select
-                    value={r.kind}
-                    onChange={(e) =>
-                      set({ rules: replace(draft.rules, i, { ...r, kind: e.target.value as RuleDraft['kind'] }) })
-                    }
-                  >
-                    <option value="attribute">attribute</option>
-                    <option value="segment">segment</option>
-                  </select>
-                </label>
-                {r.kind === 'segment' ? (
-                  <label>
-                    Segment
-                    <select
-                      value={r.segmentKey}
-                      onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, segmentKey: e.target.value }) })}
-                    >
-                      <option value="">choose…</option>
-                      {[...new Set([...segments, ...draft.rules.map((x) => x.segmentKey).filter(Boolean)])].map((s) => (
-                        <option key={s}>{s}</option>
-                      ))}
-                    </select>
-                  </label>
-                ) : (
-                  <>
-                    <label>
-                      Attribute
-                      <input
-                        value={r.attribute}
-                        onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, attribute: e.target.value }) })}
-                      />
-                    </label>
-                    <label>
-                      Operator
-                      <select
-                        value={r.operator}
-                        onChange={(e) =>
-                          set({
-                            rules: replace(draft.rules, i, { ...r, operator: e.target.value as RuleDraft['operator'] }),
-                          })
-                        }
-                      >
-                        {OPERATORS.map((op) => (
-                          <option key={op}>{op}</option>
-                        ))}
-                      </select>
-                    </label>
-                    <label>
-                      Values (comma-separated)
-                      <input
-                        value={r.values}
-                        onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, values: e.target.value }) })}
-                      />
-                    </label>
-                  </>
-                )}
-                <label>
-                  Serves
-                  <input
-                    value={r.variant}
-                    placeholder="the default"
-                    onChange={(e) => set({ rules: replace(draft.rules, i, { ...r, variant: e.target.value }) })}
-                  />
-                </label>
-                <button
-                  type="button"
-                  onClick={() => set({ rules: draft.rules.filter((_, j) => j !== i) })}
-                  aria-label={`Remove rule ${i + 1}`}
-                >
-                  Remove
-                </button>
-              </div>
-            ))}
-            <button type="button" onClick={() => set({ rules: [...draft.rules, NEW_RULE] })}>
-              Add rule
-            </button>
-          </fieldset>
-
-          <fieldset>
-            <legend>Prerequisites</legend>
-            {draft.prerequisites.map((p, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: positional rows
-              <div className="row" key={i} data-prerequisite={i}>
-                <label>
-                  Requires flag
-                  <select
-                    value={p.key}
-                    onChange={(e) =>
-                      set({ prerequisites: replace(draft.prerequisites, i, { ...p, key: e.target.value }) })
-                    }
-                  >
-                    {props.knownKeys.map((k) => (
-                      <option key={k}>{k}</option>
-                    ))}
-                  </select>
-                </label>
-                <label>
-                  To serve (JSON; empty: on)
-                  <input
-                    value={p.required}
-                    onChange={(e) =>
-                      set({ prerequisites: replace(draft.prerequisites, i, { ...p, required: e.target.value }) })
-                    }
-                  />
-                </label>
-                <button
-                  type="button"
-                  onClick={() => set({ prerequisites: draft.prerequisites.filter((_, j) => j !== i) })}
-                  aria-label={`Remove prerequisite ${i + 1}`}
-                >
-                  Remove
-                </button>
-              </div>
-            ))}
-            <button
-              type="button"
-              disabled={props.knownKeys.length === 0}
-              onClick={() =>
-                set({ prerequisites: [...draft.prerequisites, { key: props.knownKeys[0] ?? '', required: '' }] })
-              }
-            >
-              Add prerequisite
-            </button>
-          </fieldset>
+          <VariantRows variants={draft.variants} weights={weights} onChange={(variants) => set({ variants })} />
+          <RuleRows rules={draft.rules} segments={segments} onChange={(rules) => set({ rules })} />
+          <PrerequisiteRows
+            prerequisites={draft.prerequisites}
+            knownKeys={props.knownKeys}
+            onChange={(prerequisites) => set({ prerequisites })}
+          />
         </fieldset>
         {!creating && env && offline ? (
           <p className="hint" id="editor-needs-connection">
@@ -513,8 +326,4 @@ export function FlagEditor(props: {
       </form>
     </Dialog>
   )
-}
-
-function replace<T>(list: readonly T[], index: number, item: T): T[] {
-  return list.map((x, i) => (i === index ? item : x))
 }

@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react'
 import { api, errorText } from './api.js'
 import { ConfirmDialog } from './dialog.js'
+import { ListTable, RowAction } from './list-table.js'
 import { SecretNotice } from './projects.js'
 import type { Environment, Member, Role, SdkKey } from './types.js'
 
@@ -19,6 +20,7 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
   const [name, setName] = useState('')
   const [envId, setEnvId] = useState('')
   const [error, setError] = useState<string | null>(null)
+  const blocked = props.canAdmin ? null : props.reason
   const base = `/api/projects/${props.projectId}/keys`
   const load = useCallback(async () => setKeys(await api<SdkKey[]>('GET', base).catch(() => [])), [base])
   useEffect(() => {
@@ -58,7 +60,7 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
               ))}
             </select>
           </label>
-          <button type="submit" title={props.canAdmin ? undefined : props.reason}>
+          <button type="submit" title={blocked ?? undefined}>
             Create key
           </button>
         </fieldset>
@@ -73,43 +75,23 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
           Key <strong>{created.name}</strong> for {created.environment_name}
         </SecretNotice>
       ) : null}
-      <table className="list">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Environment</th>
-            <th scope="col">Key</th>
-            <th scope="col">Created</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
+      <ListTable columns={['Name', 'Environment', 'Key', 'Created']}>
+        {keys.map((k) => (
+          <tr key={k.id} data-key={k.name}>
+            <td>{k.name}</td>
+            <td>{k.environment_name}</td>
+            <td>
+              <code>{k.prefix}</code>
+            </td>
+            <td>{new Date(k.created_at).toLocaleDateString()}</td>
+            <td>
+              <RowAction label={`Revoke ${k.name}`} blocked={blocked} onClick={() => setRevoking(k)}>
+                Revoke
+              </RowAction>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {keys.map((k) => (
-            <tr key={k.id} data-key={k.name}>
-              <td>{k.name}</td>
-              <td>{k.environment_name}</td>
-              <td>
-                <code>{k.prefix}</code>
-              </td>
-              <td>{new Date(k.created_at).toLocaleDateString()}</td>
-              <td>
-                <button
-                  type="button"
-                  className="danger"
-                  disabled={!props.canAdmin}
-                  title={props.canAdmin ? undefined : props.reason}
-                  aria-label={`Revoke ${k.name}`}
-                  onClick={() => setRevoking(k)}
-                >
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       {revoking ? (
         <ConfirmDialog
           title={`Revoke ${revoking.name}?`}
@@ -138,6 +120,7 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
   const [userId, setUserId] = useState('')
   const [role, setRole] = useState<Role>('viewer')
   const [error, setError] = useState<string | null>(null)
+  const blocked = props.canAdmin ? null : props.reason
   const base = `/api/projects/${props.projectId}/members`
   const load = useCallback(async () => {
     setMembers(await api<Member[]>('GET', base).catch(() => []))
@@ -194,51 +177,36 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
           <button type="submit">Add member</button>
         </fieldset>
       </form>
-      <table className="list">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Email</th>
-            <th scope="col">Project role</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
+      <ListTable columns={['Name', 'Email', 'Project role']}>
+        {members.map((m) => (
+          <tr key={m.user_id} data-member={m.email}>
+            <td>{m.name}</td>
+            <td>{m.email}</td>
+            <td>
+              <select
+                aria-label={`Role of ${m.email}`}
+                value={m.role}
+                disabled={!props.canAdmin}
+                title={blocked ?? undefined}
+                onChange={(e) => void act(() => api('PATCH', `${base}/${m.user_id}`, { role: e.target.value }))}
+              >
+                <option value="viewer">viewer</option>
+                <option value="editor">editor</option>
+                <option value="admin">admin</option>
+              </select>
+            </td>
+            <td>
+              <RowAction
+                label={`Remove ${m.email}`}
+                blocked={blocked}
+                onClick={() => void act(() => api('DELETE', `${base}/${m.user_id}`))}
+              >
+                Remove
+              </RowAction>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {members.map((m) => (
-            <tr key={m.user_id} data-member={m.email}>
-              <td>{m.name}</td>
-              <td>{m.email}</td>
-              <td>
-                <select
-                  aria-label={`Role of ${m.email}`}
-                  value={m.role}
-                  disabled={!props.canAdmin}
-                  title={props.canAdmin ? undefined : props.reason}
-                  onChange={(e) => void act(() => api('PATCH', `${base}/${m.user_id}`, { role: e.target.value }))}
-                >
-                  <option value="viewer">viewer</option>
-                  <option value="editor">editor</option>
-                  <option value="admin">admin</option>
-                </select>
-              </td>
-              <td>
-                <button
-                  type="button"
-                  className="danger"
-                  disabled={!props.canAdmin}
-                  title={props.canAdmin ? undefined : props.reason}
-                  aria-label={`Remove ${m.email}`}
-                  onClick={() => void act(() => api('DELETE', `${base}/${m.user_id}`))}
-                >
-                  Remove
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
     </div>
   )
 }

@@ -1,6 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react'
 import { api, errorText } from './api.js'
 import { ConfirmDialog } from './dialog.js'
+import { ListTable, RowAction } from './list-table.js'
 import { SecretNotice } from './projects.js'
 
 interface Token {
@@ -78,44 +79,28 @@ export function Tokens(props: { offline: boolean }) {
           Token <strong>{created.name}</strong>
         </SecretNotice>
       ) : null}
-      <table className="list">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Token</th>
-            <th scope="col">Scope</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Last used</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
+      <ListTable columns={['Name', 'Token', 'Scope', 'Expires', 'Last used']}>
+        {tokens.map((t) => (
+          <tr key={t.id} data-token={t.name}>
+            <td>{t.name}</td>
+            <td>
+              <code>{t.prefix}</code>
+            </td>
+            <td>{t.scope}</td>
+            <td>{t.expires_at ? new Date(t.expires_at).toLocaleDateString() : 'never'}</td>
+            <td>{t.last_used_at ? new Date(t.last_used_at).toLocaleString() : 'never'}</td>
+            <td>
+              <RowAction
+                label={`Delete token ${t.name}`}
+                blocked={props.offline ? 'needs the service (offline)' : null}
+                onClick={() => setDeleting(t)}
+              >
+                Delete
+              </RowAction>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {tokens.map((t) => (
-            <tr key={t.id} data-token={t.name}>
-              <td>{t.name}</td>
-              <td>
-                <code>{t.prefix}</code>
-              </td>
-              <td>{t.scope}</td>
-              <td>{t.expires_at ? new Date(t.expires_at).toLocaleDateString() : 'never'}</td>
-              <td>{t.last_used_at ? new Date(t.last_used_at).toLocaleString() : 'never'}</td>
-              <td>
-                <button
-                  type="button"
-                  className="danger"
-                  disabled={props.offline}
-                  aria-label={`Delete token ${t.name}`}
-                  onClick={() => setDeleting(t)}
-                >
-                  Delete
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       {deleting ? (
         <ConfirmDialog
           title={`Delete token ${deleting.name}?`}

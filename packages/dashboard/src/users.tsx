@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
+import { ListTable, RowAction } from './list-table.js'
 import { navigate } from './route.js'
 import type { Me, Role } from './types.js'
 
@@ -89,48 +90,30 @@ export function Users(props: { me: Me; offline: boolean }) {
           {error}
         </p>
       ) : null}
-      <table className="list">
-        <thead>
-          <tr>
-            <th scope="col">User</th>
-            <th scope="col">Workspace role</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {users.map((u) => {
-            const blocked = deleteBlocked(props.me, u, users, props.offline)
-            return (
-              <tr key={u.id} data-user={u.email}>
-                <td>
-                  {u.name}
-                  {u.id === props.me.id ? <span className="badge">you</span> : null}
-                  <br />
-                  {/* One cell with the name, so the table fits 390 px; a long address breaks anywhere. */}
-                  <span className="hint" ref={(el) => el?.style.setProperty('overflow-wrap', 'anywhere')}>
-                    {u.email}
-                  </span>
-                </td>
-                <td>{u.role}</td>
-                <td>
-                  <button
-                    type="button"
-                    className="danger"
-                    disabled={blocked !== null}
-                    title={blocked ?? undefined}
-                    aria-label={`Delete user ${u.email}`}
-                    onClick={() => setDeleting(u)}
-                  >
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            )
-          })}
-        </tbody>
-      </table>
+      <ListTable columns={['User', 'Workspace role']}>
+        {users.map((u) => {
+          const blocked = deleteBlocked(props.me, u, users, props.offline)
+          return (
+            <tr key={u.id} data-user={u.email}>
+              <td>
+                {u.name}
+                {u.id === props.me.id ? <span className="badge">you</span> : null}
+                <br />
+                {/* One cell with the name, so the table fits 390 px; a long address breaks anywhere. */}
+                <span className="hint" ref={(el) => el?.style.setProperty('overflow-wrap', 'anywhere')}>
+                  {u.email}
+                </span>
+              </td>
+              <td>{u.role}</td>
+              <td>
+                <RowAction label={`Delete user ${u.email}`} blocked={blocked} onClick={() => setDeleting(u)}>
+                  Delete
+                </RowAction>
+              </td>
+            </tr>
+          )
+        })}
+      </ListTable>
       {creating ? (
         <CreateUser
           onClose={() => setCreating(false)}

@@ -6,22 +6,22 @@ import { SyncClientError } from './errors.js'
 const MAX_COLLECTION_LENGTH = 128
 const MAX_RECORD_ID_LENGTH = 256
 
-function invalid(message: string, cause?: unknown): SyncClientError {
+export function invalidOperation(message: string, cause?: unknown): SyncClientError {
   return new SyncClientError('invalid_operation', message, { cause })
 }
 
 export function checkCollection(collection: unknown): string {
   if (typeof collection !== 'string' || collection.length === 0 || collection.length > MAX_COLLECTION_LENGTH) {
-    throw invalid(`collection must be a string of 1 to ${MAX_COLLECTION_LENGTH} characters`)
+    throw invalidOperation(`collection must be a string of 1 to ${MAX_COLLECTION_LENGTH} characters`)
   }
   // The outbox keys records as collection + U+0000 + recordId.
-  if (collection.includes('\u0000')) throw invalid('collection must not contain U+0000')
+  if (collection.includes('\u0000')) throw invalidOperation('collection must not contain U+0000')
   return collection
 }
 
 export function checkRecordId(recordId: unknown): string {
   if (typeof recordId !== 'string' || recordId.length === 0 || recordId.length > MAX_RECORD_ID_LENGTH) {
-    throw invalid(`recordId must be a string of 1 to ${MAX_RECORD_ID_LENGTH} characters`)
+    throw invalidOperation(`recordId must be a string of 1 to ${MAX_RECORD_ID_LENGTH} characters`)
   }
   return recordId
 }
@@ -38,14 +38,14 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * app cannot reach the queue.
  */
 export function toJsonObject(value: unknown, what: 'record' | 'changes'): Record<string, unknown> {
-  if (!isPlainObject(value)) throw invalid(`${what} must be a plain object`)
+  if (!isPlainObject(value)) throw invalidOperation(`${what} must be a plain object`)
   let copy: unknown
   try {
     copy = JSON.parse(JSON.stringify(value))
   } catch (error) {
-    throw invalid(`${what} must be JSON-serializable`, error)
+    throw invalidOperation(`${what} must be JSON-serializable`, error)
   }
-  if (!isPlainObject(copy)) throw invalid(`${what} must serialize to a JSON object`)
+  if (!isPlainObject(copy)) throw invalidOperation(`${what} must serialize to a JSON object`)
   return copy
 }
 
@@ -53,14 +53,14 @@ export function toJsonObject(value: unknown, what: 'record' | 'changes'): Record
 export function baseOf(baseRevision: unknown): { baseRevision?: number } {
   if (baseRevision === undefined) return {}
   if (typeof baseRevision !== 'number' || !Number.isSafeInteger(baseRevision) || baseRevision < 0) {
-    throw invalid('baseRevision must be a non-negative integer')
+    throw invalidOperation('baseRevision must be a non-negative integer')
   }
   return { baseRevision }
 }
 
 /** Checks an operation coming from the app and builds a clean copy with exactly the wire fields. */
 export function normalizeOperation(input: unknown): Operation {
-  if (!isPlainObject(input)) throw invalid('an operation must be an object')
+  if (!isPlainObject(input)) throw invalidOperation('an operation must be an object')
   const collection = checkCollection(input.collection)
   const recordId = checkRecordId(input.recordId)
   const base = baseOf(input.baseRevision)
@@ -72,6 +72,6 @@ export function normalizeOperation(input: unknown): Operation {
     case 'delete':
       return { action: 'delete', collection, recordId, ...base }
     default:
-      throw invalid(`unknown action ${JSON.stringify(input.action)}: expected insert, update or delete`)
+      throw invalidOperation(`unknown action ${JSON.stringify(input.action)}: expected insert, update or delete`)
   }
 }

@@ -17,69 +17,77 @@ export interface StatusSource {
   isClosed(): boolean
 }
 
+/** See `createStatusFeed`. */
+export interface StatusFeed {
+  readonly listeners: Set<StatusListener>
+  /** A failure that left no batch behind (dead-lettered); cleared by the next success. */
+  detachedError: DeliveryError | null
+  /** The read in progress, if any. */
+  readonly refreshing: Promise<void> | null
+  /** Re-reads the status and notifies subscribers; calls made while a read runs are coalesced into one more. */
+  refresh(): void
+  /** A state change that needs no new read (an attempt starts): subscribers hear it at once. */
+  notifyFromCache(): void
+  compute(snapshot: Snapshot): SyncStatus
+}
+
 /**
  * The client's status and its subscribers: re-read from IndexedDB on every
  * change (coalesced), announced from the last read when nothing needs a new
  * one (an attempt starts).
  */
-export class StatusFeed {
-  readonly listeners = new Set<StatusListener>()
-  /** A failure that left no batch behind (dead-lettered); cleared by the next success. */
-  detachedError: DeliveryError | null = null
-  /** The read in progress, if any. */
-  refreshing: Promise<void> | null = null
-  private dirty = false
+export function createStatusFeed(source: StatusSource): StatusFeed {
+  let dirty = false
   /** The last snapshot read for subscribers, to announce state changes without waiting for IndexedDB. */
-  private lastSnapshot: Snapshot | null = null
-
-  constructor(private readonly source: StatusSource) {}
-
-  /** Re-reads the status and notifies subscribers; calls made while a read runs are coalesced into one more. */
-  refresh(): void {
-    if (this.listeners.size === 0 || this.source.isClosed()) return
-    this.dirty = true
-    if (this.refreshing) return
-    this.refreshing = (async () => {
-      while (this.dirty && !this.source.isClosed()) {
-        this.dirty = false
-        try {
-          this.lastSnapshot = await this.source.read()
-        } catch {
-          continue // closed underneath us, or a transient read failure; the next change retries
+  let last: Snapshot | null = null
+  const live = () => feed.listeners.size > 0 && !source.isClosed()
+  const notify = (snapshot: Snapshot): void => {
+    const status = feed.compute(snapshot)
+    for (const listener of [...feed.listeners]) callSafely(() => listener(status))
+  }
+  const feed: StatusFeed & { refreshing: Promise<void> | null } = {
+    listeners: new Set(),
+    detachedError: null,
+    refreshing: null,
+    refresh() {
+      if (!live()) return
+      dirty = true
+      feed.refreshing ??= (async () => {
+        while (dirty && !source.isClosed()) {
+          dirty = false
+          try {
+            last = await source.read()
+          } catch {
+            continue // closed underneath us, or a transient read failure; the next change retries
+          }
+          if (source.isClosed()) break
+          notify(last)
         }
-        if (this.source.isClosed()) break
-        this.notify(this.compute(this.lastSnapshot))
+        feed.refreshing = null
+      })()
+    },
+    notifyFromCache() {
+      if (!live()) return
+      if (last) notify(last)
+      else feed.refresh()
+    },
+    compute({ head, pending, conflicts }) {
+      const backingOff = head !== undefined && head.attempts > 0
+      let state: SyncState = 'idle'
+      if (!source.isOnline()) state = 'offline'
+      else if (head?.lastError?.kind === 'rejected') state = 'blocked'
+      else if (source.isAttempting()) state = 'syncing'
+      else if (backingOff) state = 'backoff'
+      return {
+        state,
+        pending,
+        lastError: head?.lastError ?? feed.detachedError,
+        nextAttemptAt: backingOff ? head.nextAttemptAt : null,
+        conflicts,
       }
-      this.refreshing = null
-    })()
+    },
   }
-
-  /** A state change that needs no new read (an attempt starts): subscribers hear it at once. */
-  notifyFromCache(): void {
-    if (this.listeners.size === 0 || this.source.isClosed()) return
-    if (this.lastSnapshot) this.notify(this.compute(this.lastSnapshot))
-    else this.refresh()
-  }
-
-  compute({ head, pending, conflicts }: Snapshot): SyncStatus {
-    const backingOff = head !== undefined && head.attempts > 0
-    let state: SyncState = 'idle'
-    if (!this.source.isOnline()) state = 'offline'
-    else if (head?.lastError?.kind === 'rejected') state = 'blocked'
-    else if (this.source.isAttempting()) state = 'syncing'
-    else if (backingOff) state = 'backoff'
-    return {
-      state,
-      pending,
-      lastError: head?.lastError ?? this.detachedError,
-      nextAttemptAt: backingOff ? head.nextAttemptAt : null,
-      conflicts,
-    }
-  }
-
-  private notify(status: SyncStatus): void {
-    for (const listener of [...this.listeners]) callSafely(() => listener(status))
-  }
+  return feed
 }
 
 /** A throwing listener must not stop delivery or other listeners; its error still surfaces. */

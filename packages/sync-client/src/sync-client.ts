@@ -1,36 +1,22 @@
 import type { Operation } from '@flagsync/protocol'
 import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
-import { type DeliveryLock, leaseDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
-import { DeliveryPipeline, type DrainResult } from './delivery-pipeline.js'
-import { type Durability, resolveDurability } from './durability.js'
+import { leaseDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
+import { createDeliveryPipeline, type DrainResult } from './delivery-pipeline.js'
+import { resolveDurability } from './durability.js'
 import { SyncClientError, toSyncClientError } from './errors.js'
 import {
   baseOf,
   checkCollection,
   checkRecordId,
+  invalidOperation,
   isPlainObject,
   normalizeOperation,
   toJsonObject,
 } from './normalize-operation.js'
 import { OutboxDb } from './outbox-db.js'
-import { type ResolvedOptions, resolveOptions } from './resolve-options.js'
-import { callSafely, StatusFeed } from './status-feed.js'
-import type {
-  BroadcastChannelLike,
-  Conflict,
-  ConflictResolution,
-  DeadLetter,
-  DeliveredListener,
-  DeliveryInfo,
-  FlushResult,
-  InsertOptions,
-  OutboxEntry,
-  StatusListener,
-  SyncClient,
-  SyncClientOptions,
-  SyncStatus,
-  WriteOptions,
-} from './types.js'
+import { resolveOptions } from './resolve-options.js'
+import { callSafely, createStatusFeed } from './status-feed.js'
+import type { DeliveredListener, DeliveryInfo, InsertOptions, SyncClient, SyncClientOptions } from './types.js'
 
 const BUSY_POLL_MS = 100
 const CROSS_TAB_THROTTLE_MS = 50
@@ -45,328 +31,191 @@ const CROSS_TAB_THROTTLE_MS = 50
  * await client.update('flags', 'dark-mode', { is_enabled: true })
  */
 export function createSyncClient(options: SyncClientOptions): SyncClient {
-  return new OutboxSyncClient(resolveOptions(options), resolveDurability(options.durability))
-}
-
-class OutboxSyncClient implements SyncClient {
-  private readonly store: OutboxDb
-  private readonly lock: DeliveryLock
-  private readonly shutdown = new AbortController()
-  private readonly deliveredListeners = new Set<DeliveredListener>()
-  private readonly channel: BroadcastChannelLike | null
-  private closed = false
-  private closing: Promise<void> | null = null
-  private running = false
-  private timer: unknown = null
+  // The client is one closure rather than a class: its private state and helpers are local names, which minifiers
+  // shorten, where private class members keep their full names in the bundle (issue 17's size budget).
+  const o = resolveOptions(options)
+  const { clock } = o
+  const durability = resolveDurability(options.durability)
+  const store = new OutboxDb(o.dbName, { indexedDB: o.indexedDB, IDBKeyRange: o.IDBKeyRange, durability })
+  const shutdown = new AbortController()
+  const deliveredListeners = new Set<DeliveredListener>()
+  const channelName = `flagsync-sync-client:${o.dbName}`
+  const lock = o.locks
+    ? webLocksDeliveryLock(o.locks, `${channelName}:delivery`, shutdown.signal)
+    : leaseDeliveryLock(store, o.generateId(), o.leaseMs, clock, shutdown.signal)
+  const channel = o.broadcastChannel ? o.broadcastChannel(channelName) : null
+  let closed = false
+  let closing: Promise<void> | null = null
+  let running = false
+  let timer: unknown = null
   /** When the scheduled background pass is due (epoch ms), or null. */
-  private timerDueAt: number | null = null
-  private unsubscribeOnline: (() => void) | null = null
-  private chain: Promise<unknown> = Promise.resolve()
+  let timerDueAt: number | null = null
+  let unsubscribeOnline: (() => void) | null = null
+  let chain: Promise<unknown> = Promise.resolve()
   /** While set, further 'changed' messages to other tabs wait for it (see `announceChange`). */
-  private crossTabTimer: unknown = null
-  private crossTabPending = false
-  private readonly pipeline: DeliveryPipeline
-  private readonly statusFeed: StatusFeed
+  let crossTabTimer: unknown = null
+  let crossTabPending = false
 
-  constructor(
-    private readonly o: ResolvedOptions,
-    durability: Durability,
-  ) {
-    this.store = new OutboxDb(o.dbName, { indexedDB: o.indexedDB, IDBKeyRange: o.IDBKeyRange, durability })
-    const lockName = `flagsync-sync-client:${o.dbName}:delivery`
-    this.lock = o.locks
-      ? webLocksDeliveryLock(o.locks, lockName, this.shutdown.signal)
-      : leaseDeliveryLock(this.store, o.generateId(), o.leaseMs, o.clock, this.shutdown.signal)
-    this.channel = o.broadcastChannel ? o.broadcastChannel(`flagsync-sync-client:${o.dbName}`) : null
-    if (this.channel) this.channel.onmessage = (event) => this.onCrossTab(event.data)
-    this.statusFeed = new StatusFeed({
-      read: () => this.store.snapshot(),
-      isOnline: () => o.online.isOnline(),
-      isAttempting: () => this.pipeline.attempting,
-      isClosed: () => this.closed,
-    })
-    this.pipeline = new DeliveryPipeline(this.store, o, this.shutdown.signal, {
-      attemptStarted: () => this.statusFeed.notifyFromCache(),
-      delivered: (batch, info) => {
-        this.statusFeed.detachedError = null
-        this.announceDelivered(batch.batchId, batch.operations, info)
-      },
-      deadLettered: (error) => {
-        this.statusFeed.detachedError = error
-        this.changed()
-      },
-      failureRecorded: () => this.changed(),
-      conflicted: () => this.changed(),
-    })
+  const feed = createStatusFeed({
+    read: () => store.snapshot(),
+    isOnline: () => o.online.isOnline(),
+    isAttempting: () => pipeline.attempting,
+    isClosed: () => closed,
+  })
+  const pipeline = createDeliveryPipeline(store, o, shutdown.signal, {
+    attemptStarted: feed.notifyFromCache,
+    delivered: (batch, info) => {
+      feed.detachedError = null
+      emitDelivered(batch.batchId, batch.operations, info)
+      post({ type: 'delivered', batchId: batch.batchId, operations: batch.operations, duplicate: info.duplicate })
+      changed()
+    },
+    deadLettered: (error) => {
+      feed.detachedError = error
+      changed()
+    },
+    failureRecorded: changed,
+    conflicted: changed,
+  })
+  if (channel) {
+    channel.onmessage = ({ data }) => {
+      if (closed || !isCrossTabMessage(data)) return
+      if (data.type === 'delivered') {
+        feed.detachedError = null
+        emitDelivered(data.batchId, data.operations, { duplicate: data.duplicate === true })
+      }
+      feed.refresh()
+    }
   }
 
-  // ---- writes ---------------------------------------------------------------
-
-  async insert(collection: string, record: Record<string, unknown>, options: InsertOptions = {}): Promise<string> {
-    this.assertOpen()
-    checkCollection(collection)
-    if (!isPlainObject(record)) throw invalid('record must be a plain object')
-    const recordId = this.recordIdFor(record, options)
-    const json = toJsonObject(record, 'record')
-    await this.commit({ action: 'insert', collection, recordId, record: json, ...baseOf(options.baseRevision) })
-    return recordId
+  function assertOpen(): void {
+    if (closed) throw new SyncClientError('closed', 'the sync client is closed')
   }
 
-  async update(
-    collection: string,
-    recordId: string,
-    changes: Record<string, unknown>,
-    options: WriteOptions = {},
-  ): Promise<void> {
-    this.assertOpen()
-    await this.commit({
-      action: 'update',
-      collection: checkCollection(collection),
-      recordId: checkRecordId(recordId),
-      changes: toJsonObject(changes, 'changes'),
-      ...baseOf(options.baseRevision),
-    })
+  /** A read or an app-driven change of the outbox: refused once closed, storage errors as SyncClientError. */
+  async function guard<T>(run: () => Promise<T>): Promise<T> {
+    assertOpen()
+    try {
+      return await run()
+    } catch (error) {
+      throw toSyncClientError(error)
+    }
   }
 
-  async delete(collection: string, recordId: string, options: WriteOptions = {}): Promise<void> {
-    this.assertOpen()
-    await this.commit({
-      action: 'delete',
-      collection: checkCollection(collection),
-      recordId: checkRecordId(recordId),
-      ...baseOf(options.baseRevision),
-    })
-  }
-
-  async enqueue(operation: Operation): Promise<number> {
-    this.assertOpen()
-    return this.commit(normalizeOperation(operation))
-  }
-
-  private recordIdFor(record: Record<string, unknown>, options: InsertOptions): string {
+  function recordIdFor(record: Record<string, unknown>, options: InsertOptions): string {
     const own = record.id
-    if (own !== undefined && own !== null && typeof own !== 'string' && typeof own !== 'number') {
-      throw invalid('record.id must be a string or a number')
+    const hasOwn = own !== undefined && own !== null
+    if (hasOwn && typeof own !== 'string' && typeof own !== 'number') {
+      throw invalidOperation('record.id must be a string or a number')
     }
     if (options.recordId !== undefined) {
       const recordId = checkRecordId(options.recordId)
-      if (own !== undefined && own !== null && String(own) !== recordId) {
-        throw invalid(`record.id (${JSON.stringify(own)}) differs from options.recordId (${JSON.stringify(recordId)})`)
+      if (hasOwn && String(own) !== recordId) {
+        throw invalidOperation(
+          `record.id (${JSON.stringify(own)}) differs from options.recordId (${JSON.stringify(recordId)})`,
+        )
       }
       return recordId
     }
-    if (own !== undefined && own !== null) return checkRecordId(String(own))
-    return this.o.generateId()
+    return hasOwn ? checkRecordId(String(own)) : o.generateId()
   }
 
-  private async commit(op: Operation): Promise<number> {
+  async function commit(op: Operation): Promise<number> {
     let id: number
     try {
-      id = await this.store.enqueue(op, this.o.clock.now())
+      id = await store.enqueue(op, clock.now())
     } catch (error) {
       throw toSyncClientError(error, 'could not queue the operation')
     }
-    this.changed()
-    this.pushSoon()
+    changed()
+    pushSoon()
     return id
   }
 
   /** A write while started: deliver shortly instead of at the next interval (backoff still applies). */
-  private pushSoon(): void {
-    const delay = this.o.pushDelayMs
-    if (delay === null || !this.running || this.closed) return
-    if (this.timerDueAt !== null && this.timerDueAt <= this.o.clock.now() + delay) return
-    this.schedule(delay)
+  function pushSoon(): void {
+    const delay = o.pushDelayMs
+    if (delay === null || !running || closed) return
+    if (timerDueAt !== null && timerDueAt <= clock.now() + delay) return
+    schedule(delay)
   }
 
-  // ---- reads ----------------------------------------------------------------
-
-  async pending(): Promise<number> {
-    this.assertOpen()
-    return (await this.guard(this.store.snapshot())).pending
-  }
-
-  async status(): Promise<SyncStatus> {
-    this.assertOpen()
-    return this.statusFeed.compute(await this.guard(this.store.snapshot()))
-  }
-
-  outbox(): Promise<OutboxEntry[]> {
-    this.assertOpen()
-    return this.guard(this.store.outbox())
-  }
-
-  conflicts(): Promise<Conflict[]> {
-    this.assertOpen()
-    return this.guard(this.store.conflicts())
-  }
-
-  async resolve(conflictId: number, resolution: ConflictResolution): Promise<void> {
-    this.assertOpen()
-    if (!Number.isInteger(conflictId)) throw invalid('resolve expects a conflict id (an integer from conflicts())')
-    await this.guard(this.store.resolve(conflictId, resolution, this.o.clock.now()))
-    this.changed()
-    this.pushSoon()
-  }
-
-  deadLetters(): Promise<DeadLetter[]> {
-    this.assertOpen()
-    return this.guard(this.store.deadLetters())
-  }
-
-  async clearDeadLetters(ids?: readonly number[]): Promise<void> {
-    this.assertOpen()
-    await this.guard(this.store.clearDeadLetters(ids))
-  }
-
-  async discard(ids: readonly number[]): Promise<number> {
-    this.assertOpen()
-    if (!Array.isArray(ids) || !ids.every((id) => Number.isInteger(id))) {
-      throw invalid('discard expects an array of outbox ids (integers from outbox())')
-    }
-    for (;;) {
-      // An attempt of this instance may be on the wire: let it finish first.
-      const attempt = this.pipeline.currentAttempt
-      if (attempt) await attempt.catch(() => undefined)
-      const result = await this.guard(this.store.discard(ids, this.o.clock.now()))
-      if (result !== 'busy') {
-        this.changed()
-        if (result > 0) this.schedule(0)
-        return result
-      }
-      // Another instance is sending the batch; its answer decides whether the ids still exist.
-      await this.sleep(BUSY_POLL_MS)
-      this.assertOpen()
-    }
-  }
-
-  // ---- delivery loop --------------------------------------------------------
-
-  start(): void {
-    this.assertOpen()
-    if (this.running) return
-    this.running = true
-    this.watchOnline()
-    this.schedule(0)
-  }
-
-  stop(): void {
-    this.running = false
-    if (this.timer !== null) this.o.clock.clearTimeout(this.timer)
-    this.timer = null
-    this.timerDueAt = null
-    if (this.statusFeed.listeners.size === 0) this.unwatchOnline()
-  }
-
-  retryNow(): void {
-    if (this.closed) return
-    this.store
-      .cutShortNetworkBackoff(this.o.clock.now())
-      .then((cut) => {
-        if (cut === 0 || this.closed) return
-        this.changed()
-        this.schedule(0)
-      })
-      .catch(() => undefined) // closed underneath us: nothing left to retry
-  }
-
-  async flush(): Promise<FlushResult> {
-    this.assertOpen()
-    const result = await this.runDrain(true)
-    return { delivered: result.delivered, pending: await this.pending() }
-  }
-
-  private schedule(delayMs: number): void {
-    if (!this.running || this.closed) return
-    if (this.timer !== null) this.o.clock.clearTimeout(this.timer)
-    this.timerDueAt = this.o.clock.now() + Math.max(0, delayMs)
-    this.timer = this.o.clock.setTimeout(
-      () => {
-        this.timer = null
-        this.timerDueAt = null
-        this.runDrain(false).catch(() => undefined)
-      },
-      Math.max(0, delayMs),
-    )
+  function schedule(delayMs: number): void {
+    if (!running || closed) return
+    if (timer !== null) clock.clearTimeout(timer)
+    const delay = Math.max(0, delayMs)
+    timerDueAt = clock.now() + delay
+    timer = clock.setTimeout(() => {
+      timer = null
+      timerDueAt = null
+      runDrain(false).catch(() => undefined)
+    }, delay)
   }
 
   /** Drains one at a time per instance; the next background pass is planned from the outcome. */
-  private runDrain(force: boolean): Promise<DrainResult> {
-    const run = this.chain.then(() => this.drain(force))
-    this.chain = run.catch(() => undefined)
+  function runDrain(force: boolean): Promise<DrainResult> {
+    const run = chain.then(() => drain(force))
+    chain = run.catch(() => undefined)
+    const interval = o.syncIntervalMs
     return run.then(
       (result) => {
-        const now = this.o.clock.now()
-        const interval = this.o.syncIntervalMs
-        this.schedule(result.waitUntil === null ? interval : Math.min(interval, result.waitUntil - now))
+        schedule(result.waitUntil === null ? interval : Math.min(interval, result.waitUntil - clock.now()))
         return result
       },
       (error: unknown) => {
-        this.schedule(this.o.syncIntervalMs)
-        this.refresh()
+        schedule(interval)
+        feed.refresh()
         throw toSyncClientError(error, 'delivery failed in storage')
       },
     )
   }
 
-  private async drain(force: boolean): Promise<DrainResult> {
+  async function drain(force: boolean): Promise<DrainResult> {
     const idle: DrainResult = { delivered: 0, waitUntil: null }
-    if (this.closed) return idle
-    if (!this.o.online.isOnline()) {
-      this.refresh()
+    if (closed) return idle
+    if (!o.online.isOnline()) {
+      feed.refresh()
       return idle
     }
-    const outcome = await this.lock.run((keepAlive) => this.pipeline.drain(keepAlive, force), force)
-    this.refresh()
+    const outcome = await lock.run((keepAlive) => pipeline.drain(keepAlive, force), force)
+    feed.refresh()
     return outcome.acquired ? outcome.value : idle
   }
 
-  // ---- online / cross-tab ---------------------------------------------------
-
-  private watchOnline(): void {
-    if (this.unsubscribeOnline) return
-    this.unsubscribeOnline = this.o.online.subscribe((online) => {
-      if (!online || this.closed) {
-        this.refresh()
+  function watchOnline(): void {
+    unsubscribeOnline ??= o.online.subscribe((online) => {
+      if (!online || closed) {
+        feed.refresh()
         return
       }
       // Back online: a fresh backoff schedule and an attempt right away.
-      this.store
+      store
         .resetBackoff()
         .catch(() => undefined)
         .then(() => {
-          this.refresh()
-          this.schedule(0)
+          feed.refresh()
+          schedule(0)
         })
     })
   }
 
-  private unwatchOnline(): void {
-    this.unsubscribeOnline?.()
-    this.unsubscribeOnline = null
+  function unwatchOnline(): void {
+    unsubscribeOnline?.()
+    unsubscribeOnline = null
   }
 
-  private onCrossTab(data: unknown): void {
-    if (this.closed || !isCrossTabMessage(data)) return
-    if (data.type === 'delivered') {
-      this.statusFeed.detachedError = null
-      this.emitDelivered(data.batchId, data.operations, { duplicate: data.duplicate === true })
-    }
-    this.refresh()
-  }
-
-  private post(message: CrossTabMessage): void {
+  function post(message: CrossTabMessage): void {
     try {
-      this.channel?.postMessage(message)
+      channel?.postMessage(message)
     } catch {
       // A closed channel (page going away) must not break delivery.
     }
   }
 
   /** The outbox content changed: refresh the status here and in other tabs. */
-  private changed(): void {
-    this.refresh()
-    this.announceChange()
+  function changed(): void {
+    feed.refresh()
+    announceChange()
   }
 
   /**
@@ -374,99 +223,182 @@ class OutboxSyncClient implements SyncClient {
    * trailing message covers them): a BroadcastChannel message per write was ~15 % of an awaited update()'s
    * main-thread time in Chromium, and the other tabs re-read the outbox once per message anyway.
    */
-  private announceChange(): void {
-    if (!this.channel) return
-    if (this.crossTabTimer !== null) {
-      this.crossTabPending = true
+  function announceChange(): void {
+    if (!channel) return
+    if (crossTabTimer !== null) {
+      crossTabPending = true
       return
     }
-    this.post({ type: 'changed' })
-    this.crossTabTimer = this.o.clock.setTimeout(() => {
-      this.crossTabTimer = null
-      if (!this.crossTabPending) return
-      this.crossTabPending = false
-      this.announceChange()
+    post({ type: 'changed' })
+    crossTabTimer = clock.setTimeout(() => {
+      crossTabTimer = null
+      if (!crossTabPending) return
+      crossTabPending = false
+      announceChange()
     }, CROSS_TAB_THROTTLE_MS)
   }
 
-  private announceDelivered(batchId: string, operations: Operation[], info: DeliveryInfo): void {
-    this.emitDelivered(batchId, operations, info)
-    this.post({ type: 'delivered', batchId, operations, duplicate: info.duplicate })
-    this.changed()
+  function emitDelivered(batchId: string, operations: Operation[], info: DeliveryInfo): void {
+    for (const listener of [...deliveredListeners]) callSafely(() => listener(batchId, operations, info))
   }
 
-  private emitDelivered(batchId: string, operations: Operation[], info: DeliveryInfo): void {
-    for (const listener of [...this.deliveredListeners]) callSafely(() => listener(batchId, operations, info))
+  function stop(): void {
+    running = false
+    if (timer !== null) clock.clearTimeout(timer)
+    timer = null
+    timerDueAt = null
+    if (feed.listeners.size === 0) unwatchOnline()
   }
 
-  // ---- status ---------------------------------------------------------------
+  return {
+    async insert(collection, record, options = {}) {
+      assertOpen()
+      checkCollection(collection)
+      if (!isPlainObject(record)) throw invalidOperation('record must be a plain object')
+      const recordId = recordIdFor(record, options)
+      const json = toJsonObject(record, 'record')
+      await commit({ action: 'insert', collection, recordId, record: json, ...baseOf(options.baseRevision) })
+      return recordId
+    },
 
-  subscribe(listener: StatusListener): () => void {
-    this.assertOpen()
-    this.statusFeed.listeners.add(listener)
-    this.watchOnline()
-    this.refresh()
-    return () => {
-      this.statusFeed.listeners.delete(listener)
-      if (this.statusFeed.listeners.size === 0 && !this.running) this.unwatchOnline()
-    }
-  }
+    async update(collection, recordId, changes, options = {}) {
+      assertOpen()
+      await commit({
+        action: 'update',
+        collection: checkCollection(collection),
+        recordId: checkRecordId(recordId),
+        changes: toJsonObject(changes, 'changes'),
+        ...baseOf(options.baseRevision),
+      })
+    },
 
-  onDelivered(listener: DeliveredListener): () => void {
-    this.assertOpen()
-    this.deliveredListeners.add(listener)
-    return () => {
-      this.deliveredListeners.delete(listener)
-    }
-  }
+    async delete(collection, recordId, options = {}) {
+      assertOpen()
+      await commit({
+        action: 'delete',
+        collection: checkCollection(collection),
+        recordId: checkRecordId(recordId),
+        ...baseOf(options.baseRevision),
+      })
+    },
 
-  /** The outbox may have changed: re-read the status for subscribers. */
-  private refresh(): void {
-    this.statusFeed.refresh()
-  }
+    async enqueue(operation) {
+      assertOpen()
+      return commit(normalizeOperation(operation))
+    },
 
-  // ---- lifecycle ------------------------------------------------------------
+    pending: async () => (await guard(() => store.snapshot())).pending,
 
-  close(): Promise<void> {
-    if (this.closing) return this.closing
-    this.stop()
-    this.closed = true
-    this.shutdown.abort()
-    this.unwatchOnline()
-    this.closing = (async () => {
-      await this.chain
-      await this.lock.release()
-      await this.statusFeed.refreshing
-      this.statusFeed.listeners.clear()
-      this.deliveredListeners.clear()
-      if (this.crossTabTimer !== null) this.o.clock.clearTimeout(this.crossTabTimer)
-      if (this.crossTabPending) this.post({ type: 'changed' }) // the last changes must still reach the other tabs
-      if (this.channel) {
-        this.channel.onmessage = null
-        this.channel.close()
+    status: async () => feed.compute(await guard(() => store.snapshot())),
+
+    outbox: () => guard(() => store.outbox()),
+
+    conflicts: () => guard(() => store.conflicts()),
+
+    async resolve(conflictId, resolution) {
+      assertOpen()
+      if (!Number.isInteger(conflictId)) {
+        throw invalidOperation('resolve expects a conflict id (an integer from conflicts())')
       }
-      this.store.close()
-    })()
-    return this.closing
-  }
+      await guard(() => store.resolve(conflictId, resolution, clock.now()))
+      changed()
+      pushSoon()
+    },
 
-  private assertOpen(): void {
-    if (this.closed) throw new SyncClientError('closed', 'the sync client is closed')
-  }
+    deadLetters: () => guard(() => store.deadLetters()),
 
-  private async guard<T>(promise: Promise<T>): Promise<T> {
-    try {
-      return await promise
-    } catch (error) {
-      throw toSyncClientError(error)
-    }
-  }
+    async clearDeadLetters(ids) {
+      await guard(() => store.clearDeadLetters(ids))
+    },
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.o.clock.setTimeout(resolve, ms))
-  }
-}
+    async discard(ids) {
+      assertOpen()
+      if (!Array.isArray(ids) || !ids.every(Number.isInteger)) {
+        throw invalidOperation('discard expects an array of outbox ids (integers from outbox())')
+      }
+      for (;;) {
+        // An attempt of this instance may be on the wire: let it finish first.
+        await pipeline.currentAttempt?.catch(() => undefined)
+        const result = await guard(() => store.discard(ids, clock.now()))
+        if (result !== 'busy') {
+          changed()
+          if (result > 0) schedule(0)
+          return result
+        }
+        // Another instance is sending the batch; its answer decides whether the ids still exist.
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, BUSY_POLL_MS))
+        assertOpen()
+      }
+    },
 
-function invalid(message: string): SyncClientError {
-  return new SyncClientError('invalid_operation', message)
+    start() {
+      assertOpen()
+      if (running) return
+      running = true
+      watchOnline()
+      schedule(0)
+    },
+
+    stop,
+
+    retryNow() {
+      if (closed) return
+      store
+        .cutShortNetworkBackoff(clock.now())
+        .then((cut) => {
+          if (cut === 0 || closed) return
+          changed()
+          schedule(0)
+        })
+        .catch(() => undefined) // closed underneath us: nothing left to retry
+    },
+
+    async flush() {
+      assertOpen()
+      const { delivered } = await runDrain(true)
+      return { delivered, pending: (await guard(() => store.snapshot())).pending }
+    },
+
+    subscribe(listener) {
+      assertOpen()
+      feed.listeners.add(listener)
+      watchOnline()
+      feed.refresh()
+      return () => {
+        feed.listeners.delete(listener)
+        if (feed.listeners.size === 0 && !running) unwatchOnline()
+      }
+    },
+
+    onDelivered(listener) {
+      assertOpen()
+      deliveredListeners.add(listener)
+      return () => {
+        deliveredListeners.delete(listener)
+      }
+    },
+
+    close() {
+      if (closing) return closing
+      stop()
+      closed = true
+      shutdown.abort()
+      unwatchOnline()
+      closing = (async () => {
+        await chain
+        await lock.release()
+        await feed.refreshing
+        feed.listeners.clear()
+        deliveredListeners.clear()
+        if (crossTabTimer !== null) clock.clearTimeout(crossTabTimer)
+        if (crossTabPending) post({ type: 'changed' }) // the last changes must still reach the other tabs
+        if (channel) {
+          channel.onmessage = null
+          channel.close()
+        }
+        store.close()
+      })()
+      return closing
+    },
+  }
 }

@@ -3,7 +3,7 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
-import { DeliveryPipeline, type PipelineEvents } from '../src/delivery-pipeline.js'
+import { createDeliveryPipeline, type PipelineEvents } from '../src/delivery-pipeline.js'
 import { OutboxDb } from '../src/outbox-db.js'
 import { resolveOptions } from '../src/resolve-options.js'
 
@@ -48,7 +48,7 @@ describe.each(DIALECTS)('DeliveryPipeline and a 409 from the real receiver (%s)'
       failureRecorded: () => log.push('failure recorded'),
       conflicted: (count) => log.push(`conflicted ${count}`),
     }
-    const pipeline = new DeliveryPipeline(store, o, new AbortController().signal, events)
+    const pipeline = createDeliveryPipeline(store, o, new AbortController().signal, events)
     return { store, pipeline, sent, log, drain: () => pipeline.drain(async () => true, false) }
   }
 

@@ -1,7 +1,7 @@
 import type { Operation } from '@flagsync/protocol'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DeliveryPipeline, type PipelineEvents } from '../src/delivery-pipeline.js'
+import { createDeliveryPipeline, type PipelineEvents } from '../src/delivery-pipeline.js'
 import { OutboxDb } from '../src/outbox-db.js'
 import { resolveOptions } from '../src/resolve-options.js'
 import type { DeliveryError, DeliveryInfo } from '../src/types.js'
@@ -65,7 +65,7 @@ function setup(options: { batchSize?: number; deadLetter?: boolean; online?: () 
     failureRecorded: () => log.push('failure recorded'),
   }
   const shutdown = new AbortController()
-  const pipeline = new DeliveryPipeline(store, o, shutdown.signal, events)
+  const pipeline = createDeliveryPipeline(store, o, shutdown.signal, events)
   const keepAlive = async () => true
   stores.push(store)
   return {

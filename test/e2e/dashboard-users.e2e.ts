@@ -50,6 +50,11 @@ afterAll(async () => {
 
 describe('environment order and users in the dashboard', () => {
   it('reorders environments from the keyboard; another context sees the columns follow within a second', async () => {
+    // Each project page holds one stream (flags and reorders on the same connection, kept across tabs and reorders):
+    // browsers allow six HTTP/1.1 connections per origin across all tabs.
+    const streams = { admin: 0, watcher: 0 }
+    admin.on('request', (r) => void (new URL(r.url()).pathname === '/stream' && streams.admin++))
+    watcher.on('request', (r) => void (new URL(r.url()).pathname === '/stream' && streams.watcher++))
     await signIn(watcher, ADMIN)
     await watcher.getByRole('link', { name: 'Default' }).click()
     await expect.poll(() => columns(watcher), WITHIN).toEqual(['Flag', 'Production', 'Staging', 'Development'])
@@ -82,6 +87,7 @@ describe('environment order and users in the dashboard', () => {
     await expect.poll(() => columns(watcher), WITHIN).toEqual(['Flag', 'Development', 'Production', 'Staging'])
     const listed = await call<Array<{ slug: string }>>('GET', `/api/projects/${projectId}/environments`)
     expect(listed.body.map((e) => e.slug)).toEqual(['development', 'production', 'staging'])
+    expect(streams).toEqual({ admin: 1, watcher: 1 })
     await screenshot(admin, 'dashboard-users-01-environments-reordered')
     await screenshot(watcher, 'dashboard-users-02-columns-followed')
     // A reload keeps the service's order.

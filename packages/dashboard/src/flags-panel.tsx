@@ -1,11 +1,11 @@
 import { applyPending, type ClientFlag } from '@flagsync/flag-client'
 import type { FlagType, Operation } from '@flagsync/protocol'
-import { lazy, Suspense, useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react'
+import { lazy, Suspense, useCallback, useMemo, useState, useSyncExternalStore } from 'react'
 import { api, errorText } from './api.js'
 import { useEditableFlags } from './editable-flags.js'
 import { FlagEditor } from './flag-editor.js'
 import { type FlagFilter, flagRows, type StateFilter, servedAtGlance } from './flag-view.js'
-import { LiveFlags } from './live-flags.js'
+import type { LiveFlags } from './live-flags.js'
 import type { Outbox } from './offline-edits.js'
 import type { Environment, Flag, Project, Role } from './types.js'
 
@@ -21,16 +21,11 @@ export function FlagsPanel(props: {
   role: Role
   offline: boolean
   actor: string
+  /** The project's dashboard stream, opened by the project page so that it outlives a switch of tabs. */
+  live: LiveFlags
 }) {
+  const { live } = props
   const envIds = useMemo(() => props.environments.map((e) => e.id), [props.environments])
-  const live = useMemo(
-    () => new LiveFlags(envIds, `flagsync.dashboard.flags.${props.project.id}`),
-    [envIds, props.project.id],
-  )
-  useEffect(() => {
-    live.start()
-    return () => live.stop()
-  }, [live])
   const snapshot = useSyncExternalStore(live.subscribe, live.getSnapshot)
   const [filter, setFilter] = useState<FlagFilter>(NO_FILTER)
   const [editing, setEditing] = useState<{ envId: string; key: string | null } | null>(null)

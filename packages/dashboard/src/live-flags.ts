@@ -1,4 +1,10 @@
-import { connectedDataSchema, STREAM_EVENTS, streamUpdateSchema } from '@flagsync/protocol'
+import {
+  connectedDataSchema,
+  DASHBOARD_STREAM_EVENTS,
+  environmentOrderEventSchema,
+  STREAM_EVENTS,
+  streamUpdateSchema,
+} from '@flagsync/protocol'
 import type { Flag } from './types.js'
 
 export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'cached'
@@ -18,12 +24,17 @@ type Source = Pick<EventSource, 'addEventListener' | 'close'> & { onerror: Event
  * stream's latency. React reads it through useSyncExternalStore; snapshots
  * are immutable, so a render sees one consistent state. The last state is
  * kept in localStorage, so the table shows what it last saw when offline.
+ *
+ * The same connection carries the project's `environments` event (someone
+ * reordered them): one stream per dashboard tab, not one per concern, since
+ * HTTP/1.1 browsers allow six connections per origin across all tabs.
  */
 export class LiveFlags {
   private snapshot: LiveSnapshot
   private readonly listeners = new Set<() => void>()
   private source: Source | undefined
   private pending: Map<string, Map<string, Flag>> | undefined
+  private readonly orderListeners = new Set<{ projectId: string; listener: (environmentIds: string[]) => void }>()
 
   constructor(
     private readonly environmentIds: readonly string[],
@@ -62,6 +73,12 @@ export class LiveFlags {
       this.pending = undefined
       this.set({ state: 'live', flags })
     })
+    source.addEventListener(DASHBOARD_STREAM_EVENTS.environments, (event) => {
+      const order = environmentOrderEventSchema.safeParse(parse((event as MessageEvent).data))
+      if (!order.success) return
+      for (const { projectId, listener } of this.orderListeners)
+        if (projectId === order.data.project_id) listener(order.data.environment_ids)
+    })
     source.onerror = () => {
       if (this.snapshot.state !== 'connecting') this.set({ ...this.snapshot, state: 'reconnecting' })
     }
@@ -85,6 +102,13 @@ export class LiveFlags {
     const flags = new Map(this.snapshot.flags)
     flags.set(envId, envFlags)
     this.set({ ...this.snapshot, flags })
+  }
+
+  /** Calls `listener` with the project's environment ids whenever someone reorders them; returns the unsubscribe. */
+  onEnvironmentOrder(projectId: string, listener: (environmentIds: string[]) => void): () => void {
+    const entry = { projectId, listener }
+    this.orderListeners.add(entry)
+    return () => this.orderListeners.delete(entry)
   }
 
   subscribe = (listener: () => void): (() => void) => {

@@ -1,13 +1,14 @@
-import { useCallback, useEffect, useState } from 'react'
+import { useCallback, useEffect, useMemo, useState } from 'react'
 import { Members, SdkKeys } from './access.js'
 import { ApiError, api, errorText } from './api.js'
 import { ChangeRequests } from './change-requests.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
-import { followEnvironmentOrder, inOrder } from './environment-order.js'
+import { inOrder } from './environment-order.js'
 import { Environments } from './environments.js'
 import { FlagsPanel } from './flags-panel.js'
 import { History } from './history.js'
 import { ImpressionsPanel } from './impressions-panel.js'
+import { LiveFlags } from './live-flags.js'
 import { navigate, projectPath } from './route.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
 
@@ -77,15 +78,27 @@ export function ProjectPage(props: {
   useEffect(() => {
     void reload()
   }, [reload])
-  // Someone (another tab, another person) reordered the environments: follow at once, then re-read them.
-  const followed = environments[0]?.id
+  // One stream per project page, keyed by the set of environments: a reorder must not reconnect it (and bootstrap
+  // every flag again), a created or deleted environment must.
+  const environmentSet = useMemo(() => environments.map((e) => e.id).sort(), [environments])
+  const setKey = environmentSet.join(',')
+  // biome-ignore lint/correctness/useExhaustiveDependencies: setKey stands for environmentSet's contents
+  const live = useMemo(
+    () => new LiveFlags(environmentSet, `flagsync.dashboard.flags.${project.id}`),
+    [setKey, project.id],
+  )
   useEffect(() => {
-    if (props.offline || followed === undefined) return
-    return followEnvironmentOrder(project.id, followed, (ids) => {
+    live.start()
+    return () => live.stop()
+  }, [live])
+  // Someone (another tab, another person) reordered the environments: follow at once, then re-read them.
+  useEffect(() => {
+    if (props.offline) return
+    return live.onEnvironmentOrder(project.id, (ids) => {
       setEnvironments((envs) => inOrder(envs, ids))
       void reload()
     })
-  }, [project.id, followed, props.offline, reload])
+  }, [live, project.id, props.offline, reload])
 
   const role = effectiveRole(props.me, members) ?? (props.me.role === 'admin' ? 'admin' : 'viewer')
   const isProjectAdmin = role === 'admin' && !props.offline
@@ -166,6 +179,7 @@ export function ProjectPage(props: {
             role={role}
             offline={props.offline}
             actor={props.me.email}
+            live={live}
           />
         )}
       </div>

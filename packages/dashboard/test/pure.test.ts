@@ -180,6 +180,30 @@ describe('LiveFlags (the dashboard stream)', () => {
     expect(live.getSnapshot().state).toBe('reconnecting')
     expect(seen).toEqual(['live', 'live', 'live', 'reconnecting'])
   })
+
+  it("hears its project's environments event on the same connection, from any listener until it unsubscribes", () => {
+    const source = fakeSource()
+    let opened = 0
+    const live = new LiveFlags(['e1'], 'k', () => {
+      opened++
+      return source as never
+    })
+    live.start()
+    const heard: string[][] = []
+    const other: string[][] = []
+    const stop = live.onEnvironmentOrder('p1', (ids) => heard.push(ids))
+    live.onEnvironmentOrder('p2', (ids) => other.push(ids))
+    source.emit('environments', { project_id: 'p1', environment_ids: ['e2', 'e1'] })
+    source.emit('environments', { project_id: 'p1' })
+    source.emit('environments', 'not an order')
+    source.emit('environments', { project_id: 'p3', environment_ids: ['x'] })
+    expect(heard).toEqual([['e2', 'e1']])
+    expect(other).toEqual([])
+    stop()
+    source.emit('environments', { project_id: 'p1', environment_ids: ['e1', 'e2'] })
+    expect(heard).toEqual([['e2', 'e1']])
+    expect(opened).toBe(1)
+  })
 })
 
 describe('change request diffs', () => {

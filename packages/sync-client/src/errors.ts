@@ -51,22 +51,23 @@ export function isQuotaError(error: unknown): boolean {
   return false
 }
 
+/** `${what} must be ${rule}` (`, got …` when `got` is given): the one shape of every argument and option error. */
+export function mustBe(code: SyncClientErrorCode, what: string, rule: string, got?: string): SyncClientError {
+  return new SyncClientError(code, `${what} must be ${rule}${got === undefined ? '' : `, got ${got}`}`)
+}
+
 /**
  * Normalizes anything thrown below the public API into a SyncClientError, so
  * callers only ever catch one class.
  */
 export function toSyncClientError(error: unknown, context = 'IndexedDB operation failed'): SyncClientError {
   if (error instanceof SyncClientError) return error
-  if (isQuotaError(error)) {
-    return new SyncClientError(
-      'quota_exceeded',
-      'the browser refused to store the operation: storage quota exceeded (free space or deliver the outbox)',
-      { cause: error },
-    )
-  }
-  if (errorName(error) === 'DatabaseClosedError') {
-    return new SyncClientError('closed', 'the outbox database is closed', { cause: error })
-  }
-  const detail = error instanceof Error ? `: ${error.message}` : ''
-  return new SyncClientError('storage_failed', `${context}${detail}`, { cause: error })
+  const [code, message] = isQuotaError(error)
+    ? (['quota_exceeded', 'storage quota exceeded: nothing was stored (free space or deliver the outbox)'] as const)
+    : errorName(error) === 'DatabaseClosedError'
+      ? (['closed', CLOSED_DB] as const)
+      : (['storage_failed', `${context}${error instanceof Error ? `: ${error.message}` : ''}`] as const)
+  return new SyncClientError(code, message, { cause: error })
 }
+
+export const CLOSED_DB = 'the outbox database is closed'

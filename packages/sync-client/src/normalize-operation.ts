@@ -1,27 +1,31 @@
 import type { Operation } from '@flagsync/protocol'
-import { SyncClientError } from './errors.js'
+import { mustBe, SyncClientError } from './errors.js'
 
 // Same limits as the protocol's collectionNameSchema / recordIdSchema, checked
 // here without zod so the browser bundle stays small.
 const MAX_COLLECTION_LENGTH = 128
 const MAX_RECORD_ID_LENGTH = 256
 
-export function invalidOperation(message: string, cause?: unknown): SyncClientError {
-  return new SyncClientError('invalid_operation', message, { cause })
+const INVALID = 'invalid_operation'
+
+export function invalidOperation(message: string): SyncClientError {
+  return new SyncClientError(INVALID, message)
 }
 
+const isId = (value: unknown, max: number): value is string =>
+  typeof value === 'string' && value.length > 0 && value.length <= max
+
 export function checkCollection(collection: unknown): string {
-  if (typeof collection !== 'string' || collection.length === 0 || collection.length > MAX_COLLECTION_LENGTH) {
-    throw invalidOperation(`collection must be a string of 1 to ${MAX_COLLECTION_LENGTH} characters`)
-  }
   // The outbox keys records as collection + U+0000 + recordId.
-  if (collection.includes('\u0000')) throw invalidOperation('collection must not contain U+0000')
+  if (!isId(collection, MAX_COLLECTION_LENGTH) || collection.includes('\u0000')) {
+    throw mustBe(INVALID, 'collection', `a string of 1 to ${MAX_COLLECTION_LENGTH} characters without U+0000`)
+  }
   return collection
 }
 
 export function checkRecordId(recordId: unknown): string {
-  if (typeof recordId !== 'string' || recordId.length === 0 || recordId.length > MAX_RECORD_ID_LENGTH) {
-    throw invalidOperation(`recordId must be a string of 1 to ${MAX_RECORD_ID_LENGTH} characters`)
+  if (!isId(recordId, MAX_RECORD_ID_LENGTH)) {
+    throw mustBe(INVALID, 'recordId', `a string of 1 to ${MAX_RECORD_ID_LENGTH} characters`)
   }
   return recordId
 }
@@ -38,14 +42,14 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * app cannot reach the queue.
  */
 export function toJsonObject(value: unknown, what: 'record' | 'changes'): Record<string, unknown> {
-  if (!isPlainObject(value)) throw invalidOperation(`${what} must be a plain object`)
   let copy: unknown
   try {
-    copy = JSON.parse(JSON.stringify(value))
+    copy = isPlainObject(value) && JSON.parse(JSON.stringify(value))
   } catch (error) {
-    throw invalidOperation(`${what} must be JSON-serializable`, error)
+    throw new SyncClientError(INVALID, `${what} must be JSON-serializable`, { cause: error })
   }
-  if (!isPlainObject(copy)) throw invalidOperation(`${what} must serialize to a JSON object`)
+  // Not a plain object, or one whose toJSON makes it something else.
+  if (!isPlainObject(copy)) throw mustBe(INVALID, what, 'a plain object (serializing to a JSON object)')
   return copy
 }
 
@@ -53,14 +57,14 @@ export function toJsonObject(value: unknown, what: 'record' | 'changes'): Record
 export function baseOf(baseRevision: unknown): { baseRevision?: number } {
   if (baseRevision === undefined) return {}
   if (typeof baseRevision !== 'number' || !Number.isSafeInteger(baseRevision) || baseRevision < 0) {
-    throw invalidOperation('baseRevision must be a non-negative integer')
+    throw mustBe(INVALID, 'baseRevision', 'a non-negative integer')
   }
   return { baseRevision }
 }
 
 /** Checks an operation coming from the app and builds a clean copy with exactly the wire fields. */
 export function normalizeOperation(input: unknown): Operation {
-  if (!isPlainObject(input)) throw invalidOperation('an operation must be an object')
+  if (!isPlainObject(input)) throw mustBe(INVALID, 'an operation', 'an object')
   const collection = checkCollection(input.collection)
   const recordId = checkRecordId(input.recordId)
   const base = baseOf(input.baseRevision)
@@ -72,6 +76,6 @@ export function normalizeOperation(input: unknown): Operation {
     case 'delete':
       return { action: 'delete', collection, recordId, ...base }
     default:
-      throw invalidOperation(`unknown action ${JSON.stringify(input.action)}: expected insert, update or delete`)
+      throw mustBe(INVALID, 'action', 'insert, update or delete', JSON.stringify(input.action))
   }
 }

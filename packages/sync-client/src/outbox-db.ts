@@ -5,7 +5,7 @@ import { heldKeys, resolveConflict, storeConflicts } from './conflict-store.js'
 import { type ConflictReport, toConflict } from './conflicts.js'
 import { type CutOptions, cutBatch, EMPTY_VIEW, type QueueView, StaleViewError } from './cut-batch.js'
 import { DEFAULT_DURABILITY, transactionOptions } from './durability.js'
-import { SyncClientError } from './errors.js'
+import { CLOSED_DB, SyncClientError } from './errors.js'
 import {
   type BatchRow,
   clearTombstonesOf,
@@ -400,7 +400,7 @@ export class OutboxDb {
 }
 
 function closedError(): SyncClientError {
-  return new SyncClientError('closed', 'the outbox database is closed')
+  return new SyncClientError('closed', CLOSED_DB)
 }
 
 /** See `OutboxDb.enqueue`: one transaction, every request issued before the first answer. */

@@ -2,7 +2,7 @@ import { browserOnlineSource } from '@flagsync/flag-client'
 import { type RetryPolicy, resolveRetryPolicy } from '@flagsync/protocol'
 import { systemClock } from './clock.js'
 import { defaultBroadcastChannel } from './cross-tab.js'
-import { SyncClientError } from './errors.js'
+import { mustBe, SyncClientError } from './errors.js'
 import { randomId } from './random-id.js'
 import type { BroadcastChannelFactory, Clock, LockManagerLike, OnlineSource, SyncClientOptions } from './types.js'
 
@@ -40,40 +40,42 @@ export interface ResolvedOptions {
   generateId: () => string
 }
 
-function configError(message: string): SyncClientError {
-  return new SyncClientError('invalid_config', message)
-}
+const invalidConfig = (what: string, rule: string, got?: string): SyncClientError =>
+  mustBe('invalid_config', what, rule, got)
 
-function positive(name: string, value: unknown, fallback: number, integer: boolean): number {
+/** A number option: `fallback` when not given, else positive (or, with `orZero`, >= 0), an integer if `integer`. */
+function numberOption(name: string, value: unknown, fallback: number, integer = false, orZero = false): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw configError(`${name} must be a ${integer ? 'positive integer' : 'positive number'}, got ${String(value)}`)
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < 0 ||
+    (value === 0 && !orZero) ||
+    (integer && !Number.isInteger(value))
+  ) {
+    throw invalidConfig(name, `a ${integer ? 'positive integer' : orZero ? 'number >= 0' : 'positive number'}`, String(value))
   }
   return value
 }
 
 function checkHeaders(value: unknown, where: string): Record<string, string> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw configError(`${where} must be an object of header names to string values`)
+    throw invalidConfig(where, 'an object of header names to string values')
   }
   for (const [name, v] of Object.entries(value)) {
-    if (typeof v !== 'string') throw configError(`${where}: header ${JSON.stringify(name)} must be a string`)
+    if (typeof v !== 'string') throw invalidConfig(`${where}: header ${JSON.stringify(name)}`, 'a string')
   }
   return { ...(value as Record<string, string>) }
 }
 
 function webhookUrl(value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw configError('webhookUrl is required (an absolute http(s) URL)')
-  let url: URL
   try {
-    url = new URL(value)
+    const url = new URL(value as string)
+    if (typeof value === 'string' && /^https?:$/.test(url.protocol)) return url.href
   } catch {
-    throw configError(`webhookUrl must be an absolute URL, got ${JSON.stringify(value)}`)
+    // not a URL at all: the same answer as a relative or non-http one
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw configError(`webhookUrl must use http or https, got ${JSON.stringify(url.protocol)}`)
-  }
-  return url.href
+  throw invalidConfig('webhookUrl', 'an absolute http(s) URL', JSON.stringify(value))
 }
 
 function globalLocks(): LockManagerLike | null {
@@ -82,28 +84,27 @@ function globalLocks(): LockManagerLike | null {
 }
 
 export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) throw configError('options are required ({ webhookUrl })')
+  if (typeof options !== 'object' || options === null) throw invalidConfig('options', 'an object ({ webhookUrl })')
   const g = globalThis as { indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange; fetch?: typeof fetch }
   const indexedDB = options.indexedDB ?? g.indexedDB
   const keyRange = options.IDBKeyRange ?? g.IDBKeyRange
   if (!indexedDB || !keyRange) {
-    throw configError(
-      'IndexedDB is not available: pass options.indexedDB and options.IDBKeyRange (e.g. fake-indexeddb in Node)',
-    )
+    throw invalidConfig('options.indexedDB and options.IDBKeyRange', 'given where there is no IndexedDB (Node)')
   }
   const userFetch = options.fetch
-  if (userFetch !== undefined && typeof userFetch !== 'function') throw configError('fetch must be a function')
-  if (!userFetch && typeof g.fetch !== 'function') throw configError('fetch is not available: pass options.fetch')
+  if (userFetch !== undefined ? typeof userFetch !== 'function' : typeof g.fetch !== 'function') {
+    throw invalidConfig('options.fetch', 'a function (there is no global fetch)')
+  }
   // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
   const fetchImpl: typeof fetch = userFetch
     ? (input, init) => userFetch(input, init)
     : (input, init) => globalThis.fetch(input, init)
 
   const retry = resolveRetryPolicy(options.retry)
-  if (typeof retry === 'string') throw configError(retry)
+  if (typeof retry === 'string') throw new SyncClientError('invalid_config', retry)
 
   const dbName = options.dbName ?? DEFAULTS.dbName
-  if (typeof dbName !== 'string' || dbName === '') throw configError('dbName must be a non-empty string')
+  if (typeof dbName !== 'string' || dbName === '') throw invalidConfig('dbName', 'a non-empty string')
 
   let headers: () => Promise<Record<string, string>>
   const rawHeaders = options.headers ?? {}
@@ -117,7 +118,7 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
   const actor = options.actor
   if (actor !== undefined) {
     if (typeof actor !== 'string' || actor.length === 0 || actor.length > 256) {
-      throw configError('actor must be a string of 1 to 256 characters')
+      throw invalidConfig('actor', 'a string of 1 to 256 characters')
     }
     const plain = headers
     // Percent-encoded: header values are Latin-1 on the wire, names are not.
@@ -128,15 +129,17 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
   return {
     webhookUrl: webhookUrl(options.webhookUrl),
     headers,
-    batchSize: positive('batchSize', options.batchSize, DEFAULTS.batchSize, true),
-    syncIntervalMs: positive('syncIntervalMs', options.syncIntervalMs, DEFAULTS.syncIntervalMs, false),
+    batchSize: numberOption('batchSize', options.batchSize, DEFAULTS.batchSize, true),
+    syncIntervalMs: numberOption('syncIntervalMs', options.syncIntervalMs, DEFAULTS.syncIntervalMs),
     dbName,
     retry,
-    requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs, DEFAULTS.requestTimeoutMs, false),
+    requestTimeoutMs: numberOption('requestTimeoutMs', options.requestTimeoutMs, DEFAULTS.requestTimeoutMs),
     deadLetter: options.deadLetter === true,
-    leaseMs: positive('leaseMs', options.leaseMs, DEFAULTS.leaseMs, false),
+    leaseMs: numberOption('leaseMs', options.leaseMs, DEFAULTS.leaseMs),
     pushDelayMs:
-      options.pushDelayMs === null ? null : nonNegative('pushDelayMs', options.pushDelayMs, DEFAULTS.pushDelayMs),
+      options.pushDelayMs === null
+        ? null
+        : numberOption('pushDelayMs', options.pushDelayMs, DEFAULTS.pushDelayMs, false, true),
     indexedDB,
     IDBKeyRange: keyRange,
     fetch: fetchImpl,
@@ -147,12 +150,4 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
     broadcastChannel: options.broadcastChannel === undefined ? defaultBroadcastChannel() : options.broadcastChannel,
     generateId: options.generateId ?? randomId,
   }
-}
-
-function nonNegative(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw configError(`${name} must be a finite number >= 0 (or null)`)
-  }
-  return value
 }

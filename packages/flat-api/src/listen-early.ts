@@ -16,7 +16,16 @@ export interface ListenEarlyOptions {
    * Linux then drops their SYNs and they wait a second or more to retry.
    */
   backlog?: number
+  /**
+   * Answered at once while starting, not held (default `/health`): 503
+   * `unavailable` with Retry-After, so a load balancer's probe learns "not
+   * ready" within its timeout instead of timing out, and sends no traffic yet.
+   */
+  healthPath?: string
 }
+
+// server-kit's `unavailable` error, written by hand: this module loads before server-kit does.
+const STARTING = JSON.stringify({ error: 'starting: the flags are not loaded yet', code: 'unavailable' })
 
 export interface EarlyServer {
   readonly server: Server
@@ -39,9 +48,18 @@ export interface EarlyServer {
 export async function listenEarly(options: ListenEarlyOptions): Promise<EarlyServer> {
   let handler: RequestListener | undefined
   let held: Array<[IncomingMessage, ServerResponse]> = []
+  const healthPath = options.healthPath ?? '/health'
   const server = createServer((req, res) => {
     if (handler) handler(req, res)
-    else held.push([req, res])
+    else if (req.url === healthPath && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(503, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(STARTING),
+        'retry-after': '1',
+        'cache-control': 'no-store',
+      })
+      res.end(req.method === 'HEAD' ? undefined : STARTING)
+    } else held.push([req, res])
   })
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000
   server.headersTimeout = server.keepAliveTimeout + 1_000

@@ -39,6 +39,27 @@ describe('listenEarly', () => {
     expect(bound.held).toBe(0)
   })
 
+  it('answers /health at once with 503 unavailable while starting (not held), and the application once serving', async () => {
+    bound = await listenEarly({ host: '127.0.0.1', port: 0 })
+    const held = rawGet(bound.port, '/api/flags')
+    const [probes, head] = await Promise.all([
+      Promise.all(Array.from({ length: 20 }, () => fetch(`${(bound as EarlyServer).url}/health`))),
+      fetch(`${bound.url}/health`, { method: 'HEAD' }),
+    ])
+    for (const probe of probes) {
+      expect(probe.status).toBe(503)
+      expect(probe.headers.get('retry-after')).toBe('1')
+      expect(await probe.json()).toEqual({ error: 'starting: the flags are not loaded yet', code: 'unavailable' })
+    }
+    expect(head.status).toBe(503)
+    expect(await head.text()).toBe('')
+    // Only the probes were answered; the application request waits for serve.
+    expect(bound.held).toBe(1)
+    bound.serve((req, res) => res.end(`answered ${req.url}`))
+    expect(await held.answer).toMatch(/answered \/api\/flags$/)
+    expect(await (await fetch(`${bound.url}/health`)).text()).toBe('answered /health')
+  })
+
   it('drops a held request whose client has gone, so no stream is opened for nobody', async () => {
     bound = await listenEarly({ host: '127.0.0.1', port: 0 })
     const gone = rawGet(bound.port, '/gone')

@@ -1,21 +1,12 @@
 import type { Operation } from '@flagsync/protocol'
-import { SyncClientError } from './errors.js'
-import { toJsonObject } from './normalize-operation.js'
-import {
-  type ConflictRow,
-  decodeBatch,
-  dissolve,
-  dissolveBlocker,
-  type OutboxDexie,
-  recomputeTombstones,
-  recordKey,
-  type StoredOp,
-} from './outbox-schema.js'
+import type { ConflictKit } from './conflicts.js'
+import type { ConflictRow, OutboxDexie, StoredOp } from './outbox-schema.js'
 import type { ConflictKind, ConflictResolution } from './types.js'
 
 // Conflict handling proper: reading a 409's conflicts, holding them, resolving them. It runs only after a 409 or a
 // `resolve()`, so it is a chunk of its own that bundlers load then (see `loadConflictOps` in conflicts.ts); what
-// every cut needs (`heldKeys`) stays in conflict-store.ts.
+// every cut needs (`heldKeys`) stays in conflict-store.ts. It imports nothing at run time: what it uses from modules the
+// page has loaded already comes in as `kit` (see conflicts.ts), so bundlers need no third, shared chunk.
 
 /** One conflict of a 409 body, as the receiver reports it. */
 export type ConflictReport = Pick<
@@ -27,163 +18,170 @@ const KINDS = new Set(['field', 'deleted', 'exists'])
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const recordOrNull = (v: unknown) => (isObject(v) ? v : null)
 
-/**
- * The conflicts of a 409 body (`{code: 'conflict', conflicts: [...]}`), each
- * naming an operation of the batch; null when the body is not one (then the
- * 409 is an ordinary rejection).
- */
-export function parseConflicts(body: unknown, operations: readonly Operation[]): ConflictReport[] | null {
-  if (!isObject(body) || body.code !== 'conflict' || !Array.isArray(body.conflicts)) return null
-  const reports: ConflictReport[] = []
-  for (const c of body.conflicts as unknown[]) {
-    if (!isObject(c)) return null
-    const index = c.operationIndex
-    const op = typeof index === 'number' ? operations[index] : undefined
-    if (!op || !Number.isInteger(index) || !KINDS.has(c.kind as string)) return null
-    reports.push({
-      operationIndex: index as number,
-      collection: op.collection,
-      recordId: op.recordId,
-      kind: c.kind as ConflictKind,
-      fields: Array.isArray(c.fields) ? c.fields.filter((f): f is string => typeof f === 'string') : [],
-      base: recordOrNull(c.base),
-      current: recordOrNull(c.current),
-      currentRevision: typeof c.currentRevision === 'number' ? c.currentRevision : null,
-      reason: typeof c.reason === 'string' ? c.reason : typeof body.error === 'string' ? body.error : 'conflict',
-    })
-  }
-  return reports.length > 0 ? reports : null
-}
+/** The conflict operations, bound to what they use from the eager modules. */
+export function conflictOps(kit: ConflictKit) {
+  const { decodeBatch, dissolve, dissolveBlocker, recomputeTombstones, recordKey, SyncClientError, toJsonObject } = kit
+  return { parseConflicts, resolutionOperation, rebase, storeConflicts, resolveConflict }
 
-/** The read-only revision a record read from the server carries is not part of what is written back. */
-function withoutRevision(record: Record<string, unknown>): Record<string, unknown> {
-  const { revision: _readOnly, ...rest } = record
-  return rest
-}
-
-function invalidResolution(message: string): SyncClientError {
-  return new SyncClientError('invalid_resolution', message)
-}
-
-/**
- * The operation a resolution sends (null: nothing to send). Throws
- * `SyncClientError('invalid_resolution')` for a resolution that does not
- * fit the conflict (`'recreate'` of a record that still exists, `'mine'` of
- * an edit of a deleted record).
- */
-export function resolutionOperation(conflict: ConflictRow, resolution: ConflictResolution): Operation | null {
-  const { collection, recordId, mine, current } = conflict
-  const onTop = conflict.currentRevision === null ? {} : { baseRevision: conflict.currentRevision }
-  if (resolution === 'theirs') return null
-  if (resolution === 'recreate') {
-    if (current !== null) throw invalidResolution(`${recordId} still exists: 'recreate' is for a deleted record`)
-    if (mine.action === 'delete') return null
-    const record = mine.action === 'insert' ? mine.record : { ...(conflict.base ?? {}), ...mine.changes }
-    return { action: 'insert', collection, recordId, record: withoutRevision(record) }
-  }
-  if (resolution === 'mine') {
-    if (current === null) {
-      if (mine.action === 'delete') return null
-      if (mine.action === 'update') {
-        throw invalidResolution(`${recordId} was deleted: use 'recreate' or 'theirs'`)
-      }
-    }
-    const { baseRevision: _stale, ...op } = mine
-    return { ...op, ...onTop }
-  }
-  if (!isObject(resolution)) throw invalidResolution("a resolution is 'mine', 'theirs', 'recreate' or { record }")
-  // A JSON copy, as for any write: what is stored is what will be sent.
-  const record = withoutRevision(toJsonObject(resolution.record, 'record'))
-  if (current === null || mine.action === 'insert') return { action: 'insert', collection, recordId, record, ...onTop }
-  return { action: 'update', collection, recordId, changes: record, ...onTop }
-}
-
-/**
- * A held edit of a resolved record goes out on top of what the resolution
- * saw: its base moves up to the current revision (or goes, if the record was
- * deleted: there is no revision to build on).
- */
-export function rebase(op: Operation, currentRevision: number | null): Operation {
-  if (op.baseRevision === undefined) return op
-  const { baseRevision, ...rest } = op
-  if (currentRevision === null) return rest
-  return { ...rest, baseRevision: Math.max(baseRevision, currentRevision) }
-}
-
-/**
- * Moves the conflicting operations of a batch answered with a 409 into
- * `conflicts`, drops the batch, and puts its other operations (and those of
- * batches cut after it) back into the queue, to be cut again under a new
- * batchId: the receiver applied nothing of it. Resolves how many conflicts
- * were stored; 0 when that is not safe (a later batch may have been
- * applied): the batch then stays, blocked, as a rejection.
- */
-export function storeConflicts(
-  db: OutboxDexie,
-  batchId: string,
-  reports: readonly ConflictReport[],
-  now: number,
-): Promise<number> {
-  return db.transaction('rw', [db.ops, db.batches, db.tombstones, db.conflicts], async () => {
-    const batches = (await db.batches.toArray()).map(decodeBatch)
-    const index = batches.findIndex((b) => b.batchId === batchId)
-    const row = batches[index]
-    if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
-    const moved = new Set<number>()
-    const rows: ConflictRow[] = []
-    for (const report of reports) {
-      const mine = row.operations[report.operationIndex] as Operation
-      const ids = row.sourceIds[report.operationIndex] ?? []
-      for (const id of ids) moved.add(id)
-      const { operationIndex: _index, ...rest } = report
-      rows.push({
-        ...rest,
-        key: recordKey(mine),
-        mine,
-        sources: row.sources.filter((s) => ids.includes(s.id)),
-        batchId,
-        detectedAt: now,
+  /**
+   * The conflicts of a 409 body (`{code: 'conflict', conflicts: [...]}`), each
+   * naming an operation of the batch; null when the body is not one (then the
+   * 409 is an ordinary rejection).
+   */
+  function parseConflicts(body: unknown, operations: readonly Operation[]): ConflictReport[] | null {
+    if (!isObject(body) || body.code !== 'conflict' || !Array.isArray(body.conflicts)) return null
+    const reports: ConflictReport[] = []
+    for (const c of body.conflicts as unknown[]) {
+      if (!isObject(c)) return null
+      const index = c.operationIndex
+      const op = typeof index === 'number' ? operations[index] : undefined
+      if (!op || !Number.isInteger(index) || !KINDS.has(c.kind as string)) return null
+      reports.push({
+        operationIndex: index as number,
+        collection: op.collection,
+        recordId: op.recordId,
+        kind: c.kind as ConflictKind,
+        fields: Array.isArray(c.fields) ? c.fields.filter((f): f is string => typeof f === 'string') : [],
+        base: recordOrNull(c.base),
+        current: recordOrNull(c.current),
+        currentRevision: typeof c.currentRevision === 'number' ? c.currentRevision : null,
+        reason: typeof c.reason === 'string' ? c.reason : typeof body.error === 'string' ? body.error : 'conflict',
       })
     }
-    await db.conflicts.bulkAdd(rows)
-    await dissolve(db, batches.slice(index), (s) => !moved.has(s.id))
-    await recomputeTombstones(
-      db,
-      row.sources.filter((s) => moved.has(s.id)),
-    )
-    return rows.length
-  })
-}
+    return reports.length > 0 ? reports : null
+  }
 
-/**
- * Resolves a conflict in one transaction: the conflict row goes, the
- * resolution's operation (if any) is queued, and the operations held behind
- * the conflict are queued again after it (new ids, so they keep their order
- * behind it and a running drain sees them as new), rebased on the current
- * revision (or dropped when the record stays deleted). Resolves the
- * resolution's operation.
- */
-export function resolveConflict(
-  db: OutboxDexie,
-  id: number,
-  resolution: ConflictResolution,
-  now: number,
-): Promise<Operation | null> {
-  return db.transaction('rw', [db.ops, db.batches, db.tombstones, db.conflicts], async () => {
-    const row = await db.conflicts.get(id)
-    if (!row) throw new SyncClientError('unknown_conflict', `no conflict ${id} (resolved already?)`)
-    const op = resolutionOperation(row, resolution)
-    const held = ((await db.ops.toArray()) as StoredOp[]).filter((s) => recordKey(s.op) === row.key)
-    await db.conflicts.delete(id)
-    await db.ops.bulkDelete(held.map((s) => s.id))
-    // The record is gone and stays gone: held updates and deletes of it could only be refused; from an insert on
-    // they recreate it.
-    const firstInsert = held.findIndex((s) => s.op.action === 'insert')
-    const kept = row.current === null && op === null ? (firstInsert < 0 ? [] : held.slice(firstInsert)) : held
-    const requeued = kept.map((s) => ({ op: rebase(s.op, row.currentRevision), queuedAt: s.queuedAt }))
-    const fresh = op ? [{ op, queuedAt: now }, ...requeued] : requeued
-    const ids = (await db.ops.bulkAdd(fresh, { allKeys: true })) as number[]
-    await recomputeTombstones(db, [...row.sources, ...fresh.map((s, i) => ({ ...s, id: ids[i] as number }))])
-    return op
-  })
+  /** The read-only revision a record read from the server carries is not part of what is written back. */
+  function withoutRevision(record: Record<string, unknown>): Record<string, unknown> {
+    const { revision: _readOnly, ...rest } = record
+    return rest
+  }
+
+  function invalidResolution(message: string) {
+    return new SyncClientError('invalid_resolution', message)
+  }
+
+  /**
+   * The operation a resolution sends (null: nothing to send). Throws
+   * `SyncClientError('invalid_resolution')` for a resolution that does not
+   * fit the conflict (`'recreate'` of a record that still exists, `'mine'` of
+   * an edit of a deleted record).
+   */
+  function resolutionOperation(conflict: ConflictRow, resolution: ConflictResolution): Operation | null {
+    const { collection, recordId, mine, current } = conflict
+    const onTop = conflict.currentRevision === null ? {} : { baseRevision: conflict.currentRevision }
+    if (resolution === 'theirs') return null
+    if (resolution === 'recreate') {
+      if (current !== null) throw invalidResolution(`${recordId} still exists: 'recreate' is for a deleted record`)
+      if (mine.action === 'delete') return null
+      const record = mine.action === 'insert' ? mine.record : { ...(conflict.base ?? {}), ...mine.changes }
+      return { action: 'insert', collection, recordId, record: withoutRevision(record) }
+    }
+    if (resolution === 'mine') {
+      if (current === null) {
+        if (mine.action === 'delete') return null
+        if (mine.action === 'update') {
+          throw invalidResolution(`${recordId} was deleted: use 'recreate' or 'theirs'`)
+        }
+      }
+      const { baseRevision: _stale, ...op } = mine
+      return { ...op, ...onTop }
+    }
+    if (!isObject(resolution)) throw invalidResolution("a resolution is 'mine', 'theirs', 'recreate' or { record }")
+    // A JSON copy, as for any write: what is stored is what will be sent.
+    const record = withoutRevision(toJsonObject(resolution.record, 'record'))
+    if (current === null || mine.action === 'insert')
+      return { action: 'insert', collection, recordId, record, ...onTop }
+    return { action: 'update', collection, recordId, changes: record, ...onTop }
+  }
+
+  /**
+   * A held edit of a resolved record goes out on top of what the resolution
+   * saw: its base moves up to the current revision (or goes, if the record was
+   * deleted: there is no revision to build on).
+   */
+  function rebase(op: Operation, currentRevision: number | null): Operation {
+    if (op.baseRevision === undefined) return op
+    const { baseRevision, ...rest } = op
+    if (currentRevision === null) return rest
+    return { ...rest, baseRevision: Math.max(baseRevision, currentRevision) }
+  }
+
+  /**
+   * Moves the conflicting operations of a batch answered with a 409 into
+   * `conflicts`, drops the batch, and puts its other operations (and those of
+   * batches cut after it) back into the queue, to be cut again under a new
+   * batchId: the receiver applied nothing of it. Resolves how many conflicts
+   * were stored; 0 when that is not safe (a later batch may have been
+   * applied): the batch then stays, blocked, as a rejection.
+   */
+  function storeConflicts(
+    db: OutboxDexie,
+    batchId: string,
+    reports: readonly ConflictReport[],
+    now: number,
+  ): Promise<number> {
+    return db.transaction('rw', [db.ops, db.batches, db.tombstones, db.conflicts], async () => {
+      const batches = (await db.batches.toArray()).map(decodeBatch)
+      const index = batches.findIndex((b) => b.batchId === batchId)
+      const row = batches[index]
+      if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
+      const moved = new Set<number>()
+      const rows: ConflictRow[] = []
+      for (const report of reports) {
+        const mine = row.operations[report.operationIndex] as Operation
+        const ids = row.sourceIds[report.operationIndex] ?? []
+        for (const id of ids) moved.add(id)
+        const { operationIndex: _index, ...rest } = report
+        rows.push({
+          ...rest,
+          key: recordKey(mine),
+          mine,
+          sources: row.sources.filter((s) => ids.includes(s.id)),
+          batchId,
+          detectedAt: now,
+        })
+      }
+      await db.conflicts.bulkAdd(rows)
+      await dissolve(db, batches.slice(index), (s) => !moved.has(s.id))
+      await recomputeTombstones(
+        db,
+        row.sources.filter((s) => moved.has(s.id)),
+      )
+      return rows.length
+    })
+  }
+
+  /**
+   * Resolves a conflict in one transaction: the conflict row goes, the
+   * resolution's operation (if any) is queued, and the operations held behind
+   * the conflict are queued again after it (new ids, so they keep their order
+   * behind it and a running drain sees them as new), rebased on the current
+   * revision (or dropped when the record stays deleted). Resolves the
+   * resolution's operation.
+   */
+  function resolveConflict(
+    db: OutboxDexie,
+    id: number,
+    resolution: ConflictResolution,
+    now: number,
+  ): Promise<Operation | null> {
+    return db.transaction('rw', [db.ops, db.batches, db.tombstones, db.conflicts], async () => {
+      const row = await db.conflicts.get(id)
+      if (!row) throw new SyncClientError('unknown_conflict', `no conflict ${id} (resolved already?)`)
+      const op = resolutionOperation(row, resolution)
+      const held = ((await db.ops.toArray()) as StoredOp[]).filter((s) => recordKey(s.op) === row.key)
+      await db.conflicts.delete(id)
+      await db.ops.bulkDelete(held.map((s) => s.id))
+      // The record is gone and stays gone: held updates and deletes of it could only be refused; from an insert on
+      // they recreate it.
+      const firstInsert = held.findIndex((s) => s.op.action === 'insert')
+      const kept = row.current === null && op === null ? (firstInsert < 0 ? [] : held.slice(firstInsert)) : held
+      const requeued = kept.map((s) => ({ op: rebase(s.op, row.currentRevision), queuedAt: s.queuedAt }))
+      const fresh = op ? [{ op, queuedAt: now }, ...requeued] : requeued
+      const ids = (await db.ops.bulkAdd(fresh, { allKeys: true })) as number[]
+      await recomputeTombstones(db, [...row.sources, ...fresh.map((s, i) => ({ ...s, id: ids[i] as number }))])
+      return op
+    })
+  }
 }

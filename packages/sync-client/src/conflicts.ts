@@ -1,4 +1,13 @@
-import type { ConflictRow } from './outbox-schema.js'
+import { SyncClientError } from './errors.js'
+import { toJsonObject } from './normalize-operation.js'
+import {
+  type ConflictRow,
+  decodeBatch,
+  dissolve,
+  dissolveBlocker,
+  recomputeTombstones,
+  recordKey,
+} from './outbox-schema.js'
 import type { Conflict } from './types.js'
 
 export type { ConflictReport } from './conflict-ops.js'
@@ -15,6 +24,15 @@ export function toConflict(row: ConflictRow): Conflict {
  * much). Loaded outside any IndexedDB transaction: awaiting it inside one
  * would let the transaction commit.
  */
-export function loadConflictOps(): Promise<typeof import('./conflict-ops.js')> {
-  return import('./conflict-ops.js')
+export async function loadConflictOps(): Promise<ConflictOps> {
+  return (await import('./conflict-ops.js')).conflictOps(kit)
 }
+
+/**
+ * What conflict-ops.ts uses from modules every page loads up front, handed to it rather than imported: a module
+ * imported by both the eager code and the lazy chunk is moved by esbuild into a third chunk, a separate request
+ * compressed on its own (about 0.6 kB gz more up front than the same code in the entry chunk).
+ */
+const kit = { decodeBatch, dissolve, dissolveBlocker, recomputeTombstones, recordKey, SyncClientError, toJsonObject }
+export type ConflictKit = typeof kit
+type ConflictOps = ReturnType<typeof import('./conflict-ops.js').conflictOps>

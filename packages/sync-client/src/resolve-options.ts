@@ -53,7 +53,11 @@ function numberOption(name: string, value: unknown, fallback: number, integer = 
     (value === 0 && !orZero) ||
     (integer && !Number.isInteger(value))
   ) {
-    throw invalidConfig(name, `a ${integer ? 'positive integer' : orZero ? 'number >= 0' : 'positive number'}`, String(value))
+    throw invalidConfig(
+      name,
+      `a ${integer ? 'positive integer' : orZero ? 'number >= 0' : 'positive number'}`,
+      String(value),
+    )
   }
   return value
 }

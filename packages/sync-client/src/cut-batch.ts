@@ -1,5 +1,5 @@
 import type { Operation } from '@flagsync/protocol'
-import { compactRecord } from './compact.js'
+import { compact } from './compact.js'
 import { heldKeys } from './conflict-store.js'
 import {
   type BatchRow,
@@ -102,9 +102,8 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
   for (;;) {
     const { rows, cached, exhausted } = await readWindow(db, view, window, held)
     if (rows.length === 0) return { batch: undefined, view }
-    const runs = groupByRecord(rows)
-    const remote = await existingRecords(db, runs, options.unrecorded)
-    const selection = select(runs, remote, options.batchSize, options.staleBase)
+    const { runs, compacted } = await compactQueued(db, rows, options.unrecorded)
+    const selection = select(runs, compacted, options.batchSize, options.staleBase)
     if (held.size > 0) await deleteTakenAmongHeld(db, cached, selection.sources)
     else await deleteTaken(db, rows, cached, selection.sources)
     view = viewAfter(rows, selection.sources)
@@ -190,20 +189,42 @@ async function existingRecords(
   return remote
 }
 
-function select(runs: Runs, remote: ReadonlySet<string>, batchSize: number, stale: CutOptions['staleBase']): Selection {
+/**
+ * Queued operations compacted (see `compact`): records in order of first appearance, without those that cancel out,
+ * and the rows grouped by record in that order. The remote state is looked up only for the records that can cancel
+ * out (see `existingRecords`).
+ */
+export async function compactQueued(
+  db: OutboxDexie,
+  rows: readonly StoredOp[],
+  unrecorded?: readonly BatchRow[],
+): Promise<{ runs: Runs; compacted: Operation[] }> {
+  const runs = groupByRecord(rows)
+  const remote = await existingRecords(db, runs, unrecorded)
+  const ops: Operation[] = []
+  for (const run of runs.values()) for (const row of run) ops.push(row.op)
+  const existsRemotely = (collection: string, recordId: string) => remote.has(recordKey({ collection, recordId }))
+  return { runs, compacted: compact(ops, { existsRemotely }) }
+}
+
+function select(
+  runs: Runs,
+  compacted: readonly Operation[],
+  batchSize: number,
+  stale: CutOptions['staleBase'],
+): Selection {
   const selection: Selection = { operations: [], sourceIds: [], sources: [] }
+  let next = 0
   for (const [key, run] of runs) {
     for (const row of run) selection.sources.push(row)
-    let compacted = compactRecord(
-      run.map((row) => row.op),
-      remote.has(key),
-    )
-    if (compacted === null) continue
-    if (compacted.baseRevision !== undefined && stale?.(key, compacted.baseRevision)) {
-      const { baseRevision: _stale, ...rest } = compacted
-      compacted = rest
+    let op = compacted[next]
+    if (op === undefined || recordKey(op) !== key) continue
+    next++
+    if (op.baseRevision !== undefined && stale?.(key, op.baseRevision)) {
+      const { baseRevision: _stale, ...rest } = op
+      op = rest
     }
-    selection.operations.push(compacted)
+    selection.operations.push(op)
     selection.sourceIds.push(run.map((row) => row.id))
     if (selection.operations.length >= batchSize) break
   }

@@ -1,9 +1,8 @@
 import type { Operation } from '@flagsync/protocol'
 import { Dexie } from 'dexie'
-import { compact } from './compact.js'
 import { heldKeys, resolveConflict, storeConflicts } from './conflict-store.js'
 import { type ConflictReport, toConflict } from './conflicts.js'
-import { type CutOptions, cutBatch, EMPTY_VIEW, type QueueView, StaleViewError } from './cut-batch.js'
+import { type CutOptions, compactQueued, cutBatch, EMPTY_VIEW, type QueueView, StaleViewError } from './cut-batch.js'
 import { DEFAULT_DURABILITY, transactionOptions } from './durability.js'
 import { CLOSED_DB, SyncClientError } from './errors.js'
 import {
@@ -20,7 +19,7 @@ import {
   type StoredOp,
   type TombstoneRow,
 } from './outbox-schema.js'
-import { addRemoteRows, foldDue, foldRemote, recordDelivered, remoteAmong, remoteRows } from './remote-records.js'
+import { addRemoteRows, foldDue, foldRemote, recordDelivered, remoteRows } from './remote-records.js'
 import type { Conflict, ConflictResolution, DeadLetter, DeliveryError, OutboxEntry } from './types.js'
 
 export { type CutOptions, EMPTY_VIEW, type QueueView } from './cut-batch.js'
@@ -328,23 +327,11 @@ export class OutboxDb {
       const batches = (await db.batches.toArray()).map(decodeBatch)
       const head = batches[0]
       const held = await heldKeys(db)
-      let queued = ((await db.ops.toArray()) as StoredOp[]).map((row) => row.op)
-      if (held.size > 0) queued = queued.filter((op) => !held.has(recordKey(op)))
+      let queued = (await db.ops.toArray()) as StoredOp[]
+      if (held.size > 0) queued = queued.filter((row) => !held.has(recordKey(row.op)))
       // Batches are never re-compacted: count what they send, plus the compacted rest.
       const inBatches = batches.reduce((sum, b) => sum + b.operations.length, 0)
-      // Only records whose run starts with an insert and deletes the record need the remote check.
-      const first = new Map<string, Operation['action']>()
-      const lookup = new Set<string>()
-      for (const op of queued) {
-        const key = recordKey(op)
-        const action = first.get(key)
-        if (action === undefined) first.set(key, op.action)
-        else if (action === 'insert' && op.action === 'delete') lookup.add(key)
-      }
-      const remote = await remoteAmong(db, [...lookup])
-      const compacted = compact(queued, {
-        existsRemotely: (c, r) => remote.has(recordKey({ collection: c, recordId: r })),
-      })
+      const { compacted } = await compactQueued(db, queued)
       return { head, pending: inBatches + compacted.length, conflicts: await db.conflicts.count() }
     })
   }

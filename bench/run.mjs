@@ -15,7 +15,8 @@ const MODULES = [
   {
     name: 'compaction',
     ids: ['compaction.ratio', 'compaction.ops_per_s', 'compaction.linearity'],
-    nodeArgs: ['--expose-gc'],
+    // Three fresh processes (compaction.mjs starts them itself, with --expose-gc), about 25 s each on a quiet machine.
+    timeoutMs: 360_000,
   },
   { name: 'eval', ids: ['eval.targeted.ops_per_s'] },
   {

@@ -34,19 +34,17 @@ export class SyncClientError extends Error {
 /** Firefox names a full disk differently; Dexie wraps the real error in `inner`. */
 const QUOTA_NAMES = new Set(['QuotaExceededError', 'NS_ERROR_DOM_QUOTA_REACHED'])
 
-function errorName(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined
-  const name = (error as { name?: unknown }).name
-  return typeof name === 'string' ? name : undefined
-}
+const quotaNamed = (error: unknown): boolean => QUOTA_NAMES.has((error as { name?: string } | null)?.name as string)
 
 /** True for a storage-quota failure, whether raw (DOMException) or wrapped by Dexie (`inner`, `failures`). */
 export function isQuotaError(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
-    if (QUOTA_NAMES.has(errorName(current) ?? '')) return true
-    const failures = (current as { failures?: unknown }).failures
-    if (Array.isArray(failures) && failures.some((f) => QUOTA_NAMES.has(errorName(f) ?? ''))) return true
-    current = (current as { inner?: unknown }).inner ?? (current as { cause?: unknown }).cause
+  for (
+    let current = error as { failures?: unknown; inner?: unknown; cause?: unknown }, depth = 0;
+    current && depth < 5;
+    depth++
+  ) {
+    if (quotaNamed(current) || (Array.isArray(current.failures) && current.failures.some(quotaNamed))) return true
+    current = (current.inner ?? current.cause) as typeof current
   }
   return false
 }
@@ -64,7 +62,7 @@ export function toSyncClientError(error: unknown, context = 'IndexedDB operation
   if (error instanceof SyncClientError) return error
   const [code, message] = isQuotaError(error)
     ? (['quota_exceeded', 'storage quota exceeded: nothing was stored (free space or deliver the outbox)'] as const)
-    : errorName(error) === 'DatabaseClosedError'
+    : (error as { name?: unknown } | null)?.name === 'DatabaseClosedError'
       ? (['closed', CLOSED_DB] as const)
       : (['storage_failed', `${context}${error instanceof Error ? `: ${error.message}` : ''}`] as const)
   return new SyncClientError(code, message, { cause: error })

@@ -5,11 +5,13 @@
 export function randomId(): string {
   const c = (globalThis as { crypto?: Partial<Crypto> }).crypto
   if (typeof c?.randomUUID === 'function') return c.randomUUID()
-  const bytes = new Uint8Array(16)
+  const bytes = new Uint8Array(31)
   if (typeof c?.getRandomValues === 'function') c.getRandomValues(bytes)
-  else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256)
-  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40
-  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+  else for (let i = 0; i < 31; i++) bytes[i] = Math.random() * 256
+  let i = 0
+  // Each 0, 1 or 8 of the template becomes a random hex digit; a 4 stays (the version), and the digit after it is
+  // 8 to b (the variant: 8 ^ 0..3).
+  return '10000000-1000-4000-8000-100000000000'.replace(/[018]/g, (d) =>
+    (+d ^ ((bytes[i++] as number) & (15 >> (+d / 4)))).toString(16),
+  )
 }

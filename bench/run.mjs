@@ -29,6 +29,7 @@ const MODULES = [
   {
     name: 'client',
     ids: ['client.enqueue.ratio', 'client.drain500.ratio', 'client.drain50.ops_per_s'],
+    nodeArgs: ['--expose-gc'], // a full GC before each timed drain, ours and the baseline alike
     timeoutMs: 300_000,
   },
   { name: 'receiver', ids: ['receiver.apply500.ratio'] },

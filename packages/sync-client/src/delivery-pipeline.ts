@@ -1,7 +1,7 @@
 import { type Operation, retryDelay } from '@flagsync/protocol'
 import { loadConflictOps } from './conflicts.js'
 import { type DeliveryOutcome, deliver, toDeliveryError } from './deliver.js'
-import type { BatchRow, CutOptions, NextBatch, OutboxDb, QueueView } from './outbox-db.js'
+import type { BatchRow, CutOptions, NextBatch, OutboxDb } from './outbox-db.js'
 import { EMPTY_VIEW } from './outbox-db.js'
 import { recordKey } from './outbox-schema.js'
 import type { ResolvedOptions } from './resolve-options.js'
@@ -53,21 +53,6 @@ export type PipelineOptions = Pick<
 >
 
 type AttemptResult = 'continue' | { failedUntil: number | null }
-
-/** One drain's state. */
-interface Drain {
-  /** What the last cut left of its window, for the next cut. */
-  view: QueueView
-  /** The recording of acknowledged batches in IndexedDB, one after another. */
-  acknowledging: Promise<void>
-  /** Acknowledged batches not recorded in IndexedDB yet, in order. */
-  unrecorded: BatchRow[]
-  /** Those of them whose recording has not started yet. */
-  toRecord: { batch: BatchRow; duplicate: boolean }[]
-  delivered: number
-  /** Where the drain stopped: when the head batch is due again. */
-  waitUntil: number | null
-}
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
 
@@ -122,102 +107,109 @@ export function createDeliveryPipeline(
   return pipeline
 
   async function drain(keepAlive: (ms: number) => Promise<boolean>, force: boolean): Promise<DrainResult> {
-    const drain: Drain = {
-      view: EMPTY_VIEW,
-      acknowledging: Promise.resolve(),
-      unrecorded: [],
-      toRecord: [],
-      delivered: 0,
-      waitUntil: null,
+    /** What the last cut left of its window, for the next cut. */
+    let view = EMPTY_VIEW
+    /** The recording of acknowledged batches in IndexedDB, one after another. */
+    let acknowledging: Promise<void> = Promise.resolve()
+    /** Acknowledged batches not recorded in IndexedDB yet, in order. */
+    const unrecorded: BatchRow[] = []
+    /** Those of them whose recording has not started yet. */
+    const toRecord: { batch: BatchRow; duplicate: boolean }[] = []
+    let delivered = 0
+    const done = (waitUntil: number | null): DrainResult => ({ delivered, waitUntil })
+
+    /**
+     * How to cut a batch in this drain: marked as about to be sent, read from
+     * where the last cut stopped, and with the records of batches cut but not
+     * yet acknowledged in IndexedDB (`onWire` and those in `unrecorded`)
+     * taken as existing or not as those batches leave them.
+     */
+    const cutOptions = (onWire?: BatchRow): CutOptions => {
+      const now = clock.now()
+      const pending = onWire ? [...unrecorded, onWire] : [...unrecorded]
+      return {
+        batchSize: o.batchSize,
+        newBatchId: o.generateId,
+        now,
+        sendingUntil: now + requestTimeoutMs + SENDING_MARGIN_MS,
+        view,
+        unrecorded: pending,
+        staleBase: (key, base) =>
+          (deliveredBases.get(key) ?? -1) >= base ||
+          pending.some((b) => b.operations.some((op) => (op.baseRevision ?? -1) >= base && recordKey(op) === key)),
+      }
     }
-    const done = (waitUntil: number | null): DrainResult => ({ delivered: drain.delivered, waitUntil })
+
+    /** Starts recording the acknowledged batches in IndexedDB, one after another, without holding up the next request. */
+    const recordAcknowledged = (): void => {
+      for (const { batch, duplicate } of toRecord.splice(0)) {
+        acknowledging = acknowledging.then(async () => {
+          await store.complete(batch)
+          unrecorded.splice(unrecorded.indexOf(batch), 1)
+          events.delivered(batch, { duplicate })
+        })
+        // A storage failure surfaces where the loop awaits it; until then it must not count as unhandled.
+        acknowledging.catch(() => undefined)
+      }
+    }
+
     try {
-      let current = await store.nextBatch(null, cutOptions(drain, undefined))
+      let current = await store.nextBatch(null, cutOptions())
       for (;;) {
         const batch = current.batch
-        const stop = (waitUntil: number | null): Promise<DrainResult> =>
-          releaseUnsent(current).then(() => done(waitUntil))
         if (!batch) return done(null)
-        if (signal.aborted || !o.online.isOnline()) return await stop(null)
-        if (!force && batch.nextAttemptAt > clock.now()) return await stop(batch.nextAttemptAt)
-        if (!(await keepAlive(requestTimeoutMs + SENDING_MARGIN_MS))) return await stop(null)
+        // The drain ends offline, on close, when the delivery lock is lost, or while the batch backs off (unless
+        // forced): then it is due again at `stopAt`.
+        const off = signal.aborted || !o.online.isOnline()
+        const stopAt = !off && !force && batch.nextAttemptAt > clock.now() ? batch.nextAttemptAt : null
+        if (off || stopAt !== null || !(await keepAlive(requestTimeoutMs + SENDING_MARGIN_MS))) {
+          await releaseUnsent(current)
+          return done(stopAt)
+        }
         // Created before the request starts, so it sees the queue as of now and runs while the request is out.
-        const ahead = settled(store.nextBatch(batch.seq as number, cutOptions(drain, batch)))
+        const ahead = settled(store.nextBatch(batch.seq as number, cutOptions(batch)))
         // The last acknowledgement is recorded after that cut (IndexedDB runs them in that order), and waited for
         // only after the next answer: the next request never waits for its writes.
-        const recordedBefore = drain.acknowledging
-        recordAcknowledged(drain)
+        const recordedBefore = acknowledging
+        recordAcknowledged()
         const attempt = send(batch)
         pipeline.currentAttempt = attempt
         const outcome = await attempt.finally(() => {
           pipeline.currentAttempt = null
         })
-        const next = await ahead
+        const settledAhead = await ahead
         await recordedBefore // throws if storage failed
-        if (!next.ok) throw next.error
-        const step = await afterAttempt(drain, batch, outcome, next.value)
-        if (!step) return done(drain.waitUntil)
-        current = step
-        drain.view = current.view
+        if (!settledAhead.ok) throw settledAhead.error
+        const next = settledAhead.value
+        if (outcome !== 'gone' && outcome.kind === 'ok') {
+          delivered += batch.operations.length
+          rememberBases(batch.operations)
+          // A delivered batch, to be recorded in IndexedDB (see `recordAcknowledged`).
+          unrecorded.push(batch)
+          toRecord.push({ batch, duplicate: isDuplicateAck(outcome.body) })
+          if (next.batch) current = next
+          else {
+            // Nothing was queued when the batch went out: look again, writes may have arrived meanwhile.
+            view = next.view
+            current = await store.nextBatch(batch.seq as number, cutOptions())
+          }
+        } else {
+          // The batch cut ahead never left: whatever happens to this one, it must not look sent.
+          await releaseUnsent(next)
+          const result = outcome === 'gone' ? 'continue' : await recordFailure(batch, outcome)
+          if (result !== 'continue') return done(result.failedUntil)
+          // The batch was dropped (discarded, or dead-lettered and its rest put back): start again from the queue's
+          // head, once the batches acknowledged before it are gone from there.
+          recordAcknowledged()
+          await acknowledging
+          view = EMPTY_VIEW
+          current = await store.nextBatch(null, cutOptions())
+        }
+        view = current.view
       }
     } finally {
-      recordAcknowledged(drain)
-      await drain.acknowledging
-    }
-  }
-
-  /** What the attempt of `batch` leads to: the batch to send next, or the end of this drain (`drain.waitUntil`). */
-  async function afterAttempt(
-    drain: Drain,
-    batch: BatchRow,
-    outcome: DeliveryOutcome | 'gone',
-    ahead: NextBatch,
-  ): Promise<NextBatch | null> {
-    if (outcome !== 'gone' && outcome.kind === 'ok') {
-      drain.delivered += batch.operations.length
-      rememberBases(batch.operations)
-      // A delivered batch, to be recorded in IndexedDB (see `recordAcknowledged`).
-      drain.unrecorded.push(batch)
-      drain.toRecord.push({ batch, duplicate: isDuplicateAck(outcome.body) })
-      if (ahead.batch) return ahead
-      // Nothing was queued when the batch went out: look again, writes may have arrived meanwhile.
-      drain.view = ahead.view
-      return store.nextBatch(batch.seq as number, cutOptions(drain, undefined))
-    }
-    // The batch cut ahead never left: whatever happens to this one, it must not look sent.
-    await releaseUnsent(ahead)
-    const result = outcome === 'gone' ? 'continue' : await recordFailure(batch, outcome)
-    if (result !== 'continue') {
-      drain.waitUntil = result.failedUntil
-      return null
-    }
-    // The batch was dropped (discarded, or dead-lettered and its rest put back): start again from the queue's head,
-    // once the batches acknowledged before it are gone from there.
-    recordAcknowledged(drain)
-    await drain.acknowledging
-    drain.view = EMPTY_VIEW
-    return store.nextBatch(null, cutOptions(drain, undefined))
-  }
-
-  /**
-   * How to cut a batch in this drain: marked as about to be sent, read from
-   * where the last cut stopped, and with the records of batches cut but not
-   * yet acknowledged in IndexedDB (`onWire` and those in `drain.unrecorded`)
-   * taken as existing or not as those batches leave them.
-   */
-  function cutOptions(drain: Drain, onWire: BatchRow | undefined): CutOptions {
-    const now = clock.now()
-    const unrecorded = onWire ? [...drain.unrecorded, onWire] : [...drain.unrecorded]
-    return {
-      batchSize: o.batchSize,
-      newBatchId: o.generateId,
-      now,
-      sendingUntil: now + requestTimeoutMs + SENDING_MARGIN_MS,
-      view: drain.view,
-      unrecorded,
-      staleBase: (key, base) =>
-        (deliveredBases.get(key) ?? -1) >= base ||
-        unrecorded.some((b) => b.operations.some((op) => (op.baseRevision ?? -1) >= base && recordKey(op) === key)),
+      recordAcknowledged()
+      await acknowledging
     }
   }
 
@@ -231,19 +223,6 @@ export function createDeliveryPipeline(
       if (deliveredBases.size > DELIVERED_BASES_KEPT) {
         deliveredBases.delete(deliveredBases.keys().next().value as string)
       }
-    }
-  }
-
-  /** Starts recording the acknowledged batches in IndexedDB, one after another, without holding up the next request. */
-  function recordAcknowledged(drain: Drain): void {
-    for (const { batch, duplicate } of drain.toRecord.splice(0)) {
-      drain.acknowledging = drain.acknowledging.then(async () => {
-        await store.complete(batch)
-        drain.unrecorded.splice(drain.unrecorded.indexOf(batch), 1)
-        events.delivered(batch, { duplicate })
-      })
-      // A storage failure surfaces where the loop awaits it; until then it must not count as unhandled.
-      drain.acknowledging.catch(() => undefined)
     }
   }
 

@@ -234,7 +234,7 @@ function select(
 /**
  * Deletes the taken rows from the queue: one range delete when they are the
  * head of the window (always, unless compaction left records behind), else
- * one delete per row. Throws `StaleViewError` (aborting the transaction) when
+ * one delete per row. Throws `STALE_VIEW` (aborting the transaction) when
  * a row taken from the view's memory is no longer queued (another tab
  * discarded it): the caller cuts again from a fresh read.
  */
@@ -250,7 +250,7 @@ async function deleteTaken(
   if (taken.every((row) => row.id <= last.id)) {
     // Dexie counts the range before deleting it: the check that every row is still there comes free.
     const deleted = await db.ops.where(':id').between(first.id, last.id, true, true).delete()
-    if (cached > 0 && deleted !== taken.length) throw new StaleViewError()
+    if (cached > 0 && deleted !== taken.length) throw STALE_VIEW
     return
   }
   if (cached > 0) {
@@ -258,7 +258,7 @@ async function deleteTaken(
     const low = Math.min(...ids)
     const high = Math.max(...ids)
     const expected = rows.filter((row) => row.id >= low && row.id <= high).length
-    if ((await db.ops.where(':id').between(low, high, true, true).count()) !== expected) throw new StaleViewError()
+    if ((await db.ops.where(':id').between(low, high, true, true).count()) !== expected) throw STALE_VIEW
   }
   await db.ops.bulkDelete(taken.map((row) => row.id))
 }
@@ -270,17 +270,12 @@ async function deleteTaken(
  */
 async function deleteTakenAmongHeld(db: OutboxDexie, cached: number, taken: readonly StoredOp[]): Promise<void> {
   const ids = taken.map((row) => row.id)
-  if (cached > 0 && (await db.ops.bulkGet(ids)).some((row) => row === undefined)) throw new StaleViewError()
+  if (cached > 0 && (await db.ops.bulkGet(ids)).some((row) => row === undefined)) throw STALE_VIEW
   await db.ops.bulkDelete(ids)
 }
 
-/** A queued operation the view held in memory was discarded meanwhile. */
-export class StaleViewError extends Error {
-  constructor() {
-    super('queued operations changed underneath the cut')
-    this.name = 'StaleViewError'
-  }
-}
+/** Thrown (and caught by `OutboxDb.nextBatch`) when a queued operation the view held in memory was discarded meanwhile. */
+export const STALE_VIEW = new Error('queued operations changed underneath the cut')
 
 /** What is left of the window after the cut took `taken`. */
 function viewAfter(rows: readonly StoredOp[], taken: readonly StoredOp[]): QueueView {

@@ -82,12 +82,8 @@ function requestBody({ batchId, operations, operationsJson }: DeliverRequest): s
 
 /** The configured headers plus `Content-Type: application/json`, which always wins. */
 function requestHeaders(configured: Record<string, string>): Record<string, string> {
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(configured)) {
-    if (name.toLowerCase() !== 'content-type') headers[name] = value
-  }
-  headers['Content-Type'] = 'application/json'
-  return headers
+  const headers = Object.fromEntries(Object.entries(configured).filter(([name]) => !/^content-type$/i.test(name)))
+  return { ...headers, 'Content-Type': 'application/json' }
 }
 
 async function readBody(response: Response): Promise<unknown> {

@@ -2,7 +2,7 @@ import type { Operation } from '@flagsync/protocol'
 import { Dexie } from 'dexie'
 import { heldKeys, resolveConflict, storeConflicts } from './conflict-store.js'
 import { type ConflictReport, toConflict } from './conflicts.js'
-import { type CutOptions, compactQueued, cutBatch, EMPTY_VIEW, type QueueView, StaleViewError } from './cut-batch.js'
+import { type CutOptions, compactQueued, cutBatch, EMPTY_VIEW, type QueueView, STALE_VIEW } from './cut-batch.js'
 import { DEFAULT_DURABILITY, transactionOptions } from './durability.js'
 import { CLOSED_DB, SyncClientError } from './errors.js'
 import {
@@ -136,7 +136,7 @@ export class OutboxDb {
     try {
       return await this.nextBatchOnce(after, cut)
     } catch (error) {
-      if (!(error instanceof StaleViewError)) throw error
+      if (error !== STALE_VIEW) throw error
       return this.nextBatchOnce(after, { ...cut, view: EMPTY_VIEW })
     }
   }
@@ -154,13 +154,17 @@ export class OutboxDb {
 
   /** Marks an attempt as on the wire; false when the batch is gone (discarded meanwhile). */
   async markSending(batchId: string, until: number): Promise<boolean> {
-    const marked = await this.db.batches.where('batchId').equals(batchId).modify({ sendingUntil: until, sent: true })
-    return marked > 0
+    return (await this.setBatch(batchId, { sendingUntil: until, sent: true })) > 0
+  }
+
+  /** Sets fields of the batch `batchId`; resolves 1, or 0 when it is gone. */
+  private setBatch(batchId: string, fields: Partial<BatchRow>): PromiseLike<number> {
+    return this.db.batches.where('batchId').equals(batchId).modify(fields)
   }
 
   /** A batch cut to go out next never left (the one before it failed): its operations may be discarded again. */
   async releaseUnsent(batchId: string): Promise<void> {
-    await this.db.batches.where('batchId').equals(batchId).modify({ sendingUntil: 0, sent: false })
+    await this.setBatch(batchId, { sendingUntil: 0, sent: false })
   }
 
   /**
@@ -205,7 +209,7 @@ export class OutboxDb {
 
   /** The attempt ended without an answer worth counting (aborted by close). */
   async clearSending(batchId: string): Promise<void> {
-    await this.db.batches.where('batchId').equals(batchId).modify({ sendingUntil: 0 })
+    await this.setBatch(batchId, { sendingUntil: 0 })
   }
 
   /**
@@ -351,14 +355,7 @@ export class OutboxDb {
   }
 
   async deadLetters(): Promise<DeadLetter[]> {
-    const rows = await this.db.deadLetters.toArray()
-    return rows.map((row) => ({
-      id: row.id as number,
-      batchId: row.batchId,
-      operation: row.operation,
-      error: row.error,
-      deadAt: row.deadAt,
-    }))
+    return (await this.db.deadLetters.toArray()).map(({ sources: _kept, ...row }) => row as DeadLetter)
   }
 
   async clearDeadLetters(ids?: readonly number[]): Promise<void> {

@@ -3,6 +3,8 @@
 //                             IndexedDB; M flag edits are queued in the sync client's outbox (never delivered).
 //   ?mode=measure             both clients offline: how long from navigation start until the first getFlag
 //                             answers from the cache, and until the queued edits show on top.
+//   ?mode=raw                 the platform's floor for the same answer, no client: open the flag cache's IndexedDB
+//                             database and get the cached set (one record holding the 1 000 flags) by hand.
 // The outcome lands in window.coldResult (or window.coldError).
 import { createFlagClient, createSyncClient, manualOnlineSource } from './sync-client.browser.min.js'
 
@@ -87,8 +89,31 @@ async function measure() {
   return result
 }
 
+/** @param {IDBRequest} request */
+const settled = (request) =>
+  new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result)
+    request.onerror = () => reject(request.error)
+  })
+
+/**
+ * The same answer with nothing but IndexedDB: the flag client's cache database (`<dbName>:flags`, version 10, store
+ * `sets`, one record per stream URL) opened and read by hand, the flag looked up in the record's array.
+ */
+async function raw() {
+  const db = /** @type {IDBDatabase} */ (await settled(indexedDB.open(`${DB}:flags`, 10)))
+  const openedMs = performance.now()
+  const saved = await settled(db.transaction('sets', 'readonly').objectStore('sets').get(`${location.origin}/stream`))
+  const flag = saved?.flags.find((/** @type {{ key: string }} */ f) => f.key === FIRST_KEY)
+  const firstAnswerMs = performance.now()
+  db.close()
+  if (!flag) throw new Error(`${FIRST_KEY} is not in the cached set`)
+  return { firstAnswerMs, openedMs, moduleStartMs, flags: saved.flags.length }
+}
+
 const w = /** @type {any} */ (window)
-;(params.get('mode') === 'seed' ? seed() : measure()).then(
+const mode = params.get('mode')
+;(mode === 'seed' ? seed() : mode === 'raw' ? raw() : measure()).then(
   (result) => {
     w.coldResult = result
   },

@@ -61,11 +61,12 @@ export async function deliver(request: DeliverRequest): Promise<DeliveryOutcome>
     const { response, body } = await Promise.race([exchange(), stopped])
     const status = response.status
     if (status >= 200 && status < 300) return { kind: 'ok', status, body }
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), request.clock.now())
-    if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
-      return { kind: 'rejected', status, retryAfterMs, body }
+    return {
+      kind: status >= 400 && status < 500 && status !== 408 && status !== 429 ? 'rejected' : 'transient',
+      status,
+      retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), request.clock.now()),
+      body,
     }
-    return { kind: 'transient', status, retryAfterMs, body }
   } catch (error) {
     return { kind: 'network', error, timedOut, aborted: !timedOut && request.signal?.aborted === true }
   } finally {
@@ -104,10 +105,16 @@ export function toDeliveryError(
   timeoutMs: number,
 ): DeliveryError {
   if (outcome.kind === 'network') {
-    const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error)
-    return outcome.timedOut
-      ? { kind: 'network', code: 'timeout', message: `no response within ${timeoutMs} ms`, batchId, at: now }
-      : { kind: 'network', code: 'network', message: `network error: ${reason}`, batchId, at: now }
+    const { error, timedOut } = outcome
+    return {
+      kind: 'network',
+      code: timedOut ? 'timeout' : 'network',
+      message: timedOut
+        ? `no response within ${timeoutMs} ms`
+        : `network error: ${error instanceof Error ? error.message : String(error)}`,
+      batchId,
+      at: now,
+    }
   }
   const body = outcome.body
   const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
@@ -125,8 +132,6 @@ export function toDeliveryError(
     at: now,
   }
   if (body !== undefined) error.body = body
-  if (typeof fields.operationIndex === 'number' && Number.isInteger(fields.operationIndex)) {
-    error.operationIndex = fields.operationIndex
-  }
+  if (Number.isInteger(fields.operationIndex)) error.operationIndex = fields.operationIndex as number
   return error
 }

@@ -12,7 +12,7 @@ export function invalidOperation(message: string): SyncClientError {
   return new SyncClientError(INVALID, message)
 }
 
-const isId = (value: unknown, max: number): value is string =>
+export const isId = (value: unknown, max: number): value is string =>
   typeof value === 'string' && value.length > 0 && value.length <= max
 
 export function checkCollection(collection: unknown): string {

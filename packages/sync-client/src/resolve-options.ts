@@ -3,6 +3,7 @@ import { type RetryPolicy, resolveRetryPolicy } from '@flagsync/protocol'
 import { systemClock } from './clock.js'
 import { defaultBroadcastChannel } from './cross-tab.js'
 import { mustBe, SyncClientError } from './errors.js'
+import { isId } from './normalize-operation.js'
 import { randomId } from './random-id.js'
 import type { BroadcastChannelFactory, Clock, LockManagerLike, OnlineSource, SyncClientOptions } from './types.js'
 
@@ -108,25 +109,16 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
   const dbName = options.dbName ?? DEFAULTS.dbName
   if (typeof dbName !== 'string' || dbName === '') throw invalidConfig('dbName', 'a non-empty string')
 
-  let headers: () => Promise<Record<string, string>>
   const rawHeaders = options.headers ?? {}
-  if (typeof rawHeaders === 'function') {
-    headers = async () => checkHeaders(await rawHeaders(), 'headers()')
-  } else {
-    const fixed = checkHeaders(rawHeaders, 'headers')
-    headers = async () => fixed
-  }
-
+  const fixed = typeof rawHeaders === 'function' ? null : checkHeaders(rawHeaders, 'headers')
   const actor = options.actor
-  if (actor !== undefined) {
-    if (typeof actor !== 'string' || actor.length === 0 || actor.length > 256) {
-      throw invalidConfig('actor', 'a string of 1 to 256 characters')
-    }
-    const plain = headers
-    // Percent-encoded: header values are Latin-1 on the wire, names are not.
-    const stamp = encodeURIComponent(actor)
-    headers = async () => ({ ...(await plain()), 'X-Flagsync-Actor': stamp })
-  }
+  if (actor !== undefined && !isId(actor, 256)) throw invalidConfig('actor', 'a string of 1 to 256 characters')
+  // Percent-encoded: header values are Latin-1 on the wire, names are not.
+  const stamp: Record<string, string> = actor === undefined ? {} : { 'X-Flagsync-Actor': encodeURIComponent(actor) }
+  const headers = async () => ({
+    ...(fixed ?? checkHeaders(await (rawHeaders as () => unknown)(), 'headers()')),
+    ...stamp,
+  })
 
   return {
     webhookUrl: webhookUrl(options.webhookUrl),

@@ -9,7 +9,6 @@ import {
   checkCollection,
   checkRecordId,
   invalidOperation,
-  isPlainObject,
   normalizeOperation,
   toJsonObject,
 } from './normalize-operation.js'
@@ -254,9 +253,8 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     async insert(collection, record, options = {}) {
       assertOpen()
       checkCollection(collection)
-      if (!isPlainObject(record)) throw invalidOperation('record must be a plain object')
-      const recordId = recordIdFor(record, options)
       const json = toJsonObject(record, 'record')
+      const recordId = recordIdFor(record, options)
       await commit({ action: 'insert', collection, recordId, record: json, ...baseOf(options.baseRevision) })
       return recordId
     },

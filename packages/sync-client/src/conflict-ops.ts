@@ -20,7 +20,7 @@ const recordOrNull = (v: unknown) => (isObject(v) ? v : null)
 
 /** The conflict operations, bound to what they use from the eager modules. */
 export function conflictOps(kit: ConflictKit) {
-  const { decodeBatch, dissolve, dissolveBlocker, recomputeTombstones, recordKey, SyncClientError, toJsonObject } = kit
+  const { recomputeTombstones, recordKey, setAside, SyncClientError, toJsonObject } = kit
   return { parseConflicts, resolutionOperation, rebase, storeConflicts, resolveConflict }
 
   /**
@@ -121,35 +121,17 @@ export function conflictOps(kit: ConflictKit) {
     reports: readonly ConflictReport[],
     now: number,
   ): Promise<number> {
-    return db.transaction('rw', [db.ops, db.batches, db.tombstones, db.conflicts], async () => {
-      const batches = (await db.batches.toArray()).map(decodeBatch)
-      const index = batches.findIndex((b) => b.batchId === batchId)
-      const row = batches[index]
-      if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
-      const moved = new Set<number>()
-      const rows: ConflictRow[] = []
-      for (const report of reports) {
-        const mine = row.operations[report.operationIndex] as Operation
-        const ids = row.sourceIds[report.operationIndex] ?? []
-        for (const id of ids) moved.add(id)
-        const { operationIndex: _index, ...rest } = report
-        rows.push({
-          ...rest,
-          key: recordKey(mine),
-          mine,
-          sources: row.sources.filter((s) => ids.includes(s.id)),
-          batchId,
-          detectedAt: now,
-        })
-      }
-      await db.conflicts.bulkAdd(rows)
-      await dissolve(db, batches.slice(index), (s) => !moved.has(s.id))
-      await recomputeTombstones(
-        db,
-        row.sources.filter((s) => moved.has(s.id)),
-      )
-      return rows.length
-    })
+    return setAside(
+      db,
+      db.conflicts,
+      batchId,
+      now,
+      () => reports.map((r) => r.operationIndex),
+      (k, mine, sources): ConflictRow => {
+        const { operationIndex: _index, ...rest } = reports[k] as ConflictReport
+        return { ...rest, key: recordKey(mine), mine, sources, batchId, detectedAt: now }
+      },
+    )
   }
 
   /**

@@ -1,13 +1,6 @@
 import { SyncClientError } from './errors.js'
 import { toJsonObject } from './normalize-operation.js'
-import {
-  type ConflictRow,
-  decodeBatch,
-  dissolve,
-  dissolveBlocker,
-  recomputeTombstones,
-  recordKey,
-} from './outbox-schema.js'
+import { type ConflictRow, recomputeTombstones, recordKey, setAside } from './outbox-schema.js'
 import type { Conflict } from './types.js'
 
 export type { ConflictReport } from './conflict-ops.js'
@@ -33,6 +26,6 @@ export async function loadConflictOps(): Promise<ConflictOps> {
  * imported by both the eager code and the lazy chunk is moved by esbuild into a third chunk, a separate request
  * compressed on its own (about 0.6 kB gz more up front than the same code in the entry chunk).
  */
-const kit = { decodeBatch, dissolve, dissolveBlocker, recomputeTombstones, recordKey, SyncClientError, toJsonObject }
+const kit = { recomputeTombstones, recordKey, setAside, SyncClientError, toJsonObject }
 export type ConflictKit = typeof kit
 type ConflictOps = ReturnType<typeof import('./conflict-ops.js').conflictOps>

@@ -17,6 +17,7 @@ import {
   recordKey,
   type StoredBatchRow,
   type StoredOp,
+  setAside,
   type TombstoneRow,
 } from './outbox-schema.js'
 import { addRemoteRows, foldDue, foldRemote, recordDelivered, remoteRows } from './remote-records.js'
@@ -241,32 +242,16 @@ export class OutboxDb {
    */
   deadLetter(batchId: string, error: DeliveryError, now: number): Promise<number> {
     const { db } = this
-    return db.transaction('rw', db.ops, db.batches, db.tombstones, db.deadLetters, async () => {
-      const batches = (await db.batches.toArray()).map(decodeBatch)
-      const index = batches.findIndex((b) => b.batchId === batchId)
-      const row = batches[index]
-      if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
-      const named = error.operationIndex
-      const moved =
-        named !== undefined && named >= 0 && named < row.operations.length ? [named] : row.operations.map((_, i) => i)
-      const movedIds = new Set<number>()
-      for (const i of moved) for (const id of row.sourceIds[i] ?? []) movedIds.add(id)
-      await db.deadLetters.bulkAdd(
-        moved.map((i) => ({
-          batchId,
-          operation: row.operations[i] as Operation,
-          sources: row.sources.filter((s) => (row.sourceIds[i] ?? []).includes(s.id)),
-          error,
-          deadAt: now,
-        })),
-      )
-      await dissolve(db, batches.slice(index), (s) => !movedIds.has(s.id))
-      await recomputeTombstones(
-        db,
-        row.sources.filter((s) => movedIds.has(s.id)),
-      )
-      return moved.length
-    })
+    const named = error.operationIndex
+    return setAside(
+      db,
+      db.deadLetters,
+      batchId,
+      now,
+      (row) =>
+        named !== undefined && named >= 0 && named < row.operations.length ? [named] : row.operations.map((_, i) => i),
+      (_, operation, sources) => ({ batchId, operation, sources, error, deadAt: now }),
+    )
   }
 
   /**

@@ -158,6 +158,46 @@ export function dissolveBlocker(batches: readonly BatchRow[], now: number): 'bus
   return batches.find(mayHaveBeenApplied) ?? null
 }
 
+/**
+ * Moves operations of the batch `batchId` aside (dead letters, conflicts) in one transaction over ops, batches,
+ * tombstones and `table`: a row of `table` for each of the batch's operations at `indexes` (`toRow(k, operation,
+ * its sources)` for the k-th), then the batch is dropped and its other operations go back to the queue, with those of
+ * the batches cut after it, to be cut again under new batchIds (the receiver applied nothing of it). Resolves how many
+ * rows were added; 0 when that is not safe (a later batch may have been applied): the batch then stays, blocked.
+ */
+export function setAside<T>(
+  db: OutboxDexie,
+  table: Table<T, number>,
+  batchId: string,
+  now: number,
+  indexes: (batch: BatchRow) => number[],
+  toRow: (k: number, operation: Operation, sources: StoredOp[]) => T,
+): Promise<number> {
+  return db.transaction('rw', [db.ops, db.batches, db.tombstones, table], async () => {
+    const batches = (await db.batches.toArray()).map(decodeBatch)
+    const index = batches.findIndex((b) => b.batchId === batchId)
+    const row = batches[index]
+    if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
+    const moved = new Set<number>()
+    const rows = indexes(row).map((i, k) => {
+      const ids = row.sourceIds[i] ?? []
+      for (const id of ids) moved.add(id)
+      return toRow(
+        k,
+        row.operations[i] as Operation,
+        row.sources.filter((s) => ids.includes(s.id)),
+      )
+    })
+    await table.bulkAdd(rows)
+    await dissolve(db, batches.slice(index), (s) => !moved.has(s.id))
+    await recomputeTombstones(
+      db,
+      row.sources.filter((s) => moved.has(s.id)),
+    )
+    return rows.length
+  })
+}
+
 /** Drops `batches` and puts the sources that `keep` accepts back into the queue, under their original ids. */
 export async function dissolve(
   db: OutboxDexie,

@@ -91,24 +91,13 @@ const MAY_EXIST = 4
 
 /** Own enumerable fields of `first` then the updates' changes from queue index `head` on, later ones winning. */
 function mergeFields(first: Record<string, unknown>, ops: readonly Operation[], head: number, next: Int32Array) {
-  const merged: Record<string, unknown> = { ...first }
+  let merged: Record<string, unknown> = { ...first }
   for (let i = head; i >= 0; i = (next[i] as number) - 1) {
     const changes = (ops[i] as Extract<Operation, { action: 'update' }>).changes
-    // Object.assign is the fast path, but it assigns `__proto__` (setting the prototype) where spread defines a field.
-    if (!Object.hasOwn(changes, '__proto__')) {
-      Object.assign(merged, changes)
-      continue
-    }
-    for (const key of Object.keys(changes)) {
-      if (key === '__proto__') {
-        Object.defineProperty(merged, key, {
-          value: changes[key],
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        })
-      } else merged[key] = changes[key]
-    }
+    // Object.assign is the fast path, but it assigns `__proto__` (setting the prototype) where spread defines a field:
+    // changes with an own `__proto__` are spread, as `fold` does.
+    if (Object.hasOwn(changes, '__proto__')) merged = { ...merged, ...changes }
+    else Object.assign(merged, changes)
   }
   return merged
 }

@@ -357,7 +357,7 @@ describe.each(DIALECTS)('kill -9 of the server while a client delivers 10 000 op
         expect(answers[0]).toEqual({ batchId: crash.batchId, applied: 0, duplicate: true })
       } else if (crash.kind === 'mid-transaction') {
         // Killed inside the transaction, after the upserts, at the DELETE: rolled back, so the retry applies it.
-        expect(crash.blockedIn).toMatch(/^delete from "flagsync_flags"/i)
+        expect(crash.blockedIn).toMatch(/^delete from "flagsync_heads"/i)
         expect(answers[0]).toEqual({ batchId: crash.batchId, applied: size(crash) })
       } else {
         expect([

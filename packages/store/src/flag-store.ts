@@ -71,9 +71,9 @@ export class FlagStore {
   }
 
   /**
-   * Commits the staged changes: the change log first, then the flags table
-   * follows from it inside the database, then the revision; a handful of
-   * statements whatever the number of changes.
+   * Commits the staged changes: the change log first (the only copy of each
+   * flag's JSON), then the heads point at it inside the database, then the
+   * revision; a handful of statements whatever the number of changes.
    */
   private async flush(
     trx: Knex.Transaction,
@@ -188,9 +188,10 @@ export class FlagStore {
 
   /**
    * Drops change-log entries older than `maxAgeMs`, always keeping the newest
-   * `keepLast`: the whole prefix, also each record's latest state, so conflict
-   * checks against older base revisions become record-level. The flat API
-   * prunes with `pruneHistory` instead.
+   * `keepLast`: the whole prefix, also deleted records' last rows, so conflict
+   * checks against older base revisions become record-level. A live record's
+   * newest row holds its current JSON and is always kept. The flat API prunes
+   * with `pruneHistory` instead.
    */
   async pruneChanges(maxAgeMs: number, keepLast = 1000): Promise<number> {
     return this.prune(maxAgeMs, keepLast, 'prefix')
@@ -218,7 +219,10 @@ export class FlagStore {
           .first()) as { max: number | string | null } | undefined
         const cutoff = Math.min(Number(old?.max ?? 0), current - keepLast)
         if (cutoff <= 0) return 0
-        const query = trx(TABLES.changes).where('revision', '<=', cutoff)
+        // A live record's newest row is its stored state (the flags view reads it): never pruned.
+        const query = trx(TABLES.changes)
+          .where('revision', '<=', cutoff)
+          .whereNotIn('revision', trx(TABLES.heads).select('revision'))
         if (mode === 'superseded') {
           // A row is superseded when its record's next change (the row pointing back at it) is old enough too.
           query.andWhere((q) =>

@@ -3,7 +3,13 @@ import type { Knex } from 'knex'
 /** Table names, prefixed so the store can share a database with an application. */
 export const TABLES = {
   meta: 'flagsync_meta',
+  /**
+   * Every current flag with its JSON: since 0004 a read-only view of `heads` joined with the change-log row each
+   * points at (the flag's JSON is stored once, in the log). Read it; the store alone writes `heads`.
+   */
   flags: 'flagsync_flags',
+  /** Each live record's newest change-log revision (written by the store only). */
+  heads: 'flagsync_heads',
   changes: 'flagsync_changes',
   batches: 'flagsync_batches',
 } as const
@@ -124,6 +130,31 @@ const migrations: Migration[] = [
       await knex.raw(
         `create index "flagsync_changes_deletes" on "flagsync_changes" (scope, key, revision) where data is null`,
       )
+    },
+  },
+  {
+    // Issue 18: the flags table held a second copy of every flag's JSON (the log row of its last change holds the
+    // same string), so each write stored it twice: a 500-flag batch wrote ~98 WAL pages where the flags upsert
+    // alone writes ~37. The table of current flags becomes `heads` (scope, key, revision): the JSON is read from
+    // the log row a head points at, and `flagsync_flags` stays as a view of the same columns for readers. The
+    // store never prunes a row a head points at; rows an earlier prefix prune removed are restored from the table.
+    name: '0004_flags_as_log_heads',
+    async up(knex) {
+      await knex.raw(`create table "flagsync_heads" (
+        scope varchar(64) not null,
+        key varchar(100) not null,
+        revision bigint not null,
+        primary key (scope, key)
+      )`)
+      await knex.raw(`insert into "flagsync_changes" (revision, scope, key, data, created_at)
+        select f.revision, f.scope, f.key, f.data, f.updated_at from "flagsync_flags" f
+        where not exists (select 1 from "flagsync_changes" c where c.revision = f.revision)`)
+      await knex.raw(`insert into "flagsync_heads" (scope, key, revision)
+        select scope, key, revision from "flagsync_flags"`)
+      await knex.raw(`drop table "flagsync_flags"`)
+      await knex.raw(`create view "flagsync_flags" as
+        select h.scope, h.key, c.data, h.revision, c.created_at as updated_at
+        from "flagsync_heads" h join "flagsync_changes" c on c.revision = h.revision`)
     },
   },
 ]

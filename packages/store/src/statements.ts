@@ -42,13 +42,13 @@ export async function setRevision(trx: Knex.Transaction, revision: number): Prom
 }
 
 /**
- * The revision of a record's newest change-log row, as an SQL expression: the
- * flags table's revision while it exists, else its last delete (the partial
+ * The revision of a record's newest change-log row, as an SQL expression: its
+ * head's revision while it exists, else its last delete (the partial
  * index of deletes keeps that one seek). Null when the log never saw it.
  */
 export function headOf(scope: string, key: string): string {
   return `coalesce(
-    (select f.revision from "flagsync_flags" f where f.scope = ${scope} and f.key = ${key}),
+    (select h.revision from "flagsync_heads" h where h.scope = ${scope} and h.key = ${key}),
     (select max(d.revision) from "flagsync_changes" d where d.scope = ${scope} and d.key = ${key} and d.data is null))`
 }
 
@@ -113,27 +113,26 @@ export async function appendChanges(
 export const SQLITE_ROWS_PER_INSERT = 4000
 
 /**
- * Brings the flags table in line with the change-log entries after `base`:
- * upserts the changed flags and, when `deletes`, removes the deleted ones.
- * Copying inside the database sends each flag's JSON over once, not twice.
+ * Points the heads at the change-log entries after `base`: upserts the changed
+ * records' revisions and, when `deletes`, removes the deleted ones. A head is a
+ * revision only, so each flag's JSON is written once (in its log row).
  */
 export async function applyChangesToFlags(trx: Knex.Transaction, base: number, deletes: boolean): Promise<void> {
   await trx.raw(
-    `insert into "flagsync_flags" (scope, key, data, revision, updated_at)
-     select scope, key, data, revision, created_at from "flagsync_changes" where revision > ? and data is not null
-     on conflict (scope, key) do update
-     set data = excluded.data, revision = excluded.revision, updated_at = excluded.updated_at`,
+    `insert into "flagsync_heads" (scope, key, revision)
+     select scope, key, revision from "flagsync_changes" where revision > ? and data is not null
+     on conflict (scope, key) do update set revision = excluded.revision`,
     [base],
   )
   if (!deletes) return
   await trx.raw(
-    `delete from "flagsync_flags"
+    `delete from "flagsync_heads"
      where (scope, key) in (select scope, key from "flagsync_changes" where revision > ? and data is null)`,
     [base],
   )
 }
 
-/** The stored JSON and revision of those of `keys` that exist in `scope`. */
+/** The stored JSON and revision of those of `keys` that exist in `scope` (the flags view: each head's log row). */
 export async function selectFlags(
   trx: Knex.Transaction,
   dialect: Dialect,

@@ -69,7 +69,7 @@ describe.each(['sqlite', 'postgres'] as const)('the change log as a chain per re
     await old.destroy()
 
     const { db, store, audit } = await open()
-    expect((await db.knex('flagsync_migrations').orderBy('id').pluck('name')).at(-1)).toBe('0003_change_log_chain')
+    expect(await db.knex('flagsync_migrations').orderBy('id').pluck('name')).toContain('0003_change_log_chain')
     const log = await store.changesSince(0)
     expect(log.map((c) => [c.revision, c.scope, c.key, c.json])).toEqual([
       [1, '', 'a', json('a', 1)],

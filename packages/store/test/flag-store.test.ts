@@ -85,7 +85,8 @@ describe('FlagStore', () => {
     const db = await openDatabase(url)
     opened.push(db)
     const store = new FlagStore(db, { clock: () => now })
-    for (let i = 0; i < 5; i++) await store.write(async (w) => w.put(flag(`k${i}`)))
+    // One record changed five times: rows 1-4 are history, 5 its stored state.
+    for (let i = 0; i < 5; i++) await store.write(async (w) => w.put(flag('k', i % 2 === 0)))
     now += 10_000
     expect(await store.pruneChanges(5_000, 2)).toBe(3)
     expect((await store.changesSince(0)).map((c) => c.revision)).toEqual([4, 5])
@@ -134,8 +135,9 @@ describe('openDatabase', () => {
     await first.knex('flagsync_migrations_lock').insert({ is_locked: 0 })
     expect(await first.knex('flagsync_migrations_lock').count({ n: '*' })).toEqual([{ n: 2 }])
     await first.knex('flagsync_migrations').del()
+    await first.knex.raw('drop view flagsync_flags') // a view of heads and the log since 0004
+    await first.knex.schema.dropTable('flagsync_heads')
     await first.knex.schema.dropTable('flagsync_changes')
-    await first.knex.schema.dropTable('flagsync_flags')
     await first.knex.schema.dropTable('flagsync_batches')
     await first.knex.schema.dropTable('flagsync_meta')
     await first.close()
@@ -155,8 +157,8 @@ describe('openDatabase', () => {
       const dbs = await Promise.all(Array.from({ length: 4 }, () => openDatabase(fresh)))
       opened.push(...dbs)
       expect(await (dbs[0] as Database).knex('flagsync_migrations_lock').count({ n: '*' })).toEqual([{ n: 1 }])
-      // One row per migration (three since 0003_change_log_chain), none recorded twice.
-      expect(await (dbs[3] as Database).knex('flagsync_migrations').count({ n: '*' })).toEqual([{ n: 3 }])
+      // One row per migration (four since 0004_flags_as_log_heads), none recorded twice.
+      expect(await (dbs[3] as Database).knex('flagsync_migrations').count({ n: '*' })).toEqual([{ n: 4 }])
     }
   })
 
@@ -234,7 +236,7 @@ describe('ChangeFeed', () => {
     await feed.close()
   })
 
-  it("pruneHistory keeps each record's latest state; pruneChanges drops the whole prefix", async () => {
+  it("pruneHistory keeps each record's latest state; pruneChanges drops the whole prefix but live records' heads", async () => {
     let now = 1_000_000
     const db = await openDatabase(url)
     opened.push(db)
@@ -259,7 +261,19 @@ describe('ChangeFeed', () => {
       'b@3': { flag: flag('b', false), known: true },
       'nope@3': { flag: null, known: true }, // no row and nothing pruned could have held it: absent
     })
-    expect(await store.pruneChanges(5_000, 0)).toBe(2)
+    await store.write(async (w) => w.put(flag('c'))) // 4
+    await store.write(async (w) => void (await w.delete('c'))) // 5
+    await store.write(async (w) => w.put(flag('a', false))) // 6
+    now += 10_000
+    // The whole prefix goes (a's superseded row 1, c's rows 4 and 5), except each live record's newest row:
+    // it is the record's stored state (the flags view reads its JSON there).
+    expect(await store.pruneChanges(5_000, 0)).toBe(3)
+    expect((await store.changesSince(0)).map((c) => c.revision)).toEqual([3, 6])
+    expect((await store.loadAll()).rows.map((r) => [r.key, r.json, r.revision])).toEqual([
+      ['a', JSON.stringify(flag('a', false)), 6],
+      ['b', JSON.stringify(flag('b', false)), 3],
+    ])
+    expect(await store.get('b')).toEqual(flag('b', false))
     const after = await store.write(async (w) => w.statesAt([['a', 3]]))
     expect(after.result.get('a@3')).toEqual({ flag: null, known: false })
   })

@@ -35,8 +35,9 @@ export const ENTRIES = [
     external: ['dexie'],
     budget: 10_000,
     // Issue 17's 10 kB goal is not met (see the README's bundle section for where the bytes are). Until it is,
-    // `--check` fails only past this ceiling, just above the figure reached, so the entry cannot grow unnoticed.
-    ceiling: 13_800,
+    // `--check` fails only past this ceiling, just above the figure reached (12.26 kB), so the entry cannot grow
+    // unnoticed.
+    ceiling: 12_400,
   },
   {
     id: 'bundle.evaluate',

@@ -42,12 +42,14 @@ export class LocalView {
     return this.server
   }
 
-  get pendingIds(): ReadonlySet<number> {
-    return new Set(this.pending.map((e) => e.id))
-  }
-
   /** A new server set: every flag is recomputed. Returns the keys that now read differently. */
   replaceServer(flags: Map<string, ClientFlag>): string[] {
+    // An empty view and nothing on top (a cold start from the cache): the view is the set itself, at once. Per flag
+    // this cost 2–3 ms of a cold page for 1 000 flags. Sharing the map is safe: both are replaced, never changed.
+    if (!this.current.size && flags.size && !this.acked[0] && !this.pending[0] && !this.conflicts.size) {
+      this.server = this.current = flags
+      return [...flags.keys()]
+    }
     const keys = new Set([...this.server.keys(), ...flags.keys()])
     this.server = flags
     return this.recompute(keys)

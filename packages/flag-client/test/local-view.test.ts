@@ -197,4 +197,25 @@ describe('LocalView', () => {
     expect(view.view.get('a')).toBe(a)
     expect(view.view.has('d')).toBe(false)
   })
+
+  it('a cold start (an empty view, nothing on top) takes the set as the view without recomputing each flag', () => {
+    const view = new LocalView('flags')
+    const set = new Map(KEYS.map((k) => [k, flag(k, true)]))
+    expect(view.replaceServer(set)).toEqual(KEYS)
+    // The set itself, not a copy built flag by flag (2–3 ms of a cold page for 1 000 flags).
+    expect(view.view).toBe(set)
+    // Shared, yet never changed in place: later changes replace the maps and leave the caller's set alone.
+    view.serverChanged('a', flag('a', false))
+    view.appendPending({ id: 1, operation: { action: 'delete', collection: 'flags', recordId: 'b' } })
+    expect(set.get('a')).toMatchObject({ is_enabled: true })
+    expect(set.has('b')).toBe(true)
+    expect(view.serverFlags.get('a')).toMatchObject({ is_enabled: false })
+    expect(view.view.has('b')).toBe(false)
+    expect(view.view).toEqual(view.full())
+    // With edits on top, a new set is recomputed per flag as before.
+    const next = new Map(KEYS.map((k) => [k, flag(k, true, 'next')]))
+    view.replaceServer(next)
+    expect(view.view).not.toBe(next)
+    expect(view.view.has('b')).toBe(false)
+  })
 })

@@ -149,7 +149,7 @@ export async function run({ quick }) {
         baseline,
         ratio: value / baseline,
         goal: atLeast(0.6, 'ratio'), // issue 18 (was 0.5)
-        note: `${batchesPerRound} sequential batches of ${BATCH} flag inserts/upserts per round (half update existing rows), median of ${rounds}; baseline = knex multi-row upsert per batch in one transaction, same schema and pragmas, in-process`,
+        note: `${batchesPerRound} sequential batches of ${BATCH} flag inserts/upserts per round (half update existing rows), median of ${rounds}; baseline = knex multi-row upsert per batch in one transaction into a table with the flags table's pre-0004 columns and key (scope, key, data, revision, updated_at), same pragmas, in-process; ours stores each flag's JSON once (change-log row) and moves its head (scope, key, revision)`,
         extra: {
           runs: { ours, baseline: base },
           batch50_round_trip_ms: { median: smallMedian, p90: percentile(small, 90) },

@@ -1,3 +1,4 @@
+import type { ConflictKit } from './conflict-ops.js'
 import { SyncClientError } from './errors.js'
 import { toJsonObject } from './normalize-operation.js'
 import { type ConflictRow, recomputeTombstones, recordKey, setAside } from './outbox-schema.js'
@@ -21,11 +22,6 @@ export async function loadConflictOps(): Promise<ConflictOps> {
   return (await import('./conflict-ops.js')).conflictOps(kit)
 }
 
-/**
- * What conflict-ops.ts uses from modules every page loads up front, handed to it rather than imported: a module
- * imported by both the eager code and the lazy chunk is moved by esbuild into a third chunk, a separate request
- * compressed on its own (about 0.6 kB gz more up front than the same code in the entry chunk).
- */
-const kit = { recomputeTombstones, recordKey, setAside, SyncClientError, toJsonObject }
-export type ConflictKit = typeof kit
+/** See `ConflictKit` (conflict-ops.ts). */
+const kit: ConflictKit = { recomputeTombstones, recordKey, setAside, SyncClientError, toJsonObject }
 type ConflictOps = ReturnType<typeof import('./conflict-ops.js').conflictOps>

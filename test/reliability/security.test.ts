@@ -396,12 +396,19 @@ describe('SQL only through bound parameters: the source', () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
       "trx.raw(\n      `insert into \"flagsync_changes\"\n         (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)\n       select ?::bigint + c.n, c.scope, c.key, c.data, ?::bigint, ?, ?, ?, ?, c.op, ${headOf('c.scope', 'c.key')}\n       from unnest(?::text[], ?::text[], ?::text[], ?::int[]) with ordinality as c(scope, key, data, op, n)`",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      "trx.raw(\n      `insert into \"flagsync_changes\"\n         (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)\n       select ? + v.column1, v.column2, v.column3, v.column4, ?, ?, ?, ?, ?, v.column5,\n         ${headOf('v.column2', 'v.column3')}\n       from (values ${values.join(',')}) v`",
+      "sqliteRun(\n      trx,\n      `insert into \"flagsync_changes\"\n         (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)\n       select ? + v.column1, v.column2, v.column3, v.column4, ?, ?, ?, ?, ?, v.column5,\n         ${headOf('v.column2', 'v.column3')}\n       from (values ${values.join(',')}) v`",
+      // The heads' upsert and delete: module constants of fixed SQL, on either dialect.
+      'sqliteRun(trx, UPSERT_HEADS, [base])\n  else await trx.',
+      'trx.raw(UPSERT_HEADS, [base])\n  if (!deletes) r',
+      'sqliteRun(trx, DELETE_HEADS, [base])\n  else await trx.',
+      'trx.raw(DELETE_HEADS, [base])\n}\n\nconst UPSERT_H',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
       "trx.raw(\n      `with recursive p(key, rev) as (${pairsSql}),\n       walk(key, target, revision, data, prev) as (\n         select p.key, p.rev, c.revision, c.data, c.prev_revision\n         from p join \"flagsync_changes\" c on c.revision = ${headOf('?', 'p.key')}\n         union all\n         select w.key, w.target, c.revision, c.data, c.prev_revision\n         from walk w join \"flagsync_changes\" c on c.revision = w.prev\n         where w.revision > w.target\n       )\n       select p.key, p.rev as revision, ${dialect === 'postgres' ? '(w.revision is not null)::int' : 'w.revision is not null'} as found, w.data\n       from p left join walk w on w.key = p.key and w.target = p.rev and w.revision <= w.target`",
     ],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
     'packages/store/src/change-feed.ts': ['conn.query(`LISTEN ${NOTIFY_CHANNEL}`'],
+    // Reviewed: prepares only the SQL handed to sqliteAll/sqliteRun, whose call sites this scan checks like raw calls.
+    'packages/store/src/sqlite-statements.ts': ['conn.prepare(sql)\n    const oldest = cache.size >= M'],
     // Reviewed: only table/column constants, an index name from the store's own list and `?` placeholder
     // lists are interpolated; every value is bound.
     'packages/flag-service/src/impressions/intern.ts': [
@@ -461,12 +468,17 @@ describe('SQL only through bound parameters: the source', () => {
     expect(files.length).toBeGreaterThan(20)
     // `.raw(`, `.whereRaw(` and friends and `.query(` with any argument; `.exec(` with a string argument
     // (a RegExp's `.exec(value)` takes a variable and is not SQL).
-    const call = /(\w+)?\.(raw|\w+Raw|query|exec)\(\s*(['"`]?)/g
+    // The store's SQLite write path runs its statements through `sqliteAll`/`sqliteRun(trx, sql, …)` (prepared once per
+    // connection with `.prepare(sql)`): their SQL argument is checked like a raw call's.
+    const call =
+      /(\w+)?\.(raw|\w+Raw|query|exec|prepare)\(\s*(['"`]?)|\b(sqliteAll|sqliteRun)(?:<[^>()]*>)?\(\s*trx,\s*(['"`]?)/g
     for (const file of files) {
       const text = readFileSync(file, 'utf8')
       const rel = relative(root, file)
       for (const match of text.matchAll(call)) {
-        const [, receiver, method, quote] = match
+        const [, receiver, rawMethod, rawQuote, helper, helperQuote] = match
+        const method = rawMethod ?? helper
+        const quote = rawMethod ? rawQuote : helperQuote
         if (method === 'exec' && !quote) continue
         const from = match.index ?? 0
         const literal = quote ? readLiteral(text, from + match[0].length - 1) : undefined
@@ -492,6 +504,9 @@ describe('SQL only through bound parameters: the source', () => {
     // The scan really sees the store's literal raw calls (so a broken pattern cannot pass vacuously).
     expect(plain).toContain("packages/store/src/flag-store.ts: trx.raw('select pg_notify(?, ?)'")
     expect(plain).toContain("packages/store/src/run-migrations.ts: knex.raw('select pg_advisory_lock(?)'")
+    expect(plain).toContain(
+      'packages/store/src/statements.ts: .sqliteRun(`update "flagsync_meta" set value = ? where name = \'revision\'`',
+    )
   })
 })
 

@@ -51,7 +51,7 @@ export class FlagStore {
         if (this.db.config.dialect === 'postgres') await trx.raw(`set local lock_timeout = '5s'`)
         // The lock first: SQLite cannot upgrade a read lock to a write lock
         // while another process writes, so taking it late would fail with BUSY.
-        const base = await lockRevision(trx)
+        const base = await lockRevision(trx, this.db.config.dialect)
         const writer = new FlagWriter(trx, scope, this.db.config.dialect)
         let result: T
         try {
@@ -101,11 +101,12 @@ export class FlagStore {
     )
     await applyChangesToFlags(
       trx,
+      dialect,
       base,
       changes.some((c) => c.json === null),
     )
     const last = base + changes.length
-    await setRevision(trx, last)
+    await setRevision(trx, dialect, last)
     if (dialect === 'postgres') {
       // Delivered on commit only, so listeners never see uncommitted revisions.
       await trx.raw('select pg_notify(?, ?)', [NOTIFY_CHANNEL, String(last)])
@@ -212,7 +213,7 @@ export class FlagStore {
     try {
       return await this.db.knex.transaction(async (trx) => {
         // Serialized with writers: the cutoff and the meta rows cannot race a commit.
-        const current = await lockRevision(trx)
+        const current = await lockRevision(trx, this.db.config.dialect)
         const old = (await trx(TABLES.changes)
           .where('created_at', '<', this.now() - maxAgeMs)
           .max({ max: 'revision' })

@@ -1,12 +1,14 @@
 import type { Knex } from 'knex'
 import type { DatabaseConfig } from './database-url.js'
+import { sqliteAll, sqliteRun } from './sqlite-statements.js'
 import type { AuditContext, FlagChange } from './types.js'
 
 /**
  * The write path's SQL, one statement per step whatever the number of rows.
  *
  * Raw SQL instead of the query builder: for a 500-flag batch the builder's
- * per-value work cost more than the database's own work. Every statement is a
+ * per-value work cost more than the database's own work. On SQLite they run as
+ * statements prepared once per connection (`sqlite-statements.ts`). Every statement is a
  * literal (table names included) and every value is bound, so the SQL text
  * never depends on the data: many rows travel as arrays (PostgreSQL `unnest`),
  * as one JSON array (SQLite `json_each`, for keys) or as one placeholder group
@@ -30,15 +32,24 @@ export function rowsOf<T>(result: unknown): T[] {
  * Takes the revision row's lock (PostgreSQL's row lock, SQLite's write lock)
  * and reads the current revision in the same statement.
  */
-export async function lockRevision(trx: Knex.Transaction): Promise<number> {
-  const rows = rowsOf<{ value: number | string }>(
-    await trx.raw(`update "flagsync_meta" set value = value where name = 'revision' returning value`),
-  )
+export async function lockRevision(trx: Knex.Transaction, dialect: Dialect): Promise<number> {
+  const rows =
+    dialect === 'sqlite'
+      ? await sqliteAll<{ value: number }>(
+          trx,
+          `update "flagsync_meta" set value = value where name = 'revision' returning value`,
+          [],
+        )
+      : rowsOf<{ value: number | string }>(
+          await trx.raw(`update "flagsync_meta" set value = value where name = 'revision' returning value`),
+        )
   return Number(rows[0]?.value ?? 0)
 }
 
-export async function setRevision(trx: Knex.Transaction, revision: number): Promise<void> {
-  await trx.raw(`update "flagsync_meta" set value = ? where name = 'revision'`, [revision])
+export async function setRevision(trx: Knex.Transaction, dialect: Dialect, revision: number): Promise<void> {
+  if (dialect === 'sqlite')
+    await sqliteRun(trx, `update "flagsync_meta" set value = ? where name = 'revision'`, [revision])
+  else await trx.raw(`update "flagsync_meta" set value = ? where name = 'revision'`, [revision])
 }
 
 /**
@@ -98,7 +109,8 @@ export async function appendChanges(
       values.push(`(${i + 1},?,?,?,?)`)
       bindings.push(r.scope, r.key, r.json, r.opIndex)
     }
-    await trx.raw(
+    await sqliteRun(
+      trx,
       `insert into "flagsync_changes"
          (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)
        select ? + v.column1, v.column2, v.column3, v.column4, ?, ?, ?, ?, ?, v.column5,
@@ -117,20 +129,25 @@ export const SQLITE_ROWS_PER_INSERT = 4000
  * records' revisions and, when `deletes`, removes the deleted ones. A head is a
  * revision only, so each flag's JSON is written once (in its log row).
  */
-export async function applyChangesToFlags(trx: Knex.Transaction, base: number, deletes: boolean): Promise<void> {
-  await trx.raw(
-    `insert into "flagsync_heads" (scope, key, revision)
-     select scope, key, revision from "flagsync_changes" where revision > ? and data is not null
-     on conflict (scope, key) do update set revision = excluded.revision`,
-    [base],
-  )
+export async function applyChangesToFlags(
+  trx: Knex.Transaction,
+  dialect: Dialect,
+  base: number,
+  deletes: boolean,
+): Promise<void> {
+  if (dialect === 'sqlite') await sqliteRun(trx, UPSERT_HEADS, [base])
+  else await trx.raw(UPSERT_HEADS, [base])
   if (!deletes) return
-  await trx.raw(
-    `delete from "flagsync_heads"
-     where (scope, key) in (select scope, key from "flagsync_changes" where revision > ? and data is null)`,
-    [base],
-  )
+  if (dialect === 'sqlite') await sqliteRun(trx, DELETE_HEADS, [base])
+  else await trx.raw(DELETE_HEADS, [base])
 }
+
+const UPSERT_HEADS = `insert into "flagsync_heads" (scope, key, revision)
+  select scope, key, revision from "flagsync_changes" where revision > ? and data is not null
+  on conflict (scope, key) do update set revision = excluded.revision`
+
+const DELETE_HEADS = `delete from "flagsync_heads"
+  where (scope, key) in (select scope, key from "flagsync_changes" where revision > ? and data is null)`
 
 /** The stored JSON and revision of those of `keys` that exist in `scope` (the flags view: each head's log row). */
 export async function selectFlags(

@@ -1,44 +1,13 @@
-import { AuditLog, type Database, FlagStore, openDatabase, TABLES } from '@flagsync/store'
-import knexFactory, { type Knex } from 'knex'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js'
-import { migrationSource } from '../src/migrations.js'
-
-const flag = (key: string, n: number) => ({ key, n })
-const json = (key: string, n: number) => JSON.stringify(flag(key, n))
-
-/** knex on the test database with only the migrations before 0004 applied: the schema an older version left. */
-async function openBefore0004(url: string): Promise<Knex> {
-  const knex = url.startsWith('sqlite:')
-    ? knexFactory({ client: 'sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true })
-    : knexFactory({ client: 'pg', connection: url })
-  const all = await migrationSource.getMigrations([])
-  await knex.migrate.latest({
-    tableName: 'flagsync_migrations',
-    migrationSource: { ...migrationSource, getMigrations: async () => all.slice(0, 3) },
-  })
-  return knex
-}
+import { TABLES } from '@flagsync/store'
+import { describe, expect, it } from 'vitest'
+import { flag, json, openWithMigrations, useTestDatabase } from './migration-harness.js'
 
 describe.each(['sqlite', 'postgres'] as const)('flags as heads of the change log on %s', (dialect) => {
-  let testDb: TestDatabase
-  const opened: Database[] = []
-  beforeEach(async () => {
-    testDb = await createTestDatabase(dialect)
-  })
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((db) => db.close()))
-    await testDb.drop()
-  })
-
-  async function open(clock?: () => number): Promise<{ db: Database; store: FlagStore; audit: AuditLog }> {
-    const db = await openDatabase(testDb.url)
-    opened.push(db)
-    return { db, store: new FlagStore(db, clock ? { clock } : {}), audit: new AuditLog(db) }
-  }
+  const database = useTestDatabase(dialect)
+  const open = (clock?: () => number) => database.open(clock)
 
   it('migrates a 0003 database: flags, revisions and history kept, pruned head rows restored from the table', async () => {
-    const old = await openBefore0004(testDb.url)
+    const old = await openWithMigrations(database.url, 3)
     const row = (revision: number, key: string, data: string | null, prev: number | null, scope = '') => ({
       revision,
       scope,

@@ -1,5 +1,5 @@
 import type { BatchRow } from './outbox-db.js'
-import type { DeliveryError, StatusListener, SyncState, SyncStatus } from './types.js'
+import type { Clock, DeliveryError, StatusListener, SyncState, SyncStatus } from './types.js'
 
 /** What the status is computed from: the outbox's head batch, the number of operations to send, the conflicts. */
 export interface Snapshot {
@@ -15,6 +15,8 @@ export interface StatusSource {
   isOnline(): boolean
   isAttempting(): boolean
   isClosed(): boolean
+  /** The client's clock (injected timers): reads are paced by how long they take. */
+  clock: Pick<Clock, 'now' | 'setTimeout'>
 }
 
 /** See `createStatusFeed`. */
@@ -40,6 +42,8 @@ export function createStatusFeed(source: StatusSource): StatusFeed {
   let dirty = false
   /** The last snapshot read for subscribers, to announce state changes without waiting for IndexedDB. */
   let last: Snapshot | null = null
+  /** When the next read may start (see the loop in `refresh`). */
+  let nextReadAt = 0
   const live = () => feed.listeners.size > 0 && !source.isClosed()
   const notify = (snapshot: Snapshot): void => {
     const status = feed.compute(snapshot)
@@ -53,13 +57,22 @@ export function createStatusFeed(source: StatusSource): StatusFeed {
       if (!live()) return
       dirty = true
       feed.refreshing ??= (async () => {
+        const { clock } = source
         while (dirty && !source.isClosed()) {
+          // A read costs the whole queue, and IndexedDB runs it between the writes: after one that took t ms the next
+          // waits t ms, so a subscriber (a status hook on screen) cannot turn n awaited writes into n full reads. The
+          // writes keep at least half the time; the first change after a quiet spell is still read at once.
+          const wait = nextReadAt - clock.now()
+          if (wait >= 1) await new Promise<void>((resolve) => clock.setTimeout(resolve, wait))
           dirty = false
+          const started = clock.now()
           try {
             last = await source.read()
           } catch {
             continue // closed underneath us, or a transient read failure; the next change retries
           }
+          const ended = clock.now()
+          nextReadAt = ended + (ended - started)
           if (source.isClosed()) break
           notify(last)
         }

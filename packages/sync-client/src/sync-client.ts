@@ -60,6 +60,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     isOnline: () => o.online.isOnline(),
     isAttempting: () => pipeline.attempting,
     isClosed: () => closed,
+    clock,
   })
   const pipeline = createDeliveryPipeline(store, o, shutdown.signal, {
     attemptStarted: feed.notifyFromCache,

@@ -2,7 +2,7 @@ import type { Knex } from 'knex'
 import { FlagWriter, type StagedChange } from './flag-writer.js'
 import { META, TABLES } from './migrations.js'
 import type { Database } from './open-database.js'
-import { appendChanges, applyChangesToFlags, lockRevision, readMeta, setRevision } from './statements.js'
+import { appendChanges, lockRevision, pointHeadsAtChanges, readMeta, setRevision } from './statements.js'
 import { isDatabaseFailure, toStoreError } from './store-error.js'
 import type { AuditContext, FlagChange, StoredFlag, StoredFlagRow } from './types.js'
 
@@ -99,7 +99,7 @@ export class FlagStore {
       this.now(),
       audit,
     )
-    await applyChangesToFlags(
+    await pointHeadsAtChanges(
       trx,
       dialect,
       base,

@@ -129,7 +129,7 @@ export const SQLITE_ROWS_PER_INSERT = 4000
  * records' revisions and, when `deletes`, removes the deleted ones. A head is a
  * revision only, so each flag's JSON is written once (in its log row).
  */
-export async function applyChangesToFlags(
+export async function pointHeadsAtChanges(
   trx: Knex.Transaction,
   dialect: Dialect,
   base: number,

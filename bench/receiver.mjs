@@ -1,5 +1,8 @@
 // receiver.apply500.ratio: batches of 500 flag upserts through POST /sync of the real receiver (its CLI, SQLite)
-// vs knex upserting the same rows directly into the same schema (one multi-row statement per batch, one transaction).
+// vs the same work with nothing else: a bare node:http server in its own process, receiving the same bodies from the
+// same fetch loop, JSON.parse, and one knex multi-row upsert per batch in one transaction (same pragmas).
+// receiver.apply500.write_ratio: the same POSTs vs that upsert alone, in this process with no HTTP (the figure issue 18
+// first set its goal on); the difference between the two baselines is the HTTP hop, reported in `extra`.
 // Also records (in `extra`, outside the ratio) the round trip of sequential 50-operation batches, the size a sync
 // client's drain of small batches waits for.
 import { randomUUID } from 'node:crypto'
@@ -7,7 +10,7 @@ import { join } from 'node:path'
 import { FlagStore, openDatabase } from '@flagsync/store'
 import { atLeast, benchMain, log, row } from './lib/cli.mjs'
 import { makeFlag } from './lib/flags.mjs'
-import { RECEIVER_CLI, startCli, tempDir } from './lib/proc.mjs'
+import { benchDir, RECEIVER_CLI, spawnNode, startCli, tempDir } from './lib/proc.mjs'
 import { median, now, percentile } from './lib/stats.mjs'
 
 const BATCH = 500
@@ -103,32 +106,55 @@ async function upsertAll(knex, batches) {
 /** @param {{ quick: boolean }} options */
 export async function run({ quick }) {
   const batchesPerRound = quick ? 8 : 30
-  const rounds = 3
+  const rounds = quick ? 3 : 5
   const keySpace = (batchesPerRound * BATCH) / 2
   const server = await startCli(RECEIVER_CLI)
   const tmp = tempDir('receiver-baseline')
+  const bare = spawnNode(join(benchDir, 'servers/baseline-server.mjs'), [
+    'sync-upsert',
+    join(tmp.dir, 'bare-http.sqlite'),
+  ])
   const db = await openDatabase(`sqlite:${join(tmp.dir, 'baseline.sqlite')}`)
   try {
+    const bareUrl = `${(await bare.waitFor(/listening on (http:\/\/[\d.:]+)/))[1]}/sync`
     new FlagStore(db) // same pragmas as the receiver's database
     await createBaselineTable(db.knex)
     const url = `${server.url}/sync`
-    // Warm up both paths (JIT, SQLite page cache).
+    // Warm up all three paths (JIT, SQLite page cache).
     const warm = makeBatches(2, keySpace, 99)
     await postAll(url, warm.map(syncBody))
+    await postAll(bareUrl, warm.map(syncBody))
     await upsertAll(db.knex, warm)
 
-    const ours = []
-    const base = []
+    /** @type {number[]} */ const ours = []
+    /** @type {number[]} */ const http = []
+    /** @type {number[]} */ const write = []
+    /** @type {number[]} */ const ratios = []
+    /** @type {number[]} */ const writeRatios = []
     for (let round = 0; round < rounds; round++) {
       const batches = makeBatches(batchesPerRound, keySpace, round)
+      // The same operations for both servers, each body with its own batch id (the receiver dedupes on it).
       const bodies = batches.map(syncBody)
+      const bareBodies = batches.map(syncBody)
       const rows = batchesPerRound * BATCH
-      const a = await postAll(url, bodies)
-      const b = await upsertAll(db.knex, batches)
+      // Alternating which server goes first, so neither always runs right after the in-process writes.
+      let a = 0
+      let b = 0
+      if (round % 2 === 0) {
+        a = await postAll(url, bodies)
+        b = await postAll(bareUrl, bareBodies)
+      } else {
+        b = await postAll(bareUrl, bareBodies)
+        a = await postAll(url, bodies)
+      }
+      const c = await upsertAll(db.knex, batches)
       ours.push(rows / (a / 1000))
-      base.push(rows / (b / 1000))
+      http.push(rows / (b / 1000))
+      write.push(rows / (c / 1000))
+      ratios.push(b / a)
+      writeRatios.push(c / a)
       log(
-        `receiver round ${round + 1}: POST /sync ${Math.round(ours.at(-1) ?? 0)} rows/s, knex ${Math.round(base.at(-1) ?? 0)} rows/s`,
+        `receiver round ${round + 1}: POST /sync ${Math.round(ours.at(-1) ?? 0)} rows/s, bare node:http + upsert ${Math.round(http.at(-1) ?? 0)} rows/s, upsert in-process ${Math.round(write.at(-1) ?? 0)} rows/s`,
       )
     }
     // Not part of the ratio: the per-batch latency the client's drain of small batches pays.
@@ -140,27 +166,48 @@ export async function run({ quick }) {
     )
 
     const value = median(ours)
-    const baseline = median(base)
+    const msPerBatch = (/** @type {number} */ rowsPerS) => (BATCH / rowsPerS) * 1000
+    const hop = msPerBatch(median(http)) - msPerBatch(median(write))
+    const common = `${batchesPerRound} sequential batches of ${BATCH} flag inserts/upserts per round (half update existing rows), ${rounds} rounds; ours = POST /sync to the receiver CLI (SQLite): body read, validated, deduped on its batch id, each flag's JSON stored once (change-log row) and its head (scope, key, revision) moved, one transaction, then the ack; ${spread(ours)} rows/s`
     return [
       row({
         id: 'receiver.apply500.ratio',
         value,
         unit: 'rows/s',
-        baseline,
-        ratio: value / baseline,
+        baseline: median(http),
+        ratio: median(ratios),
         goal: atLeast(0.6, 'ratio'), // issue 18 (was 0.5)
-        note: `${batchesPerRound} sequential batches of ${BATCH} flag inserts/upserts per round (half update existing rows), median of ${rounds}; baseline = knex multi-row upsert per batch in one transaction into a table with the flags table's pre-0004 columns and key (scope, key, data, revision, updated_at), same pragmas, in-process; ours stores each flag's JSON once (change-log row) and moves its head (scope, key, revision)`,
+        note: `${common}; baseline = the same bodies from the same fetch loop to a bare node:http server in its own process that reads the body, JSON.parse()s it and upserts the rows in one knex multi-row statement in one transaction into a table with the flags table's pre-0004 columns and key (scope, key, data, revision, updated_at), same pragmas, and answers {applied}: ${spread(http)} rows/s; the order of the two alternates per round; ratio = median of the per-round ratios (${spread(ratios, 3)})`,
         extra: {
-          runs: { ours, baseline: base },
+          runs: { ours, baseline: http },
+          ratios,
           batch50_round_trip_ms: { median: smallMedian, p90: percentile(small, 90) },
         },
+      }),
+      row({
+        id: 'receiver.apply500.write_ratio',
+        value,
+        unit: 'rows/s',
+        baseline: median(write),
+        ratio: median(writeRatios),
+        goal: null,
+        note: `${common}; baseline = that upsert alone (the same rows, statement and table as receiver.apply500.ratio's bare server) in the bench process, no HTTP: ${spread(write)} rows/s; ratio = median per-round ratio (${spread(writeRatios, 3)}). No goal: the two baselines differ by the HTTP hop alone (${hop.toFixed(1)} ms of a ${msPerBatch(median(http)).toFixed(1)} ms bare round trip per batch: fetch sending ~${Math.round(Buffer.byteLength(syncBody(makeBatches(1, keySpace, 0)[0] ?? [])) / 1024)} KB, reading and parsing it), which any receiver over HTTP pays and the in-process write does not`,
+        extra: { runs: { ours, baseline: write }, ratios: writeRatios, http_hop_ms_per_batch: hop },
       }),
     ]
   } finally {
     await db.close()
+    await bare.stop()
     tmp.remove()
     await server.stop()
   }
+}
+
+/** "min / median / max" of a series. @param {number[]} xs @param {number} [digits] */
+function spread(xs, digits = 0) {
+  const sorted = [...xs].sort((x, y) => x - y)
+  const f = (/** @type {number | undefined} */ x) => (x ?? 0).toFixed(digits)
+  return `${f(sorted[0])} / ${f(median(xs))} / ${f(sorted.at(-1))}`
 }
 
 benchMain(import.meta.url, run)

@@ -32,7 +32,7 @@ const MODULES = [
     nodeArgs: ['--expose-gc'], // a full GC before each timed drain, ours and the baseline alike
     timeoutMs: 300_000,
   },
-  { name: 'receiver', ids: ['receiver.apply500.ratio'] },
+  { name: 'receiver', ids: ['receiver.apply500.ratio', 'receiver.apply500.write_ratio'] },
   // Conflict checks and the audit trail (issue 16): baseRevision's cost on apply500, a long history's page time.
   { name: 'audit', ids: ['receiver.apply500.base_ratio', 'audit.history10k.ms'] },
   { name: 'rest', ids: ['rest.list350.ratio', 'rest.get.ratio'] },

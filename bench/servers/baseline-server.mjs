@@ -3,6 +3,10 @@
 //   sse-bootstrap <file> node:http answering every GET /stream with 200, the file's bytes (one shared Buffer) and
 //                        then holding the stream open: a bootstrap with no store, no runtime and no framework
 //   sse                 node:http holding /stream connections; POST /broadcast writes one event to all of them
+//   sync-upsert <file>  node:http answering POST /sync: the body read and JSON.parse'd, its insert operations upserted
+//                        as (scope, key, data, revision, updated_at) rows in one multi-row statement in one transaction
+//                        (knex, SQLite file <file>, the store's pragmas), `{"applied":n}`: receiving and applying a
+//                        batch with nothing else (no validation, no change log, no dedupe, no conflict check)
 // Listens on 127.0.0.1, port $BASELINE_PORT (default: any free one); prints "listening on http://127.0.0.1:<port>".
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -71,6 +75,39 @@ if (mode === 'buffer') {
     }
     res.writeHead(404)
     res.end()
+  })
+} else if (mode === 'sync-upsert') {
+  const { FlagStore, openDatabase } = await import('@flagsync/store')
+  const db = await openDatabase(`sqlite:${file}`)
+  new FlagStore(db) // the receiver's pragmas
+  await db.knex.schema.createTable('baseline_flags', (t) => {
+    t.string('scope', 64).notNullable().defaultTo('')
+    t.string('key', 100).notNullable()
+    t.text('data').notNullable()
+    t.bigInteger('revision').notNullable()
+    t.bigInteger('updated_at').notNullable()
+    t.primary(['scope', 'key'])
+  })
+  listen((req, res) => {
+    const chunks = /** @type {Buffer[]} */ ([])
+    req.on('data', (chunk) => chunks.push(chunk))
+    req.on('end', async () => {
+      const { operations } = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      const at = Date.now()
+      const rows = operations.map((/** @type {any} */ op, /** @type {number} */ i) => ({
+        scope: '',
+        key: op.recordId,
+        data: JSON.stringify({ key: op.recordId, ...op.record }),
+        revision: i,
+        updated_at: at,
+      }))
+      await db.knex.transaction(async (trx) => {
+        await trx('baseline_flags').insert(rows).onConflict(['scope', 'key']).merge(['data', 'revision', 'updated_at'])
+      })
+      const body = JSON.stringify({ applied: rows.length })
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
+      res.end(body)
+    })
   })
 } else {
   process.stderr.write(`unknown mode ${mode}\n`)

@@ -1,26 +1,15 @@
 import type { Operation } from '@flagsync/protocol'
-import type { SyncClientError } from './errors.js'
-import type { toJsonObject } from './normalize-operation.js'
-import type { ConflictRow, OutboxDexie, recomputeTombstones, recordKey, StoredOp, setAside } from './outbox-schema.js'
+import type { LazyKit } from './lazy-ops.js'
+import type { repairOps } from './outbox-repair.js'
+import type { ConflictRow, OutboxDexie, StoredOp } from './outbox-schema.js'
 import type { ConflictKind, ConflictResolution } from './types.js'
 
 // Conflict handling proper: reading a 409's conflicts, holding them, resolving them. It runs only after a 409 or a
-// `resolve()`, so it is a chunk of its own that bundlers load then (see `loadConflictOps` in conflicts.ts); what
-// every cut needs (`heldKeys`) stays in conflict-store.ts. It imports nothing at run time: what it uses from modules the
-// page has loaded already comes in as `kit` (see `ConflictKit`), so bundlers need no third, shared chunk.
+// `resolve()`, so it is part of the lazy chunk that bundlers load then (see lazy-ops.ts); what every cut needs
+// (`heldKeys`) stays in conflict-store.ts. What it uses from the eager modules comes in as `kit` (see `LazyKit`).
 
-/**
- * What this module uses from modules every page loads up front, handed in by `loadConflictOps` (conflicts.ts) rather
- * than imported: a module imported by both the eager code and this lazy chunk is moved by esbuild into a third chunk,
- * a separate request compressed on its own (about 0.6 kB gz more up front than the same code in the entry chunk).
- */
-export interface ConflictKit {
-  recomputeTombstones: typeof recomputeTombstones
-  recordKey: typeof recordKey
-  setAside: typeof setAside
-  SyncClientError: typeof SyncClientError
-  toJsonObject: typeof toJsonObject
-}
+/** What conflict handling uses: the eager modules' kit and the repair operations (outbox-repair.ts). */
+export type ConflictKit = LazyKit & ReturnType<typeof repairOps>
 
 /** One conflict of a 409 body, as the receiver reports it. */
 export type ConflictReport = Pick<

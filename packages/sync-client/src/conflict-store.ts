@@ -1,11 +1,12 @@
 import type { Operation } from '@flagsync/protocol'
-import { type ConflictReport, loadConflictOps } from './conflicts.js'
+import type { ConflictReport } from './conflicts.js'
+import { loadLazyOps } from './lazy.js'
 import type { OutboxDexie } from './outbox-schema.js'
 import type { ConflictResolution } from './types.js'
 
 // The conflicts table of the outbox: operations the receiver answered with a 409, held until the app resolves them,
 // and with them every later queued operation of the same record (the cut skips records with a conflict row). What
-// changes it lives in conflict-ops.ts, loaded on first use.
+// changes it lives in conflict-ops.ts, part of the lazy chunk (lazy-ops.ts).
 
 /** The record keys with a conflict: their queued operations are held. */
 export async function heldKeys(db: OutboxDexie): Promise<Set<string>> {
@@ -19,7 +20,7 @@ export async function storeConflicts(
   reports: readonly ConflictReport[],
   now: number,
 ): Promise<number> {
-  return (await loadConflictOps()).storeConflicts(db, batchId, reports, now)
+  return (await loadLazyOps()).storeConflicts(db, batchId, reports, now)
 }
 
 /** See conflict-ops.ts's `resolveConflict` (loaded first, before its transaction opens). */
@@ -29,5 +30,5 @@ export async function resolveConflict(
   resolution: ConflictResolution,
   now: number,
 ): Promise<Operation | null> {
-  return (await loadConflictOps()).resolveConflict(db, id, resolution, now)
+  return (await loadLazyOps()).resolveConflict(db, id, resolution, now)
 }

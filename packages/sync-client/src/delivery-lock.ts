@@ -1,5 +1,4 @@
-import type { OutboxDb } from './outbox-db.js'
-import type { Clock, LockManagerLike } from './types.js'
+import type { LockManagerLike } from './types.js'
 
 export type LockResult<T> = { acquired: true; value: T } | { acquired: false }
 
@@ -36,65 +35,21 @@ export function webLocksDeliveryLock(locks: LockManagerLike, name: string, signa
   }
 }
 
-const LEASE_POLL_MS = 250
-
 /**
- * Without Web Locks: a lease row in IndexedDB, taken in a transaction, renewed
- * before an attempt unless it still outlasts the attempt by half a lease
- * (so at most every `leaseMs / 2` while draining a backlog), and deleted at
- * the end of each drain and on close, so another instance can take over at
- * once. A crashed holder's lease expires after `leaseMs` (plus the request
- * timeout when it died mid-request).
+ * A lock made on its first use: the lease lock (no Web Locks) lives in the lazy chunk. When loading it fails (an
+ * offline page without the chunk cached), that `run` rejects and the next one tries again; one never made holds
+ * nothing to release.
  */
-export function leaseDeliveryLock(
-  db: OutboxDb,
-  owner: string,
-  leaseMs: number,
-  clock: Clock,
-  signal: AbortSignal,
-): DeliveryLock {
-  const sleep = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const handle = clock.setTimeout(done, ms)
-      function done(): void {
-        signal.removeEventListener('abort', abort)
-        resolve()
-      }
-      function abort(): void {
-        clock.clearTimeout(handle)
-        done()
-      }
-      signal.addEventListener('abort', abort)
-    })
-
+export function deferredDeliveryLock(make: () => Promise<DeliveryLock>): DeliveryLock {
+  let made: Promise<DeliveryLock> | null = null
   return {
-    async run(fn, wait) {
-      let heldUntil = 0
-      for (;;) {
-        const now = clock.now()
-        if (await db.acquireLease(owner, now, leaseMs)) {
-          heldUntil = now + leaseMs
-          break
-        }
-        if (!wait || signal.aborted) return { acquired: false }
-        await sleep(LEASE_POLL_MS)
-        if (signal.aborted) return { acquired: false }
-      }
-      const keepAlive = async (ms: number): Promise<boolean> => {
-        // Still held for longer than the attempt can last, with half a lease to spare: no need to write it again.
-        // Nobody else can take a lease before it expires, so the copy in memory is the truth.
-        const now = clock.now()
-        if (heldUntil - now >= ms + leaseMs / 2) return true
-        if (!(await db.acquireLease(owner, now, ms + leaseMs))) return false
-        heldUntil = now + ms + leaseMs
-        return true
-      }
-      try {
-        return { acquired: true, value: await fn(keepAlive) }
-      } finally {
-        await db.releaseLease(owner).catch(() => undefined)
-      }
+    run(fn, wait) {
+      made ??= make().catch((error: unknown) => {
+        made = null
+        throw error
+      })
+      return made.then((lock) => lock.run(fn, wait))
     },
-    release: () => db.releaseLease(owner).catch(() => undefined),
+    release: async () => (await made?.catch(() => null))?.release(),
   }
 }

@@ -1,6 +1,6 @@
 import { type Operation, retryDelay } from '@flagsync/protocol'
-import { loadConflictOps } from './conflicts.js'
 import { type DeliveryOutcome, deliver, toDeliveryError } from './deliver.js'
+import { loadLazyOps } from './lazy.js'
 import type { BatchRow, CutOptions, NextBatch, OutboxDb } from './outbox-db.js'
 import { EMPTY_VIEW } from './outbox-db.js'
 import { recordKey } from './outbox-schema.js'
@@ -276,7 +276,7 @@ export function createDeliveryPipeline(
     }
     if (outcome.kind === 'rejected' && outcome.status === 409) {
       // Nothing of the batch was applied: its conflicts wait for the app, the rest goes out again at once.
-      const reports = (await loadConflictOps()).parseConflicts(outcome.body, batch.operations)
+      const reports = (await loadLazyOps()).parseConflicts(outcome.body, batch.operations)
       const stored = reports ? await store.storeConflicts(batchId, reports, clock.now()) : 0
       if (stored > 0) {
         events.conflicted?.(stored)

@@ -5,22 +5,19 @@ import { type ConflictReport, toConflict } from './conflicts.js'
 import { type CutOptions, compactQueued, cutBatch, EMPTY_VIEW, type QueueView, STALE_VIEW } from './cut-batch.js'
 import { DEFAULT_DURABILITY, transactionOptions } from './durability.js'
 import { CLOSED_DB, SyncClientError } from './errors.js'
+import { lazyOpsLoaded, loadLazyOps } from './lazy.js'
 import {
   type BatchRow,
   clearTombstonesOf,
   decodeBatch,
-  dissolve,
-  dissolveBlocker,
   type OutboxDeps,
   type OutboxDexie,
-  recomputeTombstones,
   recordKey,
   type StoredBatchRow,
   type StoredOp,
-  setAside,
   type TombstoneRow,
 } from './outbox-schema.js'
-import { addRemoteRows, foldDue, foldRemote, recordDelivered, remoteRows } from './remote-records.js'
+import { addRemoteRows, foldDue, recordDelivered, remoteRows } from './remote-records.js'
 import type { Conflict, ConflictResolution, DeadLetter, DeliveryError, OutboxEntry } from './types.js'
 
 export { type CutOptions, EMPTY_VIEW, type QueueView } from './cut-batch.js'
@@ -42,11 +39,13 @@ export interface NextBatch {
  * - `remoteKeys`: records this outbox delivered and has not deleted since
  *   (an insert … delete of those must still send the delete), one row per
  *   acknowledged batch, folded from time to time (see `remote-records.ts`);
- * - `lease`: the delivery lease used without Web Locks;
+ * - `lease`: the delivery lease used without Web Locks (see `lease-lock.ts`);
  * - `deadLetters`: rejected operations moved aside (opt-in);
  * - `conflicts`: operations answered with a 409, until resolved (see `conflict-store.ts`).
+ *
+ * What takes operations out of the middle of the queue (`discard`, `deadLetter`, conflicts), the lease and the fold
+ * of `remoteKeys` are in the lazy chunk (lazy-ops.ts): loaded before their transaction opens.
  */
-const LEASE_NAME = 'delivery'
 
 export class OutboxDb {
   readonly db: OutboxDexie
@@ -175,17 +174,26 @@ export class OutboxDb {
    * batch as it was sent (its row never changes but for attempt bookkeeping)
    * instead of reading the whole row back.
    */
-  complete(batch: BatchRow): Promise<number> {
+  async complete(batch: BatchRow): Promise<number> {
     const { db } = this
     const seq = batch.seq as number
-    return db.transaction('rw', db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, async () => {
+    let foldPutOff = false
+    const done = await db.transaction('rw', db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, async () => {
       if ((await db.batches.where(':id').equals(seq).count()) === 0) return 0
       await clearTombstonesOf(db, batch.sources)
       const rows = await recordDelivered(db, batch.operations)
-      if (foldDue(rows, this.remoteRowsAfterFold)) this.remoteRowsAfterFold = await foldRemote(db)
+      if (foldDue(rows, this.remoteRowsAfterFold)) {
+        // The fold is in the lazy chunk, which cannot be loaded inside the transaction: without it, the fold waits
+        // for a later acknowledgement (it changes no lookup's answer, only the table's size).
+        const lazy = lazyOpsLoaded()
+        if (lazy) this.remoteRowsAfterFold = await lazy.foldRemote(db)
+        else foldPutOff = true
+      }
       await db.batches.delete(seq)
       return 1
     })
+    if (foldPutOff) loadLazyOps().catch(() => undefined)
+    return done
   }
 
   /** After a failed attempt: counts it and schedules the next one. Returns the updated batch. */
@@ -240,18 +248,8 @@ export class OutboxDb {
    * overtake them. Resolves 0 when that is not safe (a later batch may have
    * been applied): the batch then stays, blocked.
    */
-  deadLetter(batchId: string, error: DeliveryError, now: number): Promise<number> {
-    const { db } = this
-    const named = error.operationIndex
-    return setAside(
-      db,
-      db.deadLetters,
-      batchId,
-      now,
-      (row) =>
-        named !== undefined && named >= 0 && named < row.operations.length ? [named] : row.operations.map((_, i) => i),
-      (_, operation, sources) => ({ batchId, operation, sources, error, deadAt: now }),
-    )
+  async deadLetter(batchId: string, error: DeliveryError, now: number): Promise<number> {
+    return (await loadLazyOps()).deadLetter(this.db, batchId, error, now)
   }
 
   /**
@@ -262,31 +260,8 @@ export class OutboxDb {
    * queue, to be cut again under new batchIds. Resolves 'busy' while an
    * attempt may be on the wire or about to start.
    */
-  discard(ids: readonly number[], now: number): Promise<number | 'busy'> {
-    const { db } = this
-    const wanted = new Set(ids)
-    return db.transaction('rw', db.ops, db.batches, db.tombstones, async () => {
-      const removed: StoredOp[] = []
-      const batches = (await db.batches.toArray()).map(decodeBatch)
-      const index = batches.findIndex((b) => b.sources.some((s) => wanted.has(s.id)))
-      if (index >= 0) {
-        const affected = batches.slice(index)
-        const blocker = dissolveBlocker(affected, now)
-        if (blocker === 'busy') return 'busy'
-        if (blocker) {
-          throw new SyncClientError(
-            'invalid_operation',
-            `cannot discard: batch ${blocker.batchId} was sent and may have been applied; only operations of a rejected (blocked) or unsent batch can be discarded`,
-          )
-        }
-        for (const batch of affected) for (const s of batch.sources) if (wanted.has(s.id)) removed.push(s)
-        await dissolve(db, affected, (s) => !wanted.has(s.id))
-      }
-      for (const row of await db.ops.bulkGet([...wanted])) if (row) removed.push(row as StoredOp)
-      await db.ops.bulkDelete([...wanted])
-      await recomputeTombstones(db, removed)
-      return removed.length
-    })
+  async discard(ids: readonly number[], now: number): Promise<number | 'busy'> {
+    return (await loadLazyOps()).discard(this.db, ids, now)
   }
 
   /** All queued operations: the batch in flight first, then the rest in queue order. */
@@ -346,25 +321,6 @@ export class OutboxDb {
   async clearDeadLetters(ids?: readonly number[]): Promise<void> {
     if (ids === undefined) await this.db.deadLetters.clear()
     else await this.db.deadLetters.bulkDelete([...ids])
-  }
-
-  /** Takes or renews the delivery lease; false while another live instance holds it. */
-  acquireLease(owner: string, now: number, durationMs: number): Promise<boolean> {
-    const { db } = this
-    return db.transaction('rw', db.lease, async () => {
-      const lease = await db.lease.get(LEASE_NAME)
-      if (lease && lease.owner !== owner && lease.expiresAt > now) return false
-      await db.lease.put({ name: LEASE_NAME, owner, expiresAt: now + durationMs })
-      return true
-    })
-  }
-
-  releaseLease(owner: string): Promise<void> {
-    const { db } = this
-    return db.transaction('rw', db.lease, async () => {
-      const lease = await db.lease.get(LEASE_NAME)
-      if (lease?.owner === owner) await db.lease.delete(LEASE_NAME)
-    })
   }
 }
 

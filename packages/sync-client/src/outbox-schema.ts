@@ -69,14 +69,6 @@ export function decodeBatch(row: StoredBatchRow): BatchRow {
   return { ...bookkeeping, operations: JSON.parse(operationsJson) as Operation[], sourceIds, sources, operationsJson }
 }
 
-/** Whether the receiver may have applied the batch: then it must go out again unchanged, under its batchId. */
-export function mayHaveBeenApplied(batch: BatchRow): boolean {
-  // A rejection means the receiver applied nothing of it (a batch it had applied would be acknowledged as a duplicate).
-  if (batch.lastError?.kind === 'rejected') return false
-  // sendingUntil > 0 (even expired): an attempt started and its answer was never recorded (a crash).
-  return batch.sent === true || batch.attempts > 0 || batch.sendingUntil > 0
-}
-
 interface LeaseRow {
   name: string
   owner: string
@@ -148,67 +140,6 @@ export type OutboxDexie = Dexie & {
   conflicts: Table<ConflictRow, number>
 }
 
-/**
- * Why `batches` cannot be dropped and re-cut now: 'busy' while an attempt may
- * be on the wire (or about to start), the first batch that may have been
- * applied, else null.
- */
-export function dissolveBlocker(batches: readonly BatchRow[], now: number): 'busy' | BatchRow | null {
-  if (batches.some((b) => b.sendingUntil > now)) return 'busy'
-  return batches.find(mayHaveBeenApplied) ?? null
-}
-
-/**
- * Moves operations of the batch `batchId` aside (dead letters, conflicts) in one transaction over ops, batches,
- * tombstones and `table`: a row of `table` for each of the batch's operations at `indexes` (`toRow(k, operation,
- * its sources)` for the k-th), then the batch is dropped and its other operations go back to the queue, with those of
- * the batches cut after it, to be cut again under new batchIds (the receiver applied nothing of it). Resolves how many
- * rows were added; 0 when that is not safe (a later batch may have been applied): the batch then stays, blocked.
- */
-export function setAside<T>(
-  db: OutboxDexie,
-  table: Table<T, number>,
-  batchId: string,
-  now: number,
-  indexes: (batch: BatchRow) => number[],
-  toRow: (k: number, operation: Operation, sources: StoredOp[]) => T,
-): Promise<number> {
-  return db.transaction('rw', [db.ops, db.batches, db.tombstones, table], async () => {
-    const batches = (await db.batches.toArray()).map(decodeBatch)
-    const index = batches.findIndex((b) => b.batchId === batchId)
-    const row = batches[index]
-    if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
-    const moved = new Set<number>()
-    const rows = indexes(row).map((i, k) => {
-      const ids = row.sourceIds[i] ?? []
-      for (const id of ids) moved.add(id)
-      return toRow(
-        k,
-        row.operations[i] as Operation,
-        row.sources.filter((s) => ids.includes(s.id)),
-      )
-    })
-    await table.bulkAdd(rows)
-    await dissolve(db, batches.slice(index), (s) => !moved.has(s.id))
-    await recomputeTombstones(
-      db,
-      row.sources.filter((s) => moved.has(s.id)),
-    )
-    return rows.length
-  })
-}
-
-/** Drops `batches` and puts the sources that `keep` accepts back into the queue, under their original ids. */
-export async function dissolve(
-  db: OutboxDexie,
-  batches: readonly BatchRow[],
-  keep: (s: StoredOp) => boolean,
-): Promise<void> {
-  if (batches.length === 0) return
-  await db.batches.bulkDelete(batches.map((b) => b.seq as number))
-  await db.ops.bulkPut(batches.flatMap((b) => b.sources.filter(keep)))
-}
-
 /** Key of one record. Collection names cannot contain U+0000, so the separator is unambiguous. */
 export function recordKey(op: Pick<Operation, 'collection' | 'recordId'>): string {
   return `${op.collection}\u0000${op.recordId}`
@@ -237,30 +168,4 @@ export async function clearTombstonesOf(db: OutboxDexie, sources: readonly Store
   const ids = new Set(deletes.map((s) => s.id))
   const stale = found.filter((t): t is TombstoneRow => t !== undefined && ids.has(t.opId)).map((t) => t.key)
   if (stale.length > 0) await db.tombstones.bulkDelete(stale)
-}
-
-/**
- * After operations were removed from the middle of the queue (discard, dead
- * letter): sets each touched record's tombstone from its last remaining
- * queued operation. Reads the whole queue; these are rare, app-driven calls.
- */
-export async function recomputeTombstones(db: OutboxDexie, removed: readonly StoredOp[]): Promise<void> {
-  if (removed.length === 0) return
-  const touched = new Set(removed.map((s) => recordKey(s.op)))
-  const last = new Map<string, StoredOp>()
-  const remaining: StoredOp[] = []
-  for (const row of await db.batches.toArray()) remaining.push(...decodeBatch(row).sources)
-  remaining.push(...((await db.ops.toArray()) as StoredOp[]))
-  for (const row of remaining) {
-    const key = recordKey(row.op)
-    if (touched.has(key)) {
-      const previous = last.get(key)
-      if (!previous || previous.id < row.id) last.set(key, row)
-    }
-  }
-  for (const key of touched) {
-    const row = last.get(key)
-    if (row?.op.action === 'delete') await db.tombstones.put({ key, opId: row.id })
-    else await db.tombstones.delete(key)
-  }
 }

@@ -124,48 +124,6 @@ export function foldDue(rows: number, afterLastFold: number): boolean {
 }
 
 /**
- * Folds the table (inside a rw transaction over `remoteKeys` and `remoteFilters`): keeps the
- * newest fact about each record, drops deleted records and rewrites the rows
- * that changed or are less than half full as rows of up to `ROW_KEYS` keys.
- * Resolves the number of rows left. What a lookup answers is unchanged.
- */
-export async function foldRemote(db: OutboxDexie): Promise<number> {
-  const rows = await db.remoteKeys.toArray()
-  const decided = new Set<string>()
-  const kept: string[][] = new Array(rows.length)
-  for (let i = rows.length - 1; i >= 0; i--) {
-    const row = rows[i] as RemoteRow
-    for (const key of row.gone) decided.add(key)
-    const current: string[] = []
-    for (const key of row.keys) {
-      if (decided.has(key)) continue
-      decided.add(key)
-      current.push(key)
-    }
-    kept[i] = current
-  }
-  const rewrite: number[] = []
-  const pool: string[] = []
-  let changed = false
-  rows.forEach((row, i) => {
-    const current = kept[i] as string[]
-    const unchanged = row.gone.length === 0 && current.length === row.keys.length
-    if (unchanged && current.length >= ROW_KEYS / 2) return
-    changed ||= !unchanged
-    rewrite.push(row.id as number)
-    for (const key of current) pool.push(key)
-  })
-  // Nothing dropped and at most one small row (e.g. the last one the previous fold wrote): nothing to do.
-  if (!changed && rewrite.length <= 1) return rows.length
-  const staying = rows.length - rewrite.length
-  const fresh = remoteRows(pool)
-  await db.remoteKeys.bulkDelete(rewrite)
-  await db.remoteFilters.bulkDelete(rewrite)
-  await addRemoteRows(db, fresh)
-  return staying + fresh.length
-}
-
-/**
  * Which of `keys` may exist at the receiver (call inside a transaction over
  * `remoteKeys` and `remoteFilters`): those whose newest row lists them in
  * `keys` rather than in `gone`. Reads every filter, and the rows whose filter

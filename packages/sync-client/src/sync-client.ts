@@ -1,9 +1,10 @@
 import type { Operation } from '@flagsync/protocol'
 import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
-import { leaseDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
+import { deferredDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
 import { createDeliveryPipeline, type DrainResult } from './delivery-pipeline.js'
 import { resolveDurability } from './durability.js'
 import { SyncClientError, toSyncClientError } from './errors.js'
+import { loadLazyOps } from './lazy.js'
 import {
   baseOf,
   checkCollection,
@@ -39,9 +40,14 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
   const shutdown = new AbortController()
   const deliveredListeners = new Set<DeliveredListener>()
   const channelName = `flagsync-sync-client:${o.dbName}`
+  // The lease's owner id is drawn now, as before the lease moved to the lazy chunk: ids come from `generateId` in
+  // the same order.
+  const leaseOwner = o.locks ? '' : o.generateId()
   const lock = o.locks
     ? webLocksDeliveryLock(o.locks, `${channelName}:delivery`, shutdown.signal)
-    : leaseDeliveryLock(store, o.generateId(), o.leaseMs, clock, shutdown.signal)
+    : deferredDeliveryLock(async () =>
+        (await loadLazyOps()).leaseDeliveryLock(store.db, leaseOwner, o.leaseMs, clock, shutdown.signal),
+      )
   const channel = o.broadcastChannel ? o.broadcastChannel(channelName) : null
   let closed = false
   let closing: Promise<void> | null = null

@@ -4,6 +4,7 @@ import { HttpResponse, http } from 'msw'
 import { type SetupServer, setupServer } from 'msw/node'
 import { afterAll, afterEach, beforeAll, type vi } from 'vitest'
 import { createSyncClient, type SyncClient, type SyncClientOptions } from '../src/index.js'
+import { loadLazyOps } from '../src/lazy.js'
 
 export const WEBHOOK = 'https://receiver.test/sync'
 
@@ -109,6 +110,10 @@ export const networkError: Reply = () => HttpResponse.error()
 export function useMockServer(): SetupServer {
   const server = setupServer()
   beforeAll(() => server.listen({ onUnhandledRequest: 'error' }))
+  // The harness's clients run without Web Locks, so their first drain takes the delivery lease, which is in the lazy
+  // chunk (lazy-ops.ts): loaded here, as on a page that has it cached, so that the first drain's timing on a fake clock
+  // does not depend on how long loading it takes in real time. Its first load is tested in lazy-load.test.ts.
+  beforeAll(() => loadLazyOps())
   afterEach(() => server.resetHandlers())
   afterAll(() => server.close())
   return server

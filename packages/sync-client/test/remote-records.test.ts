@@ -3,13 +3,13 @@ import { Dexie } from 'dexie'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
+import { loadLazyOps } from '../src/lazy.js'
 import { OutboxDb } from '../src/outbox-db.js'
 import { existenceAfter, type RemoteRow, recordKey } from '../src/outbox-schema.js'
 import {
   FOLD_MIN_ROWS,
   filterMayHold,
   filterOf,
-  foldRemote,
   ROW_KEYS,
   recordDelivered,
   remoteAmong,
@@ -20,6 +20,8 @@ import { harness, ModelReceiver, useMockServer } from './helpers.js'
 // record), folded now and then. Compaction must decide exactly as it did with one row per record.
 
 const server = useMockServer()
+// The fold is part of the lazy chunk (lazy-ops.ts).
+const { foldRemote } = await loadLazyOps()
 let h = harness()
 afterEach(async () => {
   await h.closeAll()

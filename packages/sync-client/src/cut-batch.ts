@@ -1,6 +1,7 @@
 import type { Operation } from '@flagsync/protocol'
 import { compact } from './compact.js'
 import { heldKeys } from './conflict-store.js'
+import { lazyNow } from './lazy.js'
 import {
   type BatchRow,
   clearTombstonesOf,
@@ -10,7 +11,6 @@ import {
   recordKey,
   type StoredOp,
 } from './outbox-schema.js'
-import { remoteAmong } from './remote-records.js'
 
 /** How many queued operations one cut may look at, at least. */
 const MIN_WINDOW = 200
@@ -185,7 +185,8 @@ async function existingRecords(
     if (exists === undefined) lookup.push(key)
     else if (exists) remote.add(key)
   }
-  for (const key of await remoteAmong(db, lookup)) remote.add(key)
+  // The lookup is in the lazy chunk: a cut or count that needs it first runs again once it is loaded (`withLazy`).
+  if (lookup.length > 0) for (const key of await lazyNow().remoteAmong(db, lookup)) remote.add(key)
   return remote
 }
 

@@ -274,21 +274,16 @@ export function createDeliveryPipeline(
       await store.clearSending(batchId).catch(() => undefined)
       return { failedUntil: null }
     }
-    if (outcome.kind === 'rejected' && outcome.status === 409) {
-      // Nothing of the batch was applied: its conflicts wait for the app, the rest goes out again at once.
-      const reports = (await loadLazyOps()).parseConflicts(outcome.body, batch.operations)
-      const stored = reports ? await store.storeConflicts(batchId, reports, clock.now()) : 0
-      if (stored > 0) {
-        events.conflicted?.(stored)
-        return 'continue'
-      }
-    }
     const error = toDeliveryError(outcome, batchId, clock.now(), requestTimeoutMs)
     // The app discards by outbox id: name the queued operations behind the one the receiver rejected.
     const culprits = error.operationIndex === undefined ? undefined : batch.sourceIds[error.operationIndex]
     if (culprits) error.outboxIds = [...culprits]
-    if (outcome.kind === 'rejected' && o.deadLetter && (await store.deadLetter(batchId, error, clock.now())) > 0) {
-      events.deadLettered(error)
+    // A 409's conflicts, or dead letters: in the lazy chunk, as a receiver rejects a batch only when something is wrong.
+    if (
+      outcome.kind === 'rejected' &&
+      (outcome.status === 409 || o.deadLetter) &&
+      (await (await loadLazyOps()).setRejectedAside(store.db, batch, outcome, error, o.deadLetter, clock.now(), events))
+    ) {
       return 'continue'
     }
     const retryAfterMs = outcome.kind === 'network' ? null : outcome.retryAfterMs

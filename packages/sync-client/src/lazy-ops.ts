@@ -2,14 +2,17 @@ import { conflictOps } from './conflict-ops.js'
 import type { SyncClientError } from './errors.js'
 import { leaseDeliveryLock } from './lease-lock.js'
 import type { toJsonObject } from './normalize-operation.js'
+import { asideOps } from './outbox-aside.js'
 import { repairOps } from './outbox-repair.js'
 import type { decodeBatch, recordKey } from './outbox-schema.js'
 import { foldOps } from './remote-fold.js'
-import type { addRemoteRows, ROW_KEYS, remoteRows } from './remote-records.js'
+import { lookupOps } from './remote-lookup.js'
+import type { addRemoteRows, FILTER_PROBES, hashes, ROW_KEYS, remoteRows } from './remote-records.js'
 
 // The sync client's code for rare paths, one chunk that bundlers load on first use (see `loadLazyOps` in lazy.ts):
-// conflicts (a 409, `resolve()`), `discard()`, dead letters, the delivery lease (no Web Locks) and the fold of
-// `remoteKeys`. A page that only queues, delivers and backs off never loads it.
+// conflicts (a 409, `resolve()`), `discard()`, dead letters, the delivery lease (no Web Locks), the fold of
+// `remoteKeys` and its lookups (insert … delete of one record in the queue). A page that only queues, delivers and
+// backs off never loads it.
 //
 // It imports nothing from the eager modules at run time: what it uses of them comes in as `kit`. A module imported by
 // both the eager code and this chunk is moved by esbuild into a third chunk, a separate request compressed on its own
@@ -19,6 +22,8 @@ import type { addRemoteRows, ROW_KEYS, remoteRows } from './remote-records.js'
 export interface LazyKit {
   addRemoteRows: typeof addRemoteRows
   decodeBatch: typeof decodeBatch
+  FILTER_PROBES: typeof FILTER_PROBES
+  hashes: typeof hashes
   recordKey: typeof recordKey
   remoteRows: typeof remoteRows
   ROW_KEYS: typeof ROW_KEYS
@@ -29,7 +34,15 @@ export interface LazyKit {
 /** Every lazy operation, bound to the kit. */
 export function lazyOps(kit: LazyKit) {
   const repair = repairOps(kit)
-  return { ...repair, ...conflictOps({ ...kit, ...repair }), ...foldOps(kit), leaseDeliveryLock }
+  const conflicts = conflictOps({ ...kit, ...repair })
+  return {
+    ...repair,
+    ...conflicts,
+    ...asideOps({ ...repair, ...conflicts }),
+    ...foldOps(kit),
+    ...lookupOps(kit),
+    leaseDeliveryLock,
+  }
 }
 
 export type LazyOps = ReturnType<typeof lazyOps>

@@ -2,10 +2,20 @@ import { SyncClientError } from './errors.js'
 import type { LazyKit, LazyOps } from './lazy-ops.js'
 import { toJsonObject } from './normalize-operation.js'
 import { decodeBatch, recordKey } from './outbox-schema.js'
-import { addRemoteRows, ROW_KEYS, remoteRows } from './remote-records.js'
+import { addRemoteRows, FILTER_PROBES, hashes, ROW_KEYS, remoteRows } from './remote-records.js'
 
 /** See `LazyKit` (lazy-ops.ts). */
-const kit: LazyKit = { addRemoteRows, decodeBatch, recordKey, remoteRows, ROW_KEYS, SyncClientError, toJsonObject }
+const kit: LazyKit = {
+  addRemoteRows,
+  decodeBatch,
+  FILTER_PROBES,
+  hashes,
+  recordKey,
+  remoteRows,
+  ROW_KEYS,
+  SyncClientError,
+  toJsonObject,
+}
 
 let loaded: LazyOps | undefined
 
@@ -29,5 +39,25 @@ export async function loadLazyOps(): Promise<LazyOps> {
   return loaded
 }
 
-/** The lazy operations if they are loaded already (for work inside a transaction, which cannot wait for a load). */
-export const lazyOpsLoaded = (): LazyOps | undefined => loaded
+/**
+ * Thrown by `lazyNow` inside a transaction that needs the lazy chunk before it is loaded (a transaction cannot wait
+ * for a load): the transaction aborts, having written nothing, and `withLazy` runs it again once the chunk is loaded.
+ */
+const NEEDS_LAZY = new Error('the lazy chunk is needed: load it and run the transaction again')
+
+/** The lazy operations, for code inside a transaction run by `withLazy`. */
+export function lazyNow(): LazyOps {
+  if (!loaded) throw NEEDS_LAZY
+  return loaded
+}
+
+/** Runs `transaction`, and once more after loading the lazy chunk when it needed it (see `lazyNow`). */
+export async function withLazy<T>(transaction: () => Promise<T>): Promise<T> {
+  try {
+    return await transaction()
+  } catch (error) {
+    if (error !== NEEDS_LAZY) throw error
+    await loadLazyOps()
+    return transaction()
+  }
+}

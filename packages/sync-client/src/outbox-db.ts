@@ -1,11 +1,10 @@
 import type { Operation } from '@flagsync/protocol'
 import { Dexie } from 'dexie'
-import { heldKeys, resolveConflict, storeConflicts } from './conflict-store.js'
-import { type ConflictReport, toConflict } from './conflicts.js'
+import { heldKeys } from './conflict-store.js'
 import { type CutOptions, compactQueued, cutBatch, EMPTY_VIEW, type QueueView, STALE_VIEW } from './cut-batch.js'
 import { DEFAULT_DURABILITY, transactionOptions } from './durability.js'
 import { CLOSED_DB, SyncClientError } from './errors.js'
-import { lazyOpsLoaded, loadLazyOps } from './lazy.js'
+import { lazyNow, loadLazyOps, withLazy } from './lazy.js'
 import {
   type BatchRow,
   clearTombstonesOf,
@@ -132,13 +131,15 @@ export class OutboxDb {
    * a persisted one when there is one, else a new one cut from the queue (see
    * `cutBatch`) in the same transaction. `fresh` says it was cut here.
    */
-  async nextBatch(after: number | null, cut: CutOptions): Promise<NextBatch> {
-    try {
-      return await this.nextBatchOnce(after, cut)
-    } catch (error) {
-      if (error !== STALE_VIEW) throw error
-      return this.nextBatchOnce(after, { ...cut, view: EMPTY_VIEW })
-    }
+  nextBatch(after: number | null, cut: CutOptions): Promise<NextBatch> {
+    return withLazy(async () => {
+      try {
+        return await this.nextBatchOnce(after, cut)
+      } catch (error) {
+        if (error !== STALE_VIEW) throw error
+        return this.nextBatchOnce(after, { ...cut, view: EMPTY_VIEW })
+      }
+    })
   }
 
   private nextBatchOnce(after: number | null, cut: CutOptions): Promise<NextBatch> {
@@ -174,26 +175,19 @@ export class OutboxDb {
    * batch as it was sent (its row never changes but for attempt bookkeeping)
    * instead of reading the whole row back.
    */
-  async complete(batch: BatchRow): Promise<number> {
+  complete(batch: BatchRow): Promise<number> {
     const { db } = this
     const seq = batch.seq as number
-    let foldPutOff = false
-    const done = await db.transaction('rw', db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, async () => {
-      if ((await db.batches.where(':id').equals(seq).count()) === 0) return 0
-      await clearTombstonesOf(db, batch.sources)
-      const rows = await recordDelivered(db, batch.operations)
-      if (foldDue(rows, this.remoteRowsAfterFold)) {
-        // The fold is in the lazy chunk, which cannot be loaded inside the transaction: without it, the fold waits
-        // for a later acknowledgement (it changes no lookup's answer, only the table's size).
-        const lazy = lazyOpsLoaded()
-        if (lazy) this.remoteRowsAfterFold = await lazy.foldRemote(db)
-        else foldPutOff = true
-      }
-      await db.batches.delete(seq)
-      return 1
-    })
-    if (foldPutOff) loadLazyOps().catch(() => undefined)
-    return done
+    return withLazy(() =>
+      db.transaction('rw', db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, async () => {
+        if ((await db.batches.where(':id').equals(seq).count()) === 0) return 0
+        await clearTombstonesOf(db, batch.sources)
+        const rows = await recordDelivered(db, batch.operations)
+        if (foldDue(rows, this.remoteRowsAfterFold)) this.remoteRowsAfterFold = await lazyNow().foldRemote(db)
+        await db.batches.delete(seq)
+        return 1
+      }),
+    )
   }
 
   /** After a failed attempt: counts it and schedules the next one. Returns the updated batch. */
@@ -240,19 +234,6 @@ export class OutboxDb {
   }
 
   /**
-   * Moves rejected operations to the dead-letter store: only the one the
-   * receiver named (`operationIndex`) when it did, else the whole batch. The
-   * batch is dropped; operations not moved go back to the queue and are cut
-   * into a new batch with a new id (the receiver applied nothing of the
-   * rejected one), and so do those of batches cut after it, which must not
-   * overtake them. Resolves 0 when that is not safe (a later batch may have
-   * been applied): the batch then stays, blocked.
-   */
-  async deadLetter(batchId: string, error: DeliveryError, now: number): Promise<number> {
-    return (await loadLazyOps()).deadLetter(this.db, batchId, error, now)
-  }
-
-  /**
    * Removes queued operations by local id. Ids inside a batch are only
    * removable while that batch and every batch cut after it are safe to
    * change: never sent, or rejected by the receiver (so not applied). Those
@@ -287,40 +268,36 @@ export class OutboxDb {
    */
   snapshot(): Promise<{ head: BatchRow | undefined; pending: number; conflicts: number }> {
     const { db } = this
-    return db.transaction('r', [db.ops, db.batches, db.remoteKeys, db.remoteFilters, db.conflicts], async () => {
-      const batches = (await db.batches.toArray()).map(decodeBatch)
-      const head = batches[0]
-      const held = await heldKeys(db)
-      let queued = (await db.ops.toArray()) as StoredOp[]
-      if (held.size > 0) queued = queued.filter((row) => !held.has(recordKey(row.op)))
-      // Batches are never re-compacted: count what they send, plus the compacted rest.
-      const inBatches = batches.reduce((sum, b) => sum + b.operations.length, 0)
-      const { compacted } = await compactQueued(db, queued)
-      return { head, pending: inBatches + compacted.length, conflicts: await db.conflicts.count() }
-    })
-  }
-
-  /** See `storeConflicts`. */
-  storeConflicts(batchId: string, reports: readonly ConflictReport[], now: number): Promise<number> {
-    return storeConflicts(this.db, batchId, reports, now)
+    return withLazy(() =>
+      db.transaction('r', [db.ops, db.batches, db.remoteKeys, db.remoteFilters, db.conflicts], async () => {
+        const batches = (await db.batches.toArray()).map(decodeBatch)
+        const head = batches[0]
+        const held = await heldKeys(db)
+        let queued = (await db.ops.toArray()) as StoredOp[]
+        if (held.size > 0) queued = queued.filter((row) => !held.has(recordKey(row.op)))
+        // Batches are never re-compacted: count what they send, plus the compacted rest.
+        const inBatches = batches.reduce((sum, b) => sum + b.operations.length, 0)
+        const { compacted } = await compactQueued(db, queued)
+        return { head, pending: inBatches + compacted.length, conflicts: await db.conflicts.count() }
+      }),
+    )
   }
 
   async conflicts(): Promise<Conflict[]> {
-    return (await this.db.conflicts.toArray()).map(toConflict)
+    return (await loadLazyOps()).conflicts(this.db)
   }
 
-  /** See `resolveConflict`. */
-  resolve(id: number, resolution: ConflictResolution, now: number): Promise<Operation | null> {
-    return resolveConflict(this.db, id, resolution, now)
+  /** See conflict-ops.ts's `resolveConflict`. */
+  async resolve(id: number, resolution: ConflictResolution, now: number): Promise<Operation | null> {
+    return (await loadLazyOps()).resolveConflict(this.db, id, resolution, now)
   }
 
   async deadLetters(): Promise<DeadLetter[]> {
-    return (await this.db.deadLetters.toArray()).map(({ sources: _kept, ...row }) => row as DeadLetter)
+    return (await loadLazyOps()).deadLetters(this.db)
   }
 
   async clearDeadLetters(ids?: readonly number[]): Promise<void> {
-    if (ids === undefined) await this.db.deadLetters.clear()
-    else await this.db.deadLetters.bulkDelete([...ids])
+    await (await loadLazyOps()).clearDeadLetters(this.db, ids)
   }
 }
 

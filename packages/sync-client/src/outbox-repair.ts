@@ -1,8 +1,23 @@
 import type { Operation } from '@flagsync/protocol'
 import type { Table } from 'dexie'
+import type { DeliveryPipeline } from './delivery-pipeline.js'
 import type { LazyKit } from './lazy-ops.js'
+import type { OutboxDb } from './outbox-db.js'
 import type { BatchRow, OutboxDexie, StoredOp } from './outbox-schema.js'
-import type { DeliveryError } from './types.js'
+import type { Clock, DeliveryError } from './types.js'
+
+const BUSY_POLL_MS = 100
+
+/** What `discardLoop` uses of its client (sync-client.ts). */
+export interface DiscardContext {
+  pipeline: DeliveryPipeline
+  store: OutboxDb
+  clock: Clock
+  guard<T>(run: () => Promise<T>): Promise<T>
+  changed(): void
+  schedule(delayMs: number): void
+  assertOpen(): void
+}
 
 // Taking operations out of the middle of the outbox: `discard()`, dead letters, conflicts (conflict-ops.ts). None of
 // it runs on a page that only queues, delivers and backs off, so it is part of the lazy chunk (see lazy-ops.ts); what
@@ -10,7 +25,7 @@ import type { DeliveryError } from './types.js'
 
 /** The repair operations, bound to what they use from the eager modules. */
 export function repairOps({ decodeBatch, recordKey, SyncClientError }: LazyKit) {
-  return { setAside, recomputeTombstones, discard, deadLetter }
+  return { setAside, recomputeTombstones, discard, discardLoop, deadLetter }
 
   /** Whether the receiver may have applied the batch: then it must go out again unchanged, under its batchId. */
   function mayHaveBeenApplied(batch: BatchRow): boolean {
@@ -144,5 +159,25 @@ export function repairOps({ decodeBatch, recordKey, SyncClientError }: LazyKit) 
       await recomputeTombstones(db, removed)
       return removed.length
     })
+  }
+
+  /** The client's `discard(ids)`: waits while the batch holding them is on the wire (here or in another tab). */
+  async function discardLoop(ids: unknown, c: DiscardContext): Promise<number> {
+    if (!Array.isArray(ids) || !ids.every(Number.isInteger)) {
+      throw new SyncClientError('invalid_operation', 'discard expects an array of outbox ids (integers from outbox())')
+    }
+    for (;;) {
+      // An attempt of this instance may be on the wire: let it finish first.
+      await c.pipeline.currentAttempt?.catch(() => undefined)
+      const result = await c.guard(() => c.store.discard(ids, c.clock.now()))
+      if (result !== 'busy') {
+        c.changed()
+        if (result > 0) c.schedule(0)
+        return result
+      }
+      // Another instance is sending the batch; its answer decides whether the ids still exist.
+      await new Promise<void>((resolve) => c.clock.setTimeout(resolve, BUSY_POLL_MS))
+      c.assertOpen()
+    }
   }
 }

@@ -35,10 +35,10 @@ export const FOLD_MIN_ROWS = 64
 
 /** Filter bits per record key: with 4 probes, about 0.2 % false positives (a row read for nothing). */
 const FILTER_BITS_PER_KEY = 16
-const FILTER_PROBES = 4
+export const FILTER_PROBES = 4
 
 /** Two 32-bit hashes of a record key (FNV-1a with two offsets; probes are h1 + i·h2). */
-function hashes(key: string): [number, number] {
+export function hashes(key: string): [number, number] {
   let h1 = 0x811c9dc5
   let h2 = 0x01000193
   for (let i = 0; i < key.length; i++) {
@@ -65,20 +65,6 @@ export function filterOf(row: RemoteRow): Uint32Array {
   for (const key of row.keys) set(key)
   for (const key of row.gone) set(key)
   return filter
-}
-
-/** Whether the filter may hold `key` (never false for a key it was built with). */
-export function filterMayHold(filter: Uint32Array, key: string): boolean {
-  return mayHold(filter, hashes(key))
-}
-
-function mayHold(filter: Uint32Array, [h1, h2]: [number, number]): boolean {
-  const mask = filter.length * 32 - 1
-  for (let i = 0; i < FILTER_PROBES; i++) {
-    const bit = (h1 + i * h2) & mask
-    if (((filter[bit >>> 5] as number) & (1 << (bit & 31))) === 0) return false
-  }
-  return true
 }
 
 /** Adds rows and their filters (inside a rw transaction over `remoteKeys` and `remoteFilters`). */
@@ -121,33 +107,4 @@ export async function recordDelivered(db: OutboxDexie, operations: readonly Oper
 /** Whether a fold is due with `rows` rows in the table, `afterLastFold` of them left by this instance's last fold (0: none yet). */
 export function foldDue(rows: number, afterLastFold: number): boolean {
   return rows >= Math.max(FOLD_MIN_ROWS, 2 * afterLastFold)
-}
-
-/**
- * Which of `keys` may exist at the receiver (call inside a transaction over
- * `remoteKeys` and `remoteFilters`): those whose newest row lists them in
- * `keys` rather than in `gone`. Reads every filter, and the rows whose filter
- * may hold one of the keys.
- */
-export async function remoteAmong(db: OutboxDexie, keys: readonly string[]): Promise<Set<string>> {
-  const found = new Set<string>()
-  if (keys.length === 0) return found
-  const filters = await db.remoteFilters.toArray()
-  const probes = keys.map(hashes)
-  const candidates = filters.filter((f) => probes.some((p) => mayHold(f.bits, p))).map((f) => f.id)
-  if (candidates.length === 0) return found
-  const wanted = new Set(keys)
-  const newest = new Map<string, { id: number; exists: boolean }>()
-  const rows = await db.remoteKeys.bulkGet(candidates)
-  rows.forEach((row, i) => {
-    if (!row) return
-    const id = candidates[i] as number
-    const note = (key: string, exists: boolean) => {
-      if (wanted.has(key) && (newest.get(key)?.id ?? -1) < id) newest.set(key, { id, exists })
-    }
-    for (const key of row.keys) note(key, true)
-    for (const key of row.gone) note(key, false)
-  })
-  for (const [key, { exists }] of newest) if (exists) found.add(key)
-  return found
 }

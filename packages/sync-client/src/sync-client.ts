@@ -18,7 +18,6 @@ import { resolveOptions } from './resolve-options.js'
 import { callSafely, createStatusFeed } from './status-feed.js'
 import type { DeliveredListener, DeliveryInfo, InsertOptions, SyncClient, SyncClientOptions } from './types.js'
 
-const BUSY_POLL_MS = 100
 const CROSS_TAB_THROTTLE_MS = 50
 
 /**
@@ -318,22 +317,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
 
     async discard(ids) {
       assertOpen()
-      if (!Array.isArray(ids) || !ids.every(Number.isInteger)) {
-        throw invalidOperation('discard expects an array of outbox ids (integers from outbox())')
-      }
-      for (;;) {
-        // An attempt of this instance may be on the wire: let it finish first.
-        await pipeline.currentAttempt?.catch(() => undefined)
-        const result = await guard(() => store.discard(ids, clock.now()))
-        if (result !== 'busy') {
-          changed()
-          if (result > 0) schedule(0)
-          return result
-        }
-        // Another instance is sending the batch; its answer decides whether the ids still exist.
-        await new Promise<void>((resolve) => clock.setTimeout(resolve, BUSY_POLL_MS))
-        assertOpen()
-      }
+      return (await loadLazyOps()).discardLoop(ids, { pipeline, store, clock, guard, changed, schedule, assertOpen })
     },
 
     start() {

@@ -6,22 +6,15 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { loadLazyOps } from '../src/lazy.js'
 import { OutboxDb } from '../src/outbox-db.js'
 import { existenceAfter, type RemoteRow, recordKey } from '../src/outbox-schema.js'
-import {
-  FOLD_MIN_ROWS,
-  filterMayHold,
-  filterOf,
-  ROW_KEYS,
-  recordDelivered,
-  remoteAmong,
-} from '../src/remote-records.js'
+import { FOLD_MIN_ROWS, filterOf, ROW_KEYS, recordDelivered } from '../src/remote-records.js'
 import { harness, ModelReceiver, useMockServer } from './helpers.js'
 
 // Which records exist at the receiver is recorded as one `remoteKeys` row per acknowledged batch (not one row per
 // record), folded now and then. Compaction must decide exactly as it did with one row per record.
 
 const server = useMockServer()
-// The fold is part of the lazy chunk (lazy-ops.ts).
-const { foldRemote } = await loadLazyOps()
+// The lookup and the fold are part of the lazy chunk (lazy-ops.ts).
+const { filterMayHold, foldRemote, remoteAmong } = await loadLazyOps()
 let h = harness()
 afterEach(async () => {
   await h.closeAll()

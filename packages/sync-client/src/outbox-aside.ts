@@ -1,0 +1,57 @@
+import type { conflictOps } from './conflict-ops.js'
+import type { DeliveryOutcome } from './deliver.js'
+import type { PipelineEvents } from './delivery-pipeline.js'
+import type { repairOps } from './outbox-repair.js'
+import type { BatchRow, OutboxDexie } from './outbox-schema.js'
+import type { Conflict, DeadLetter, DeliveryError } from './types.js'
+
+// What a rejected batch leaves aside, and the app's view of it: a 409's conflicts, dead letters (opt-in), their
+// listings. Part of the lazy chunk (see lazy-ops.ts): a receiver rejects a batch only when something is wrong with it.
+
+type AsideKit = ReturnType<typeof repairOps> & ReturnType<typeof conflictOps>
+
+/** The operations on what was set aside, bound to the repair and conflict operations. */
+export function asideOps({ deadLetter, parseConflicts, storeConflicts }: AsideKit) {
+  return { setRejectedAside, conflicts, deadLetters, clearDeadLetters }
+
+  /**
+   * After a rejection (4xx): a 409's conflicts go to the conflicts table, else, with `deadLetter`, the rejected
+   * operations to the dead letters; in both cases the rest of the batch goes out again under a new batchId (see
+   * `setAside`). Resolves true when that happened (the drain continues), false when the batch stays, blocked.
+   */
+  async function setRejectedAside(
+    db: OutboxDexie,
+    batch: BatchRow,
+    outcome: Extract<DeliveryOutcome, { kind: 'rejected' }>,
+    error: DeliveryError,
+    deadLetters: boolean,
+    now: number,
+    events: PipelineEvents,
+  ): Promise<boolean> {
+    // Nothing of the batch was applied: its conflicts wait for the app, the rest goes out again at once.
+    const reports = outcome.status === 409 ? parseConflicts(outcome.body, batch.operations) : null
+    const stored = reports ? await storeConflicts(db, batch.batchId, reports, now) : 0
+    if (stored > 0) {
+      events.conflicted?.(stored)
+      return true
+    }
+    if (deadLetters && (await deadLetter(db, batch.batchId, error, now)) > 0) {
+      events.deadLettered(error)
+      return true
+    }
+    return false
+  }
+
+  async function conflicts(db: OutboxDexie): Promise<Conflict[]> {
+    return (await db.conflicts.toArray()).map(({ key: _key, sources: _sources, ...conflict }) => conflict as Conflict)
+  }
+
+  async function deadLetters(db: OutboxDexie): Promise<DeadLetter[]> {
+    return (await db.deadLetters.toArray()).map(({ sources: _kept, ...row }) => row as DeadLetter)
+  }
+
+  async function clearDeadLetters(db: OutboxDexie, ids?: readonly number[]): Promise<void> {
+    if (ids === undefined) await db.deadLetters.clear()
+    else await db.deadLetters.bulkDelete([...ids])
+  }
+}

@@ -53,6 +53,12 @@ export class OutboxDb {
   private closed = false
   /** `db.open()` started by `enqueue`, until it settles. */
   private opening: Promise<void> | null = null
+  /**
+   * The connection `db.open()` resolved with. Dexie reports itself open (`isOpen()`, `backendDB()`) from the start
+   * of its upgrade, and a transaction of our own on that connection throws InvalidStateError until the upgrade is
+   * over: the direct path of `enqueue` takes only this one.
+   */
+  private ready: IDBDatabase | null = null
   private readonly txOptions: IDBTransactionOptions | undefined
 
   constructor(name: string, deps: OutboxDeps) {
@@ -110,10 +116,14 @@ export class OutboxDb {
   enqueue(op: Operation, now: number): Promise<number> {
     if (this.closed) return Promise.reject(closedError())
     const { db } = this
-    if (this.opening === null && db.isOpen()) return appendOp(db.backendDB(), op, now, this.txOptions)
+    if (this.opening === null && db.isOpen() && db.backendDB() === this.ready) {
+      return appendOp(this.ready, op, now, this.txOptions)
+    }
     // Every write made before the database is open waits on one promise, so they queue in call order.
     if (this.opening === null) {
-      const opening = db.open().then(() => undefined)
+      const opening = db.open().then(() => {
+        this.ready = db.backendDB()
+      })
       const done = () => {
         if (this.opening === opening) this.opening = null
       }

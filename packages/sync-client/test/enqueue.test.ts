@@ -1,6 +1,7 @@
-import { IDBDatabase, IDBObjectStore } from 'fake-indexeddb'
+import { IDBDatabase, IDBFactory, IDBKeyRange, IDBObjectStore } from 'fake-indexeddb'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SyncClientError } from '../src/index.js'
+import { OutboxDb } from '../src/outbox-db.js'
 import { broadcastBus, harness, ManualClock, settle, until } from './helpers.js'
 
 let h = harness()
@@ -65,6 +66,19 @@ describe('enqueue: one transaction for the tombstone check and the add', () => {
         expect(mine).toEqual(['insert', 'delete'])
       }
     }
+  })
+
+  it('a write made while Dexie is still upgrading the database (opened by a read) waits for the upgrade', async () => {
+    // Dexie reports the database open from the start of its upgrade; a transaction of our own on that connection
+    // before the upgrade has finished throws InvalidStateError.
+    const store = new OutboxDb('upgrading', { indexedDB: new IDBFactory(), IDBKeyRange })
+    const read = store.snapshot()
+    await until(() => store.db.isOpen(), 'Dexie to report the database open')
+    const op = { action: 'insert', collection: 'c', recordId: '1', record: {} } as const
+    expect(await store.enqueue(op, 0)).toBe(1)
+    expect((await read).pending).toBe(0)
+    expect((await store.snapshot()).pending).toBe(1)
+    store.close()
   })
 
   it('ids are the queue order, and each resolves after its row is readable', async () => {

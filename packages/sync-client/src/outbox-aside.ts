@@ -3,16 +3,16 @@ import type { DeliveryOutcome } from './deliver.js'
 import type { PipelineEvents } from './delivery-pipeline.js'
 import type { repairOps } from './outbox-repair.js'
 import type { BatchRow, OutboxDexie } from './outbox-schema.js'
-import type { Conflict, DeadLetter, DeliveryError } from './types.js'
+import type { DeadLetter, DeliveryError } from './types.js'
 
-// What a rejected batch leaves aside, and the app's view of it: a 409's conflicts, dead letters (opt-in), their
-// listings. Part of the lazy chunk (see lazy-ops.ts): a receiver rejects a batch only when something is wrong with it.
+// What a rejected batch leaves aside: a 409's conflicts, dead letters (opt-in), and the dead letters' listing (the
+// conflicts' listing is eager: the flag client and the React bindings read it on every status). Part of the lazy chunk (see lazy-ops.ts): a receiver rejects a batch only when something is wrong with it.
 
 type AsideKit = ReturnType<typeof repairOps> & ReturnType<typeof conflictOps>
 
 /** The operations on what was set aside, bound to the repair and conflict operations. */
 export function asideOps({ deadLetter, parseConflicts, storeConflicts }: AsideKit) {
-  return { setRejectedAside, conflicts, deadLetters, clearDeadLetters }
+  return { setRejectedAside, deadLetters, clearDeadLetters }
 
   /**
    * After a rejection (4xx): a 409's conflicts go to the conflicts table, else, with `deadLetter`, the rejected
@@ -40,10 +40,6 @@ export function asideOps({ deadLetter, parseConflicts, storeConflicts }: AsideKi
       return true
     }
     return false
-  }
-
-  async function conflicts(db: OutboxDexie): Promise<Conflict[]> {
-    return (await db.conflicts.toArray()).map(({ key: _key, sources: _sources, ...conflict }) => conflict as Conflict)
   }
 
   async function deadLetters(db: OutboxDexie): Promise<DeadLetter[]> {

@@ -293,8 +293,11 @@ export class OutboxDb {
     )
   }
 
+  /** Eager, unlike the rest of conflict handling: the flag client and the React bindings list conflicts on every status. */
   async conflicts(): Promise<Conflict[]> {
-    return (await loadLazyOps()).conflicts(this.db)
+    return (await this.db.conflicts.toArray()).map(
+      ({ key: _key, sources: _sources, ...conflict }) => conflict as Conflict,
+    )
   }
 
   /** See conflict-ops.ts's `resolveConflict`. */

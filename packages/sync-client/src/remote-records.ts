@@ -16,7 +16,8 @@ import { existenceAfter, type OutboxDexie, type RemoteRow } from './outbox-schem
  * record, measured). A record's state is that of the newest
  * row naming it. Reads are only needed for records whose queued run starts
  * with an insert and deletes the record: all filters are read (about 1 KB per
- * row), and only the rows whose filter may hold one of those records.
+ * row), and only the rows whose filter may hold one of those records (see
+ * remote-lookup.ts, in the lazy chunk).
  *
  * So the table does not grow with every batch, it is folded from time to
  * time (see `foldDue`): the newest fact about each record is kept, rows whose
@@ -24,7 +25,7 @@ import { existenceAfter, type OutboxDexie, type RemoteRow } from './outbox-schem
  * are, the rest are rewritten as rows of up to `ROW_KEYS` existing records,
  * and deleted records are dropped. After a fold the table holds each record
  * that exists remotely (as far as this outbox knows) once, like the one row
- * per record of earlier versions.
+ * per record of earlier versions (see remote-fold.ts, in the lazy chunk).
  */
 
 /** Most record keys in one row (written by a batch, a fold or the migration of an earlier version's rows). */

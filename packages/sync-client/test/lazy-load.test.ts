@@ -66,6 +66,8 @@ describe('the lazy chunk', () => {
     await client.delete('c', '2')
     expect(await client.flush()).toEqual({ delivered: 1, pending: 0 })
     expect(await client.outbox()).toEqual([])
+    // Listed on every status by the flag client and the React bindings: eager.
+    expect(await client.conflicts()).toEqual([])
     expect(r.appliedBatches).toHaveLength(2)
     expect(statuses.length).toBeGreaterThan(0)
     expect(loaded()).toBe(false)
@@ -148,7 +150,7 @@ describe('the lazy chunk', () => {
     const ids = (await client.outbox()).map((e) => e.id)
     expect(ids).toHaveLength(1)
     await expect(client.discard(ids)).rejects.toMatchObject({ code: 'storage_failed' })
-    await expect(client.conflicts()).rejects.toMatchObject({ code: 'storage_failed' })
+    await expect(client.deadLetters()).rejects.toMatchObject({ code: 'storage_failed' })
     expect(await client.pending()).toBe(1)
     expect(r.requests).toHaveLength(0)
 

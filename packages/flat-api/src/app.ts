@@ -1,6 +1,14 @@
 import { createReceiver, type ReceiverOptions } from '@flagsync/receiver'
-import { bearerAuth, corsAllowList, errorHandler, type Logger, notFound, securityHeaders } from '@flagsync/server-kit'
-import express, { type Express } from 'express'
+import {
+  bearerAuth,
+  corsAllowList,
+  errorHandler,
+  HttpError,
+  type Logger,
+  notFound,
+  securityHeaders,
+} from '@flagsync/server-kit'
+import express, { type Express, type RequestHandler } from 'express'
 import { createAuditRouter } from './audit-router.js'
 import type { FlagRuntime } from './flag-runtime.js'
 import { createFlagsRouter } from './flags-router.js'
@@ -31,6 +39,7 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   app.get('/health', (_req, res) => {
     res.type('text/plain').send('OK')
   })
+  app.route('/health').all(methodNotAllowed('GET, HEAD'))
 
   const cors = options.corsOrigins?.length ? [corsAllowList(options.corsOrigins)] : []
   const auth = bearerAuth(sdkKey)
@@ -41,6 +50,7 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   app.get('/stream', ...cors, auth, streamRoute(runtime))
   // A stream client that sends Authorization from another origin (fetch, not EventSource) is preflighted.
   if (cors.length) app.options('/stream', ...cors)
+  app.route('/stream').all(...cors, auth, methodNotAllowed('GET, HEAD'))
 
   if (options.receiver !== false) {
     const receiverOptions = options.receiver ?? {}
@@ -63,4 +73,12 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   app.use(notFound)
   app.use(errorHandler(logger))
   return app
+}
+
+/** A known path called with a method it does not answer: 405 with `Allow`, not the 404 of an unknown path. */
+function methodNotAllowed(allowed: string): RequestHandler {
+  return (_req, res) => {
+    res.setHeader('Allow', allowed)
+    throw new HttpError('method_not_allowed', `use ${allowed}`)
+  }
 }

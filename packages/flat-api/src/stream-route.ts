@@ -12,7 +12,8 @@ import { resumeFrames } from './stream-frames.js'
  */
 export function streamRoute(runtime: FlagRuntime): RequestHandler {
   return async (req, res) => {
-    const from = parseLastEventId(req.headers['last-event-id'])
+    // A HEAD gets the headers alone (the hub ends it at once): no change-log lookup for it.
+    const from = req.method === 'HEAD' ? undefined : parseLastEventId(req.headers['last-event-id'])
     for (let attempt = 0; from !== undefined && attempt < 3 && !runtime.hub.full; attempt++) {
       const missed = await runtime.missedChanges(from)
       if (missed === undefined) break

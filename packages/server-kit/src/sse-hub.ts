@@ -107,7 +107,9 @@ export class SseHub {
   /**
    * Starts an event stream on `res` and registers it; it unregisters itself
    * when the client goes. The count is checked and taken in this one
-   * synchronous step, so parallel requests cannot overshoot the cap.
+   * synchronous step, so parallel requests cannot overshoot the cap. A HEAD
+   * request gets the stream's headers and an ended response (the returned
+   * connection is already closed); it is never registered or counted.
    * @throws HttpError `unavailable` (503, Retry-After) past `maxConnections`.
    */
   open(req: IncomingMessage, res: ServerResponse, scope = '', options: SseOpenOptions = {}): SseConnection {
@@ -117,6 +119,13 @@ export class SseHub {
       })
     }
     const headers = options.headers ? [...STREAM_HEADERS, ...options.headers] : STREAM_HEADERS
+    if (req.method === 'HEAD') {
+      // The headers a GET would get, then done: a HEAD has no body, so held open it would never
+      // answer and would sit on a slot of the cap. It is not registered and never counts.
+      res.writeHead(200, headers as string[])
+      res.end()
+      return new Connection(scope, res, this.maxBufferedBytes, () => {})
+    }
     res.writeHead(200, headers as string[])
     req.socket.setNoDelay(true)
     req.socket.setKeepAlive(true)

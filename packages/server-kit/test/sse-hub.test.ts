@@ -126,4 +126,28 @@ describe('SseHub', () => {
     expect(body).toContain('retry: 1500\n\n')
     expect(body).toContain(': bootstrap complete\n\n')
   })
+
+  it('answers HEAD with the stream headers and no body at once, never counting it against the cap', async () => {
+    const { hub, port } = await serve({ maxConnections: 2 })
+    const headOnce = () =>
+      new Promise<{ status: number; type: string | undefined }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/stream', method: 'HEAD', agent: false }, (res) => {
+          res.resume()
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'] }))
+        })
+        req.setTimeout(2000, () => req.destroy(new Error('HEAD /stream was held open')))
+        req.on('error', reject)
+        req.end()
+      })
+    const heads = await Promise.all([headOnce(), headOnce()])
+    expect(heads).toEqual([
+      { status: 200, type: 'text/event-stream; charset=utf-8' },
+      { status: 200, type: 'text/event-stream; charset=utf-8' },
+    ])
+    expect(hub.size()).toBe(0)
+    const streams = await Promise.all([get(port), get(port)])
+    expect(streams.map((s) => s.status)).toEqual([200, 200])
+    expect(hub.size()).toBe(2)
+    for (const s of streams) s.close()
+  })
 })

@@ -20,6 +20,11 @@ export interface ConflictCheck {
   current: Data | null
   /** Revision of the current record's last change; null when absent. */
   currentRevision: number | null
+  /**
+   * The store's newest revision before this write. A base above it was never issued here (the sender saw a
+   * database since restored or reset): nothing tells what it saw, so the check is record-level, as when pruned.
+   */
+  storeRevision: number
 }
 
 export type ConflictVerdict =
@@ -31,10 +36,14 @@ export type ConflictVerdict =
 const APPLY: ConflictVerdict = { outcome: 'apply' }
 
 export function detectConflict(check: ConflictCheck): ConflictVerdict {
-  const { action, sets, baseRevision, base, current, currentRevision } = check
-  const pruned = base.known
-    ? ''
-    : `; the change log no longer holds revision ${baseRevision}, so the check was record-level`
+  const { action, sets, baseRevision, current, currentRevision, storeRevision } = check
+  const unissued = baseRevision > storeRevision
+  const base = unissued ? { record: null, known: false } : check.base
+  const pruned = unissued
+    ? `; revision ${baseRevision} was never issued here (the newest is ${storeRevision}), so the check was record-level`
+    : base.known
+      ? ''
+      : `; the change log no longer holds revision ${baseRevision}, so the check was record-level`
 
   if (current === null) {
     // Absent now. Inserting is applied as always; an update or delete is a conflict
@@ -48,7 +57,7 @@ export function detectConflict(check: ConflictCheck): ConflictVerdict {
     }
   }
   // Unchanged since the base: nobody else wrote it.
-  if (currentRevision !== null && currentRevision <= baseRevision) return APPLY
+  if (!unissued && currentRevision !== null && currentRevision <= baseRevision) return APPLY
 
   if (!base.known) {
     // Record-level: it changed since the base, and the base values are gone.

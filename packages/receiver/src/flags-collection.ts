@@ -74,6 +74,9 @@ export const flagsCollection: Collection = {
   },
 }
 
+/** A base revision this store never issued: the log cannot tell what the sender saw (see `detectConflict`). */
+const UNISSUED = { flag: null, known: false } as const
+
 /** Nobody wrote the record after the base revision (the first rule of the three-way check). */
 function unchangedSince(committed: CommittedFlag, baseRevision: number): boolean {
   return committed.flag !== null && committed.revision !== null && committed.revision <= baseRevision
@@ -94,9 +97,10 @@ async function checkBase(
 ): Promise<void> {
   const baseRevision = meta.baseRevision
   if (baseRevision === undefined) return
-  const committed = await writer.committed(recordId)
-  if (unchangedSince(committed, baseRevision)) return
-  const base = await writer.stateAt(recordId, baseRevision)
+  const [committed, storeRevision] = await Promise.all([writer.committed(recordId), writer.storeRevision()])
+  const unissued = baseRevision > storeRevision
+  if (!unissued && unchangedSince(committed, baseRevision)) return
+  const base = unissued ? UNISSUED : await writer.stateAt(recordId, baseRevision)
   const verdict = detectConflict({
     action,
     sets,
@@ -104,6 +108,7 @@ async function checkBase(
     base: { record: base.flag, known: base.known },
     current: committed.flag,
     currentRevision: committed.revision,
+    storeRevision,
   })
   if (verdict.outcome !== 'conflict') return
   throw new OperationConflict({

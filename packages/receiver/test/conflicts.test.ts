@@ -120,6 +120,28 @@ describe.each(DIALECTS)('conflicts on %s', (dialect) => {
     expect((await h.post(batch([based(insert('fresh', { is_enabled: true }), base)]))).status).toBe(200)
   })
 
+  it('is a conflict for a base revision the store never issued (a client of a restored database), not a blind write', async () => {
+    const h = await startHarness()
+    await seeded(h, { rollout_percentage: 20 })
+    const newest = await revisionOf(h.store, 'f')
+    const before = await dump(h)
+    const res = await h.post(batch([based(update('f', { rollout_percentage: 50 }), newest + 40)]))
+    expect(res.status).toBe(409)
+    expect(res.body.conflicts).toEqual([
+      expect.objectContaining({
+        kind: 'field',
+        fields: ['rollout_percentage'],
+        base: null,
+        currentRevision: newest,
+        reason: expect.stringContaining(`revision ${newest + 40} was never issued here (the newest is ${newest})`),
+      }),
+    ])
+    expect(await dump(h)).toEqual(before)
+    // A delete from that base would drop what it never saw; setting the value already there loses nothing.
+    expect((await h.post(batch([based(remove('f'), newest + 40)]))).status).toBe(409)
+    expect((await h.post(batch([based(update('f', { rollout_percentage: 20 }), newest + 40)]))).status).toBe(200)
+  })
+
   it('of two editors sending the same field from the same base at the same time, exactly one wins', async () => {
     const h = await startHarness()
     expect((await h.post(batch([insert('f', { is_enabled: true, rollout_percentage: 10 })]))).status).toBe(200)

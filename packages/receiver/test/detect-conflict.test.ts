@@ -13,11 +13,50 @@ function check(over: Partial<ConflictCheck>): ConflictCheck {
     base: known(base),
     current: base,
     currentRevision: 5,
+    storeRevision: 9,
     ...over,
   }
 }
 
 describe('detectConflict', () => {
+  describe('a base revision the store never issued (a client of a restored or reset database)', () => {
+    const ahead = (over: Partial<ConflictCheck>) => check({ baseRevision: 41, storeRevision: 9, ...over })
+
+    it('checks at record level instead of trusting the record as unchanged', () => {
+      const current = { ...base, rollout_percentage: 20 }
+      const verdict = detectConflict(ahead({ sets: { rollout_percentage: 50 }, current, currentRevision: 7 }))
+      expect(verdict).toEqual({
+        outcome: 'conflict',
+        kind: 'field',
+        fields: ['rollout_percentage'],
+        reason: expect.stringContaining('revision 41 was never issued here (the newest is 9)'),
+      })
+      // The same with the log claiming to know revision 41 (it answers with the latest state at or before it).
+      expect(detectConflict(ahead({ sets: { rollout_percentage: 50 }, current, base: known(current) }))).toMatchObject({
+        outcome: 'conflict',
+        fields: ['rollout_percentage'],
+      })
+    })
+
+    it('applies what sets the values already there, and refuses a delete of a record it cannot vouch for', () => {
+      expect(detectConflict(ahead({ sets: { rollout_percentage: 10 } }))).toEqual({ outcome: 'apply' })
+      expect(detectConflict(ahead({ action: 'delete', sets: null }))).toMatchObject({
+        outcome: 'conflict',
+        kind: 'field',
+      })
+      expect(detectConflict(ahead({ current: null, currentRevision: null }))).toMatchObject({
+        outcome: 'conflict',
+        kind: 'deleted',
+      })
+    })
+
+    it('keeps the shortcut for a base the store did issue', () => {
+      expect(detectConflict(check({ baseRevision: 9, storeRevision: 9, currentRevision: 9, sets: { x: 1 } }))).toEqual({
+        outcome: 'apply',
+      })
+    })
+  })
+
   it('applies when nothing changed since the base', () => {
     expect(detectConflict(check({ sets: { rollout_percentage: 50 } }))).toEqual({ outcome: 'apply' })
     expect(detectConflict(check({ action: 'delete', sets: null, currentRevision: 3 }))).toEqual({ outcome: 'apply' })

@@ -38,6 +38,7 @@ export class FlagWriter {
   private readonly originalRevision = new Map<string, number>()
   private readonly staged = new Map<string, StagedChange>()
   private readonly states = new Map<string, StateAt>()
+  private revisionBefore: Promise<number> | null = null
   /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
   opIndex: number | null = null
 
@@ -70,6 +71,18 @@ export class FlagWriter {
     if (!this.original.has(id)) await this.load([key], scope)
     const flag = this.original.get(id) ?? null
     return { flag, revision: flag ? (this.originalRevision.get(id) ?? null) : null }
+  }
+
+  /**
+   * The store's newest revision as this transaction started writing (its own changes not yet counted), read once.
+   * A base revision above it was never issued by this store (a client of a restored or reset database): the change
+   * log cannot say what that client saw.
+   */
+  storeRevision(): Promise<number> {
+    this.revisionBefore ??= readMeta(this.trx, 'revision').catch((error: unknown) => {
+      throw toStoreError(error)
+    })
+    return this.revisionBefore
   }
 
   /**

@@ -56,9 +56,10 @@ export async function checkFlagBase(
   sets: Record<string, unknown> | null,
   base: number,
 ): Promise<FlagConflict | null> {
-  const [committed, atBase] = await Promise.all([
+  const [committed, atBase, storeRevision] = await Promise.all([
     flags.committed(key, environmentId),
     flags.stateAt(key, base, environmentId),
+    flags.storeRevision(),
   ])
   const verdict = detectConflict({
     action,
@@ -67,12 +68,14 @@ export async function checkFlagBase(
     base: { record: atBase.flag, known: atBase.known },
     current: committed.flag,
     currentRevision: committed.revision,
+    storeRevision,
   })
   if (verdict.outcome !== 'conflict') return null
   return {
     kind: verdict.kind,
     fields: verdict.fields,
-    base: atBase.flag,
+    // A base this store never issued has no state to show (see `detectConflict`).
+    base: base > storeRevision ? null : atBase.flag,
     current: committed.flag,
     currentRevision: committed.revision,
     reason: verdict.reason,

@@ -155,6 +155,30 @@ describe.each(DIALECTS)('flag revisions and conflicts on %s', (dialect) => {
     expect(ok.status).toBe(204)
   })
 
+  it('an If-Match the store never issued (a client of a restored database) is a conflict, not a blind write', async () => {
+    const { key, revision } = await fresh(p.production)
+    expect((await patch(p.production, key, { rollout_percentage: 20 }, ifMatch(revision))).status).toBe(200)
+    const ahead = ifMatch(99_999_999)
+    const before = await snapshotOfDatabase(h)
+    const clash = await patch(p.production, key, { rollout_percentage: 90 }, ahead)
+    expect(clash.status).toBe(409)
+    expect(clash.body.conflicts[0]).toMatchObject({
+      kind: 'field',
+      fields: ['rollout_percentage'],
+      base: null,
+      reason: expect.stringContaining('revision 99999999 was never issued here'),
+    })
+    const del = await h.call(`/api/environments/${p.production}/flags/${key}`, {
+      method: 'DELETE',
+      as: h.admin,
+      headers: ahead,
+    })
+    expect(del.status).toBe(409)
+    expect(await snapshotOfDatabase(h)).toEqual(before)
+    // Setting the value already there loses nothing.
+    expect((await patch(p.production, key, { rollout_percentage: 20 }, ahead)).status).toBe(200)
+  })
+
   it('422 for a malformed If-Match or base_revision, or both disagreeing', async () => {
     const { key, revision } = await fresh(p.production)
     for (const [body, headers, path] of [

@@ -105,4 +105,23 @@ describe.each(DIALECTS)('sync client against the real receiver on %s', (dialect)
     // Every lost response was retried with the same batchId (and deduped by the receiver).
     expect(new Set(faults.sent).size).toBeLessThan(faults.sent.length)
   })
+  it("delivers the root README's first sample as written: insert('flags', flag) with no recordId", async () => {
+    const server = await startTestServer({ dialect })
+    servers.push(server)
+    const sync = createSyncClient({
+      webhookUrl: `${server.url}/sync`,
+      indexedDB: new IDBFactory(),
+      IDBKeyRange,
+      online: manualOnlineSource(true),
+      locks: null,
+      broadcastChannel: null,
+    })
+    clients.push(sync)
+    await sync.insert('flags', { key: 'new-checkout', is_enabled: true, rollout_percentage: 10 })
+    const flushed = await sync.flush()
+    expect((await sync.status()).state, JSON.stringify(flushed)).not.toBe('blocked')
+    const res = await server.request('/api/flags/new-checkout')
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ key: 'new-checkout', is_enabled: true, rollout_percentage: 10 })
+  })
 })

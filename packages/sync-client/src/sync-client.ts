@@ -107,17 +107,20 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     }
   }
 
-  function recordIdFor(record: Record<string, unknown>, options: InsertOptions): string {
-    const own = record.id
+  function recordIdFor(collection: string, record: Record<string, unknown>, options: InsertOptions): string {
+    // A flag's id is its key (the receiver refuses a flag whose key is not its recordId): `insert('flags', flag)`
+    // must not file it under a generated id.
+    const field = record.id == null && collection === 'flags' ? 'key' : 'id'
+    const own = record[field]
     const hasOwn = own !== undefined && own !== null
     if (hasOwn && typeof own !== 'string' && typeof own !== 'number') {
-      throw invalidOperation('record.id must be a string or a number')
+      throw invalidOperation(`record.${field} must be a string or a number`)
     }
     if (options.recordId !== undefined) {
       const recordId = checkRecordId(options.recordId)
       if (hasOwn && String(own) !== recordId) {
         throw invalidOperation(
-          `record.id (${JSON.stringify(own)}) differs from options.recordId (${JSON.stringify(recordId)})`,
+          `record.${field} (${JSON.stringify(own)}) differs from options.recordId (${JSON.stringify(recordId)})`,
         )
       }
       return recordId
@@ -260,7 +263,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
       assertOpen()
       checkCollection(collection)
       const json = toJsonObject(record, 'record')
-      const recordId = recordIdFor(record, options)
+      const recordId = recordIdFor(collection, record, options)
       await commit({ action: 'insert', collection, recordId, record: json, ...baseOf(options.baseRevision) })
       return recordId
     },

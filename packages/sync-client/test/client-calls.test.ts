@@ -70,6 +70,22 @@ describe('insert, update, delete', () => {
     ])
   })
 
+  it("files a flag under its key: insert('flags', flag) needs no recordId, and a key that disagrees is refused", async () => {
+    const client = h.client()
+    expect(await client.insert('flags', { key: 'new-checkout', is_enabled: true })).toBe('new-checkout')
+    expect(await client.insert('flags', { key: 'x', is_enabled: true }, { recordId: 'x' })).toBe('x')
+    // Other collections do not read `key`.
+    const todo = await client.insert('todos', { key: 'k', title: 'a' })
+    expect(todo).not.toBe('k')
+    expect((await client.outbox()).map((e) => e.operation.recordId)).toEqual(['new-checkout', 'x', todo])
+    const mismatch = await expectCode(
+      () => client.insert('flags', { key: 'a', is_enabled: true }, { recordId: 'b' }),
+      'invalid_operation',
+    )
+    expect(mismatch.message).toMatch(/record\.key \("a"\) differs from options\.recordId \("b"\)/)
+    await expectCode(() => client.insert('flags', { key: { x: 1 } }), 'invalid_operation')
+  })
+
   it('uses the injected id generator', async () => {
     let n = 0
     const client = h.client({ generateId: () => `id-${++n}` })

@@ -34,10 +34,10 @@ export const ENTRIES = [
     code: "export { createSyncClient } from '@flagsync/sync-client'",
     external: ['dexie'],
     budget: 10_000,
-    // Issue 17's 10 kB goal is not met (see the README's bundle section for where the bytes are). Until it is,
-    // `--check` fails only past this ceiling, just above the figure reached (12.26 kB), so the entry cannot grow
-    // unnoticed.
-    ceiling: 12_400,
+    // Issue 17's 10 kB goal is not met: the rare paths are behind a dynamic import() already (see the sync client
+    // README's Size section), and what is left is the normal path. Until it is met, `--check` fails only past this
+    // ceiling, just above the figure reached (11.07 kB with rollup), so the entry cannot grow unnoticed.
+    ceiling: 11_200,
   },
   {
     id: 'bundle.evaluate',

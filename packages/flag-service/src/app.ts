@@ -31,10 +31,14 @@ export interface ServiceAppOptions {
  * driver's error reaches the handler raw and would be a 500. A busy or
  * unreachable database (another connection holding SQLite's write lock, say
  * ingest's under load) is the store's `unavailable`: 503 with Retry-After.
+ * A value PostgreSQL cannot store (NUL in text, a number out of its column's
+ * range) is the store's `validation_failed`: 422, as at the store's routes.
+ * The schemas refuse such values first, naming the field; this is the net
+ * for one they miss, so that it is never a 5xx.
  */
-const databaseFailures: ErrorRequestHandler = (error, _req, _res, next) => {
+export const databaseFailures: ErrorRequestHandler = (error, _req, _res, next) => {
   const normalized = error instanceof HttpError ? undefined : toStoreError(error)
-  next(normalized?.code === 'unavailable' ? normalized : error)
+  next(normalized?.code === 'unavailable' || normalized?.code === 'validation_failed' ? normalized : error)
 }
 
 /**

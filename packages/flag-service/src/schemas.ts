@@ -15,16 +15,33 @@ export const LIMITS = {
   tokenDaysMax: 365,
 } as const
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * The rule for every name, email and id the service keeps in a column of its
+ * own: PostgreSQL text cannot hold NUL (the driver's error was a 500 at every
+ * route that wrote one), drivers turn an unpaired surrogate into U+FFFD (two
+ * names would become one), and a line break or other control character in a
+ * name misprints every list. Refused alike on both dialects, so SQLite does
+ * not store what PostgreSQL cannot.
+ */
+export const isPlainText = (s: string) => !CONTROL.test(s) && !LONE_SURROGATE.test(s)
+export const PLAIN_TEXT_MESSAGE = 'must not contain control characters or unpaired surrogates'
+
 const name = z
   .string()
   .trim()
   .min(1, 'must not be empty')
   .max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`)
+  .refine(isPlainText, PLAIN_TEXT_MESSAGE)
 const role = z.enum(ROLES)
 const refused = (message: string) => z.never({ error: message }).optional()
 
 export const loginSchema = z.strictObject({
-  email: z.string().max(LIMITS.emailLength),
+  // Checked although no stored email can match: the lockout's advisory lock hashes it in SQL.
+  email: z.string().max(LIMITS.emailLength).refine(isPlainText, PLAIN_TEXT_MESSAGE),
   password: z.string().max(LIMITS.passwordMax),
 })
 

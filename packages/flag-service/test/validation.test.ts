@@ -44,6 +44,8 @@ const CASES: BodyCase[] = [
       r({ email: long(255), password: 'x' }, 'email'),
       r({ email: 'a@example.com', password: long(1025) }, 'password'),
       r({ email: 'a@example.com', password: 'x', remember: true }, 'remember'),
+      // PostgreSQL cannot hash a NUL into the lockout's advisory lock key: was a 500 there.
+      r({ email: 'x\u0000@example.com', password: 'x' }, 'email'),
       ...NOT_OBJECTS.map(([, body]) => r(body, '(root)')),
     ]
   })(),
@@ -61,6 +63,9 @@ const CASES: BodyCase[] = [
       r({ ...ok, name: '   ' }, 'name'),
       r({ ...ok, name: long(101) }, 'name'),
       r({ ...ok, name: 5 }, 'name'),
+      r({ ...ok, name: 'E\u0000ve' }, 'name'),
+      r({ ...ok, name: 'E\nve' }, 'name'),
+      r({ ...ok, name: 'E\ud800ve' }, 'name'),
       r({ ...ok, email: 'not-an-email' }, 'email'),
       r({ ...ok, email: `${long(250)}@x.io` }, 'email'),
       r({ ...ok, role: 'owner' }, 'role'),
@@ -84,6 +89,9 @@ const CASES: BodyCase[] = [
     return [
       r({ scope: 'read_only' }, 'name'),
       r({ name: long(101), scope: 'read_only' }, 'name'),
+      // Issue C1: a 500 on PostgreSQL (text cannot hold NUL), stored on SQLite.
+      r({ name: 't\u0000', scope: 'read_only' }, 'name'),
+      r({ name: 'a\u0007b', scope: 'read_only' }, 'name'),
       r({ name: 't' }, 'scope'),
       r({ name: 't', scope: 'admin' }, 'scope'),
       r({ name: 't', scope: 'read_only', expires_in_days: 0 }, 'expires_in_days'),
@@ -109,6 +117,7 @@ const CASES: BodyCase[] = [
       r({ name: long(101) }, 'name'),
       r({ name: 5 }, 'name'),
       r({ name: '!!!' }, 'name'),
+      r({ name: 'We\u0000b' }, 'name'),
       r({ name: 'Web', slug: 'web' }, 'slug'),
       r({ name: 'Web', color: '#fff' }, 'color'),
       ...NOT_OBJECTS.map(([, body]) => r(body, '(root)')),
@@ -162,6 +171,7 @@ const CASES: BodyCase[] = [
       r({ slug: 'qa' }, 'name'),
       r({ name: long(101), slug: 'qa' }, 'name'),
       r({ name: 7, slug: 'qa' }, 'name'),
+      r({ name: 'Q\u0000A', slug: 'qa' }, 'name'),
       // No slug: derived from the name (issue 14), so a name with nothing to derive it from is the error.
       r({ name: '★★' }, 'name'),
       r({ name: 'QA', slug: '' }, 'slug'),
@@ -189,6 +199,9 @@ const CASES: BodyCase[] = [
       r({}, '(root)'),
       r({ name: '' }, 'name'),
       r({ name: long(101) }, 'name'),
+      // Issue C1: a 500 on PostgreSQL (text cannot hold NUL), stored on SQLite.
+      r({ name: 'a\u0000b' }, 'name'),
+      r({ name: 'a\u001fb' }, 'name'),
       r({ color: '#zzz' }, 'color'),
       r({ color: 0x6366f1 }, 'color'),
       r({ name: 'x', slug: 'new-slug' }, 'slug'),
@@ -227,6 +240,7 @@ const CASES: BodyCase[] = [
       r((t) => ({ environment_id: t.environmentId }), 'name'),
       r((t) => ({ name: '', environment_id: t.environmentId }), 'name'),
       r((t) => ({ name: long(101), environment_id: t.environmentId }), 'name'),
+      r((t) => ({ name: 'k\u0000', environment_id: t.environmentId }), 'name'),
       r(() => ({ name: 'k' }), 'environment_id'),
       r(() => ({ name: 'k', environment_id: 5 }), 'environment_id'),
       r(() => ({ name: 'k', environment_id: long(37) }), 'environment_id'),

@@ -26,10 +26,13 @@ const userId = z
     'must not contain control characters or unpaired surrogates',
   )
 
+// A value may hold line breaks and other control characters (a string flag's value is any text), but not NUL:
+// PostgreSQL text cannot store it, and SQLite must not keep what PostgreSQL refuses.
 const value = z
   .string()
   .max(L.valueLength, `must be at most ${L.valueLength} characters`)
   .refine((s) => !LONE_SURROGATE.test(s), 'must not contain unpaired surrogates')
+  .refine((s) => !s.includes('\u0000'), 'must not contain NUL (U+0000)')
 
 /** An ISO 8601 timestamp with a time zone, as epoch ms. */
 const timestamp = z.iso
@@ -113,7 +116,14 @@ export function fastImpressionRows(body: unknown, receivedAt: number): Impressio
     ) {
       return undefined
     }
-    if (typeof value !== 'string' || value.length > L.valueLength || LONE_SURROGATE.test(value)) return undefined
+    if (
+      typeof value !== 'string' ||
+      value.length > L.valueLength ||
+      LONE_SURROGATE.test(value) ||
+      value.includes('\u0000')
+    ) {
+      return undefined
+    }
     let json: string | null = null
     if (context !== undefined && context !== null) {
       if (!isJsonObject(context)) return undefined

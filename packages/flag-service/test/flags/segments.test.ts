@@ -90,6 +90,11 @@ describe.each(DIALECTS)('segments on %s', (dialect) => {
     expect((await api.get('bad key')).status).toBe(404)
     expect((await api.create({ key: 'bad key', name: 'x' })).status).toBe(422)
     expect((await api.create({ key: 'k', name: '' })).status).toBe(422)
+    // A name follows the service's rule for names: no control characters (NUL included) on either dialect.
+    expect((await api.create({ key: 'k', name: 'a\u0000b' })).body.issues).toEqual([
+      { path: 'name', message: 'must not contain control characters or unpaired surrogates' },
+    ])
+    expect((await api.patch('beta', { name: 'a\nb' })).status).toBe(422)
     expect((await api.create({ key: 'k', name: 'x', rules: [{ segment_key: 'beta' }] })).status).toBe(422)
     expect(
       (await api.create({ key: 'k', name: 'x', rules: [{ attribute: 'a', operator: 'equals', values: [] }] })).status,

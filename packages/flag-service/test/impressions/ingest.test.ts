@@ -160,6 +160,21 @@ describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
     expect(await storedCount()).toBe(before)
   })
 
+  it('refuses a NUL in a value with a 422 on both dialects (PostgreSQL text cannot hold it); other control characters are kept', async () => {
+    const before = await storedCount()
+    const res = await f.post([
+      { flag_key: 'nul', value: 'fine' },
+      { flag_key: 'nul', value: 'v\u0000' },
+    ])
+    expect(res.status).toBe(422)
+    expect(res.body.issues).toEqual([{ path: '[1].value', message: 'must not contain NUL (U+0000)' }])
+    expect(await storedCount()).toBe(before)
+    expect((await f.post([{ flag_key: 'nul', value: 'line\nbreak\ttab' }])).status).toBe(204)
+    expect((await f.list('flag_key=nul')).body.items.map((i: { value: string }) => i.value)).toEqual([
+      'line\nbreak\ttab',
+    ])
+  })
+
   it('answers 405 with Allow for other methods', async () => {
     const res = await f.h.call(`/api/environments/${f.envId}/impressions`, { method: 'PUT', as: f.key, body: [] })
     expect(res.status).toBe(405)

@@ -43,7 +43,7 @@ export async function loadLazyOps(): Promise<LazyOps> {
  * Thrown by `lazyNow` inside a transaction that needs the lazy chunk before it is loaded (a transaction cannot wait
  * for a load): the transaction aborts, having written nothing, and `withLazy` runs it again once the chunk is loaded.
  */
-const NEEDS_LAZY = new Error('the lazy chunk is needed: load it and run the transaction again')
+const NEEDS_LAZY = new Error('needs the lazy chunk')
 
 /** The lazy operations, for code inside a transaction run by `withLazy`. */
 export function lazyNow(): LazyOps {

@@ -120,7 +120,15 @@ export function repairOps({ decodeBatch, recordKey, SyncClientError }: LazyKit) 
     })
   }
 
-  /** See `OutboxDb.deadLetter`. */
+  /**
+   * Moves rejected operations to the dead-letter store: only the one the
+   * receiver named (`operationIndex`) when it did, else the whole batch. The
+   * batch is dropped; operations not moved go back to the queue and are cut
+   * into a new batch with a new id (the receiver applied nothing of the
+   * rejected one), and so do those of batches cut after it, which must not
+   * overtake them. Resolves 0 when that is not safe (a later batch may have
+   * been applied): the batch then stays, blocked.
+   */
   function deadLetter(db: OutboxDexie, batchId: string, error: DeliveryError, now: number): Promise<number> {
     const named = error.operationIndex
     return setAside(

@@ -36,7 +36,7 @@ export const ENTRIES = [
     budget: 10_000,
     // Issue 17's 10 kB goal is not met: the rare paths are behind a dynamic import() already (see the sync client
     // README's Size section), and what is left is the normal path. Until it is met, `--check` fails only past this
-    // ceiling, just above the figure reached (11.07 kB with rollup), so the entry cannot grow unnoticed.
+    // ceiling, just above the figure reached (11.05 kB with rollup), so the entry cannot grow unnoticed.
     ceiling: 11_200,
   },
   {

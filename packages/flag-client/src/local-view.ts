@@ -1,3 +1,4 @@
+import { jsonEqual } from '@flagsync/evaluation'
 import type { Operation } from '@flagsync/protocol'
 import { applyPending } from './apply-pending.js'
 import type { ClientFlag, FlagConflict } from './types.js'
@@ -19,8 +20,8 @@ export interface AckedOp {
  * echoed, queued edits on top, conflicted flags as the server has them),
  * kept up to date per flag. Every operation touches one flag, so a change
  * recomputes only the flags it touches: queuing an edit costs one patch,
- * not a replay of the whole outbox. `full()` is the same view recomputed
- * from scratch, the definition this class must always agree with.
+ * not a replay of the whole outbox. The property test holds it to the
+ * definition: `applyPending` of every operation over the server's set.
  */
 export class LocalView {
   private server = new Map<string, ClientFlag>()
@@ -120,22 +121,6 @@ export class LocalView {
     return this.recompute(keys)
   }
 
-  /** The whole view recomputed from scratch (the old way, kept as the definition). */
-  full(): Map<string, ClientFlag> {
-    const ops = [...this.acked.map((a) => a.op), ...this.pending.map((e) => e.operation)]
-    const conflicts = this.conflicts
-    const view = applyPending(
-      this.server,
-      conflicts.size > 0 ? ops.filter((op) => op.collection !== this.collection || !conflicts.has(op.recordId)) : ops,
-      this.collection,
-    )
-    for (const [key, conflict] of conflicts) {
-      const flag = this.server.get(key)
-      if (flag) view.set(key, { ...flag, conflict })
-    }
-    return view
-  }
-
   private index(): void {
     const byKey = new Map<string, PendingEntry[]>()
     for (const e of this.pending) {
@@ -167,7 +152,9 @@ export class LocalView {
     let copy: Map<string, ClientFlag> | undefined
     for (const key of new Set(keys)) {
       const after = this.flagOf(key)
-      if (this.current.get(key) === after) continue
+      // A reconnect's bootstrap (or a recomputed pending edit) brings new objects that often read the same:
+      // only a flag that reads differently is a change, and the snapshot keeps its old object.
+      if (jsonEqual(this.current.get(key), after)) continue
       changed.push(key)
       copy ??= new Map(this.current)
       if (after === undefined) copy.delete(key)

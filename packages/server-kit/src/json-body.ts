@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 import express, { type RequestHandler } from 'express'
 import { HttpError } from './http-error.js'
@@ -8,6 +9,12 @@ export interface JsonBodyOptions {
   limit?: number | string
   /** Deepest accepted nesting of arrays and objects (default 64); deeper is a 422 before any schema runs. */
   maxDepth?: number
+  /**
+   * Bytes past `limit` read and thrown away before a 413 is sent (default 1 MiB), and for at most `drainMs`
+   * (default 5 000): see below. 0 answers at once.
+   */
+  drainBytes?: number
+  drainMs?: number
 }
 
 /**
@@ -17,10 +24,18 @@ export interface JsonBodyOptions {
  * The size limit is enforced here rather than by body-parser: on a body over
  * its limit body-parser reads the rest of the request before it answers, so a
  * client that never stops sending (chunked, or a Content-Length of gigabytes)
- * never got its 413. Here the 413 goes out as soon as the limit is passed, on
- * the bytes received and on the inflated bytes of a gzip/deflate/br body,
- * with `Connection: close`: the request is no longer read, and Node closes the
- * socket once the answer is flushed.
+ * never got its 413. Here the 413 is decided as soon as the limit is passed, on
+ * the bytes received and on the inflated bytes of a gzip/deflate/br body, and
+ * sent with `Connection: close`.
+ *
+ * Closing a socket the client is still writing to resets it, and a client
+ * that reads the answer only once it has sent its whole body (Node's fetch,
+ * undici) then sees a network error (EPIPE) instead of the 413. So the 413
+ * is written at once, but the connection is closed only once the rest of the
+ * body has been read and discarded (unparsed), at most `drainBytes` past the
+ * limit and for `drainMs`: past either, or for a declared Content-Length
+ * beyond them, it is closed at once. A zip bomb (inflated past the limit) is
+ * answered and closed at once.
  *
  * Nesting deeper than `maxDepth` is a 422: schema libraries validate
  * recursively, and a value nested thousands deep overflowed the stack (500).
@@ -28,6 +43,8 @@ export interface JsonBodyOptions {
 export function jsonBody(options: JsonBodyOptions = {}): RequestHandler[] {
   const limit = byteLimit(options.limit ?? '1mb')
   const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH
+  const drainBytes = options.drainBytes ?? DRAIN_BYTES
+  const drainMs = options.drainMs ?? DRAIN_MS
   const parse = express.json({ limit: Number.POSITIVE_INFINITY, strict: false, type: isJsonType })
 
   const requireJson: RequestHandler = (req, _res, next) => {
@@ -47,6 +64,9 @@ export function jsonBody(options: JsonBodyOptions = {}): RequestHandler[] {
     let received = 0
     let inflated = 0
     let inflater: Readable | undefined
+    let refused = false
+    /** The listeners body-parser attached to the request, removed when the rest of the body is only drained. */
+    const parserListeners: Array<['data' | 'end', Parameters<typeof req.off>[1]]> = []
     const finish = (error?: unknown) => {
       if (settled) return
       settled = true
@@ -54,28 +74,61 @@ export function jsonBody(options: JsonBodyOptions = {}): RequestHandler[] {
       inflater?.off('data', countInflated)
       next(error)
     }
-    const tooLarge = () => {
-      if (settled) return
+    const tooLarge = (drain: boolean) => {
+      if (settled || refused) return
+      refused = true
       req.unpipe()
-      req.pause()
+      req.off('data', countReceived)
+      inflater?.off('data', countInflated)
       res.setHeader('Connection', 'close')
-      finish(new HttpError('payload_too_large', `request body is larger than ${limit} bytes`, { limit_bytes: limit }))
+      const error = new HttpError('payload_too_large', `request body is larger than ${limit} bytes`, {
+        limit_bytes: limit,
+      })
+      const declared = Number(req.headers['content-length'])
+      if (!drain || drainBytes <= 0 || declared > limit + drainBytes || req.complete) {
+        req.pause()
+        finish(error)
+        return
+      }
+      for (const [event, listener] of parserListeners) req.off(event, listener)
+      const release = holdEnd(res)
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const stop = () => {
+        clearTimeout(timer)
+        req.off('data', discard)
+        req.off('end', stop)
+        req.off('close', stop)
+        req.pause()
+        release()
+      }
+      const discard = (chunk: Buffer) => {
+        received += chunk.length
+        if (received > limit + drainBytes) stop()
+      }
+      timer = setTimeout(stop, drainMs)
+      timer.unref?.()
+      req.on('data', discard)
+      req.on('end', stop)
+      req.on('close', stop)
+      req.resume()
+      finish(error)
     }
     const countReceived = (chunk: Buffer) => {
       received += chunk.length
-      if (received > limit) tooLarge()
+      if (received > limit) tooLarge(true)
     }
     const countInflated = (chunk: Buffer) => {
       inflated += chunk.length
-      if (inflated > limit) tooLarge()
+      if (inflated > limit) tooLarge(false)
     }
 
     if (Number(req.headers['content-length']) > limit) {
-      tooLarge()
+      tooLarge(true)
       return
     }
     // Both listeners are attached in this synchronous call, with body-parser's own, so no chunk passes unseen.
     req.on('data', countReceived)
+    const before = { data: new Set(req.listeners('data')), end: new Set(req.listeners('end')) }
     // body-parser pipes a compressed body into a zlib stream it creates: count what comes out of that too.
     const pipe = req.pipe
     req.pipe = function pipeCounted<T extends NodeJS.WritableStream>(destination: T, pipeOptions?: { end?: boolean }) {
@@ -101,9 +154,46 @@ export function jsonBody(options: JsonBodyOptions = {}): RequestHandler[] {
     } finally {
       req.pipe = pipe
     }
+    for (const event of ['data', 'end'] as const) {
+      for (const listener of req.listeners(event)) {
+        if (!before[event].has(listener)) parserListeners.push([event, listener as Parameters<typeof req.off>[1]])
+      }
+    }
   }
   return [requireJson, read]
 }
+
+/**
+ * Lets the answer be written now but ends the response only on `release()`:
+ * with `Connection: close`, ending it closes the socket, and closing while the
+ * client is still sending resets the connection, which can discard the answer
+ * before the client has read it.
+ */
+function holdEnd(res: ServerResponse): () => void {
+  const end = res.end
+  let released = false
+  let held: Array<() => void> | undefined
+  res.end = function heldEnd(this: ServerResponse, ...args: unknown[]) {
+    if (released) return end.apply(this, args as never)
+    const callback = args.find((arg): arg is () => void => typeof arg === 'function')
+    const [chunk, encoding] = args
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') {
+      this.write(chunk as string | Buffer, (typeof encoding === 'string' ? encoding : 'utf8') as BufferEncoding)
+    } else if (!this.headersSent) this.flushHeaders()
+    held = callback ? [callback] : []
+    return this
+  } as typeof res.end
+  return () => {
+    if (released) return
+    released = true
+    res.end = end
+    if (held) res.end(...(held as []))
+  }
+}
+
+/** What an over-limit body may still be read for before its 413: enough for a batch a little too big, no more. */
+const DRAIN_BYTES = 1024 * 1024
+const DRAIN_MS = 5000
 
 function hasBody(req: { headers: Record<string, string | string[] | undefined> }): boolean {
   return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined

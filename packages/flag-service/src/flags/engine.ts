@@ -180,6 +180,14 @@ export class FlagStreams {
     await this.feed.ingest(changes)
   }
 
+  /**
+   * A HEAD of /stream: the status and headers a GET would get (503 past the
+   * cap), no body, nothing registered or counted (SseHub.open's HEAD rule).
+   */
+  answerHead(req: IncomingMessage, res: ServerResponse): void {
+    this.hub.open(req, res)
+  }
+
   /** Opens an SDK-key stream on the key's environment: connected, bootstrap, ready, then live updates. */
   openEnvironmentStream(
     req: IncomingMessage,

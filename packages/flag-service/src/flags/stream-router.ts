@@ -32,15 +32,20 @@ export const sdkKeyFromQuery: RequestHandler = (req, _res, next) => {
 export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams, auth: RequestHandler): Router {
   const router = Router()
 
+  // Express runs this handler for HEAD too. A HEAD cannot read a stream: it is authenticated and
+  // checked as the GET would be, then answered with the GET's status and headers at once.
   router.get('/stream', sdkKeyFromQuery, auth, async (req, res) => {
     const caller = authOf(req)
+    const head = req.method === 'HEAD'
     if (caller.kind === 'sdk_key' && caller.sdkKey) {
+      if (head) return streams.answerHead(req, res)
       const key = caller.sdkKey
       await streams.current()
       streams.openEnvironmentStream(req, res, key) // bootstrap and subscription in one tick
       return
     }
     const environments = await dashboardEnvironments(runtime, caller, req.query.environment_id)
+    if (head) return streams.answerHead(req, res)
     const userNow = currentUser(runtime, caller, sessionCookieValue(req))
     const stillAllowed = accessCheck(runtime, caller, userNow, environments)
     // Without environment_id the connection follows everything its user can see, now and later.

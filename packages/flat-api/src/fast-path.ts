@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
-import { bearerToken, secretsEqual, securityHeaders } from '@flagsync/server-kit'
+import { bearerToken, ifNoneMatchHits, secretsEqual, securityHeaders } from '@flagsync/server-kit'
 import type { LiveEntry, SerializedList } from '@flagsync/store'
 import type { Express } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
@@ -120,7 +120,7 @@ export function createFastPath({
   function listRoute(req: IncomingMessage, res: ServerResponse): boolean {
     if (!authorized(req)) return false
     const list = listAnswer(runtime.live.serializedList(''))
-    if (req.headers['if-none-match'] === list.etag) {
+    if (ifNoneMatchHits(req.headers['if-none-match'], list.etag)) {
       res.writeHead(304, list.notModified)
       res.end()
     } else {

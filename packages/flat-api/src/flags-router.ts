@@ -1,5 +1,5 @@
 import { applyFlagPatch, type Flag, flagKeySchema, flagSchema } from '@flagsync/protocol'
-import { declaredActor, HttpError, jsonBody, parseOr422 } from '@flagsync/server-kit'
+import { declaredActor, HttpError, ifNoneMatchHits, jsonBody, parseOr422 } from '@flagsync/server-kit'
 import { type AuditContext, type FlagChange, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
@@ -31,7 +31,7 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
     const list = live.serializedList('')
     res.setHeader('ETag', list.etag)
     res.setHeader('Cache-Control', 'no-cache')
-    if (req.headers['if-none-match'] === list.etag) {
+    if (ifNoneMatchHits(req.headers['if-none-match'], list.etag)) {
       res.status(304).end()
       return
     }

@@ -31,6 +31,29 @@ describe('the node:http fast path', () => {
     expect(comparable(fast304)).toEqual(comparable(slow304))
   })
 
+  it('reads If-None-Match the same way on both paths: weak tags, lists and * are a 304, others a 200', async () => {
+    server = await startTestServer({ sdkKey: 'k' })
+    await server.request('/api/flags', { method: 'POST', body: { key: 'a', is_enabled: true } })
+    const etag = (await server.request('/api/flags')).headers.get('etag') as string
+    const forms: Array<[string, number]> = [
+      [etag, 304],
+      [`W/${etag}`, 304],
+      [`"x", ${etag}`, 304],
+      [`"x",W/${etag}`, 304],
+      ['*', 304],
+      ['"x"', 200],
+      [`"x" ${etag}`, 200],
+    ]
+    for (const [header, status] of forms) {
+      const fast = await server.request('/api/flags', { headers: { 'If-None-Match': header } })
+      const slow = await server.request('/api/flags', { headers: { 'If-None-Match': header, ...viaExpress } })
+      expect(fast.status, `fast path, If-None-Match: ${header}`).toBe(status)
+      expect(slow.status, `Express, If-None-Match: ${header}`).toBe(status)
+      expect(comparable(fast)).toEqual(comparable(slow))
+      await Promise.all([fast.arrayBuffer(), slow.arrayBuffer()])
+    }
+  })
+
   it('answers from prepared bytes that follow every change: a flag, the list and its ETag', async () => {
     server = await startTestServer({ sdkKey: 'k' })
     await server.request('/api/flags', { method: 'POST', body: { key: 'a', is_enabled: true } })

@@ -1,11 +1,12 @@
 import { corsAllowList, errorHandler, HttpError, notFound, securityHeaders } from '@flagsync/server-kit'
 import { toStoreError } from '@flagsync/store'
-import express, { type ErrorRequestHandler, type Express } from 'express'
+import express, { type ErrorRequestHandler, type Express, Router } from 'express'
 import { authenticate } from './auth/authenticate.js'
 import { dashboardRoute } from './dashboard-route.js'
 import { type FlagStreamOptions, mountFlagFeature } from './flags/index.js'
 import { type ImpressionRetention, mountImpressionFeature } from './impressions/index.js'
 import { createAuthRouter } from './routes/auth.js'
+import { allowOnly } from './routes/common.js'
 import { createProjectsRouter } from './routes/projects.js'
 import { createTokensRouter } from './routes/tokens.js'
 import { createUsersRouter } from './routes/users.js'
@@ -51,9 +52,13 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   app.disable('x-powered-by')
   app.use(securityHeaders())
 
-  app.get('/health', (_req, res) => {
+  // A router of its own: app.all registers every method as a route, router.all one catch-all.
+  const health = Router()
+  health.get('/health', (_req, res) => {
     res.type('text/plain').send('OK')
   })
+  allowOnly(health, '/health', 'GET')
+  app.use(health)
 
   if (options.corsOrigins?.length) app.use(corsAllowList(options.corsOrigins))
   const routerOptions = { bodyLimit: options.bodyLimit }

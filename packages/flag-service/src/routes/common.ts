@@ -9,7 +9,10 @@ export interface RouterOptions {
 /** JSON body parsing for a write route: 415 for a non-JSON body, 400 malformed, 413 over the limit. */
 export const jsonBodyFor = (options: RouterOptions): RequestHandler[] => jsonBody({ limit: options.bodyLimit ?? '1mb' })
 
-/** Registers a 405 with `Allow` for every method a known path does not answer. Call after the real routes. */
+/**
+ * Registers a 405 with `Allow` for every method a known path does not answer. Call after the path's
+ * real routes, and before any route whose parameter would also match the path.
+ */
 export function allowOnly(router: Router, path: string, allowed: string): void {
   router.all(path, (_req: Request, res: Response) => {
     res.setHeader('Allow', allowed)

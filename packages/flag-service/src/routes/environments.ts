@@ -80,6 +80,9 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
     res.json((await list(projectId)).map(environmentJson))
   })
 
+  // Before the /:env_id routes, which would take `order` for an environment id (a PATCH was a 404).
+  allowOnly(router, '/order', 'PUT')
+
   router.post('/', requireProjectRole('admin'), ...body, async (req, res) => {
     const input = parseOr422(createEnvironmentSchema, req.body, 'environment')
     const projectId = projectOf(req).id
@@ -171,7 +174,6 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
   })
 
   allowOnly(router, '/', 'GET, POST')
-  allowOnly(router, '/order', 'PUT')
   allowOnly(router, '/:env_id', 'PATCH, DELETE')
   allowOnly(router, '/:env_id/default', 'POST')
   allowOnly(router, '/:env_id/require-approval', 'POST')

@@ -51,7 +51,12 @@ main().catch(async (error: unknown) => {
     import('@flagsync/server-kit'),
     import('@flagsync/store'),
   ])
-  const logger = createLogger({ name: 'flagsync' })
+  let logger: ReturnType<typeof createLogger>
+  try {
+    logger = createLogger({ name: 'flagsync' })
+  } catch {
+    logger = createLogger({ name: 'flagsync', level: 'error' }) // LOG_LEVEL itself is what failed
+  }
   // Nothing to debug in a missing driver: the message is the fix (`npm install pg`).
   if (error instanceof ConfigError || error instanceof DriverMissingError) logger.error(error.message)
   else logger.error({ err: error }, 'flagsync failed to start')

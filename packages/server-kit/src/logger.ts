@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino'
+import { ConfigError, type Env } from './config-env.js'
 
 export type Logger = PinoLogger
 
@@ -7,14 +8,36 @@ export interface LoggerOptions {
   name?: string
 }
 
+/** pino's levels, quietest last: the values LOG_LEVEL accepts. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/**
+ * The log level LOG_LEVEL asks for (default `info`; case and spaces ignored).
+ * @throws ConfigError naming LOG_LEVEL and the allowed values: pino's own error was a stack trace.
+ */
+export function logLevelFromEnv(env: Env = process.env): string {
+  const raw = env.LOG_LEVEL
+  if (raw === undefined || raw.trim() === '') return 'info'
+  return checkLevel(raw, 'LOG_LEVEL')
+}
+
+function checkLevel(raw: string, name: string): string {
+  const level = raw.trim().toLowerCase()
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(raw)})`)
+  }
+  return level
+}
+
 /**
  * JSON logs; credentials are redacted wherever they appear in logged requests.
  * `destination` defaults to stdout; tests pass a memory stream to inspect what is logged.
+ * @throws ConfigError for a level (given, or LOG_LEVEL's) that is not one of LOG_LEVELS.
  */
 export function createLogger(options: LoggerOptions = {}, destination?: DestinationStream): Logger {
   const settings = {
     name: options.name ?? 'flagsync',
-    level: options.level ?? process.env.LOG_LEVEL ?? 'info',
+    level: options.level === undefined ? logLevelFromEnv() : checkLevel(options.level, 'the log level'),
     redact: {
       paths: [
         'req.headers.authorization',

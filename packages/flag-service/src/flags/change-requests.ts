@@ -303,7 +303,12 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
   return router
 }
 
-/** `force` from `?force=true` or the body `{force: true}` (422 for anything else). */
+/**
+ * `force` from `?force=true` or the body `{force: true}` (422 for anything
+ * else). Both may be sent if they agree; `?force=true` with `{force: false}`
+ * (or the reverse) is a 422, as If-Match with another base_revision is:
+ * which one was meant cannot be told, and guessing `true` overwrites.
+ */
 function forceOf(req: Request): boolean {
   const { force: inBody } = parseOr422(approveSchema, req.body, 'approval')
   const raw = req.query.force
@@ -312,7 +317,14 @@ function forceOf(req: Request): boolean {
       issues: [{ path: 'force', message: 'must be true or false' }],
     })
   }
-  return inBody === true || raw === 'true'
+  const inQuery = raw === undefined ? undefined : raw === 'true'
+  if (inBody !== undefined && inQuery !== undefined && inBody !== inQuery) {
+    const message = `differs from ?force=${raw}; send one of them`
+    throw new HttpError('validation_failed', `invalid approval: force: ${message}`, {
+      issues: [{ path: 'force', message }],
+    })
+  }
+  return inBody ?? inQuery ?? false
 }
 
 /**

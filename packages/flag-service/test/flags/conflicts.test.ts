@@ -261,11 +261,35 @@ describe.each(DIALECTS)('flag revisions and conflicts on %s', (dialect) => {
       (await h.call(`${base}/${clashing.id}/approve`, { method: 'POST', as: reviewer.as, body: { force: 'yes' } }))
         .status,
     ).toBe(422)
+    // ?force and body force that disagree: 422 naming force, nothing applied (the query's true used to win).
+    for (const [query, force] of [
+      ['true', false],
+      ['false', true],
+    ] as const) {
+      const contradictory = await h.call(`${base}/${clashing.id}/approve?force=${query}`, {
+        method: 'POST',
+        as: reviewer.as,
+        body: { force },
+      })
+      expect(contradictory.status).toBe(422)
+      expect(contradictory.body).toMatchObject({
+        code: 'validation_failed',
+        issues: [{ path: 'force', message: `differs from ?force=${query}; send one of them` }],
+      })
+    }
+    expect(await snapshotOfDatabase(h)).toEqual(before)
     // Forced (query or body): applied.
     const forced = await h.call(`${base}/${clashing.id}/approve?force=true`, { method: 'POST', as: reviewer.as })
     expect(forced.status).toBe(200)
     expect(forced.body.rollout_percentage).toBe(60)
     expect((await h.call(`${base}/${clashing2.id}/approve`, { method: 'POST', as: reviewer.as })).status).toBe(409)
+    // Both, agreeing: as one of them (not forced here, so still the conflict).
+    const notForced = await h.call(`${base}/${clashing2.id}/approve?force=false`, {
+      method: 'POST',
+      as: reviewer.as,
+      body: { force: false },
+    })
+    expect(notForced.status).toBe(409)
     const bodyForced = await h.call(`${base}/${clashing2.id}/approve`, {
       method: 'POST',
       as: reviewer.as,

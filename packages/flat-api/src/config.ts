@@ -1,4 +1,4 @@
-import { envInt } from '@flagsync/server-kit'
+import { envByteSize, envInt } from '@flagsync/server-kit'
 import { DEFAULT_DATABASE_URL } from '@flagsync/store'
 
 export interface ServerConfig {
@@ -48,7 +48,7 @@ export function loadConfig(env: Record<string, string | undefined>, defaults: { 
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
-    bodyLimit: env.BODY_LIMIT || '1mb',
+    bodyLimit: envByteSize(env, 'BODY_LIMIT', '1mb'),
     batchRetentionMs: envInt(env, 'BATCH_RETENTION_DAYS', 30, 1, 3650) * 24 * 60 * 60 * 1000,
     auditRetentionMs: envInt(env, 'AUDIT_RETENTION_DAYS', 90, 1, 36500) * 24 * 60 * 60 * 1000,
     staticDir: env.CONSOLE_DIR || undefined,

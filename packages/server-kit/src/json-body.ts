@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 import express, { type RequestHandler } from 'express'
+import { byteLimit } from './byte-size.js'
 import { HttpError } from './http-error.js'
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from './json-depth.js'
 
@@ -202,14 +203,4 @@ function hasBody(req: { headers: Record<string, string | string[] | undefined> }
 function isJsonType(req: { headers: Record<string, string | string[] | undefined> }): boolean {
   const type = String(req.headers['content-type'] ?? '').toLowerCase()
   return /^application\/([\w.+-]*\+)?json\b/.test(type)
-}
-
-const UNITS: Record<string, number> = { b: 1, kb: 2 ** 10, mb: 2 ** 20, gb: 2 ** 30, tb: 2 ** 40, pb: 2 ** 50 }
-
-/** A limit as body-parser's `bytes` reads it: a number of bytes, or '100kb', '1mb', '1.5 MB' (units of 1024). */
-export function byteLimit(limit: number | string): number {
-  if (typeof limit === 'number') return limit
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|tb|pb)?\s*$/i.exec(limit)
-  if (!match) throw new TypeError(`not a byte size: ${JSON.stringify(limit)}`)
-  return Math.floor(Number(match[1]) * (UNITS[(match[2] ?? 'b').toLowerCase()] ?? 1))
 }

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { ConfigError, envInt, parseOrigins } from '@flagsync/server-kit'
 import { parseDatabaseUrl } from '@flagsync/store'
 import { z } from 'zod'
@@ -78,8 +80,24 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
     },
     cookieSecure: cookieSecure(env),
     impressionRetention: retentionFromEnv(env),
-    dashboardDir: env.DASHBOARD_DIR?.trim() || undefined,
+    dashboardDir: dashboardDir(env),
   }
+}
+
+/**
+ * DASHBOARD_DIR as set (unset and `off` are resolved at start). A directory
+ * without index.html is refused now: accepted, it only showed later as a 404
+ * at `/`, which reads as a routing fault rather than a wrong path.
+ */
+function dashboardDir(env: Record<string, string | undefined>): string | undefined {
+  const raw = env.DASHBOARD_DIR?.trim() || undefined
+  if (raw === undefined || raw === 'off') return raw
+  if (!existsSync(join(raw, 'index.html'))) {
+    throw new ConfigError(
+      `DASHBOARD_DIR must be a built dashboard, a directory with an index.html, or off (${JSON.stringify(raw)} has no index.html)`,
+    )
+  }
+  return raw
 }
 
 function setupFrom(env: Record<string, string | undefined>): SetupConfig | undefined {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { HttpError } from '@flagsync/server-kit'
 import express, { type RequestHandler, Router } from 'express'
 
 /** Paths that belong to the API and the SDK routes: the SPA fallback never answers them, so their JSON 404s stay. */
@@ -54,7 +55,12 @@ export function dashboardRoute(dir: string): Router {
     // A browser's navigation names text/html; API clients sending */* keep the JSON 404 for a path that does not exist.
     if (req.path !== '/' && !/\btext\/html\b/.test(req.headers.accept ?? '')) return next()
     res.setHeader('Cache-Control', 'no-cache')
-    res.sendFile(index)
+    res.sendFile(index, (error?: Error) => {
+      // index.html gone since the start (checked then): say so, instead of the generic "malformed request".
+      if (error && !res.headersSent) {
+        next(new HttpError('not_found', `not found: the dashboard has no index.html in ${JSON.stringify(dir)}`))
+      }
+    })
   })
   return router
 }

@@ -99,6 +99,7 @@ describe('the flag service CLI (npm run service)', () => {
     [{ ADMIN_EMAIL: 'ops@example.com' }, /ADMIN_EMAIL set but ADMIN_PASSWORD, WORKSPACE_NAME missing/],
     [{ ...SETUP, ADMIN_PASSWORD: 'short' }, /ADMIN_PASSWORD must be at least 8 characters/],
     [{ DATABASE_URL: 'mysql://db/flags' }, /DATABASE_URL must start with sqlite: or postgres:\/\//],
+    [{ DASHBOARD_DIR: '/nonexistent' }, /DASHBOARD_DIR must be a built dashboard.*\/nonexistent/],
   ])('refuses %j with a clear message and exit code 1', async (env, message) => {
     const attempt = spawnServer(CLI, { DATABASE_URL: sqliteUrl(), ...env }, 10_000)
     await expect(attempt).rejects.toThrow(/process exited \(1\) before listening/)

@@ -1,6 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { installedDashboardDir, resolveDashboardDir } from '@flagsync/flag-service'
+import { ConfigError, installedDashboardDir, loadServiceConfig, resolveDashboardDir } from '@flagsync/flag-service'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
 import { tempDir } from '../../../test/support/temp-dir.js'
@@ -102,5 +102,40 @@ describe('DASHBOARD_DIR', () => {
     ).toBeUndefined()
     expect(resolveDashboardDir('off')).toBeUndefined()
     expect(resolveDashboardDir('/srv/dashboard')).toBe('/srv/dashboard')
+  })
+})
+
+describe('a DASHBOARD_DIR without index.html', () => {
+  it('is refused at start, naming DASHBOARD_DIR (the CLI exits 1); off and a built directory are accepted', () => {
+    const empty = dir.file('empty')
+    mkdirSync(empty, { recursive: true })
+    for (const bad of ['/nonexistent', empty]) {
+      expect(() => loadServiceConfig({ DASHBOARD_DIR: bad })).toThrow(ConfigError)
+      expect(() => loadServiceConfig({ DASHBOARD_DIR: bad })).toThrow(
+        `DASHBOARD_DIR must be a built dashboard, a directory with an index.html, or off (${JSON.stringify(bad)} has no index.html)`,
+      )
+    }
+    expect(loadServiceConfig({ DASHBOARD_DIR: 'off' }).dashboardDir).toBe('off')
+    expect(loadServiceConfig({ DASHBOARD_DIR: ` ${dist} ` }).dashboardDir).toBe(dist)
+    expect(loadServiceConfig({}).dashboardDir).toBeUndefined()
+  })
+
+  it('once its index.html is gone after the start, / is a 404 whose message says not found', async () => {
+    const gone = dir.file('gone')
+    mkdirSync(gone, { recursive: true })
+    writeFileSync(join(gone, 'index.html'), '<!doctype html>')
+    const h = await startHarness('sqlite', { env: { DASHBOARD_DIR: gone } })
+    try {
+      expect((await h.request('/', { headers: { Accept: HTML } })).status).toBe(200)
+      rmSync(join(gone, 'index.html'))
+      const res = await h.call('/', { headers: { Accept: HTML } })
+      expect(res.status).toBe(404)
+      expect(res.body).toEqual({
+        error: `not found: the dashboard has no index.html in ${JSON.stringify(gone)}`,
+        code: 'not_found',
+      })
+    } finally {
+      await h.stop()
+    }
   })
 })

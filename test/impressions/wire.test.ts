@@ -13,6 +13,9 @@ describe('what the flag client sends for an evaluation', () => {
     expect(wireValue('x'.repeat(600))).toBe('x'.repeat(512))
     expect(wireValue(`${'x'.repeat(511)}😀`)).toBe('x'.repeat(511))
     expect(wireValue('a\ud800b')).toBe('a\ufffdb')
+    // NUL (a string flag may hold one on SQLite) is refused by the service: sent as U+FFFD, in JSON values too.
+    expect(wireValue('a\u0000b\u0000')).toBe('a\ufffdb\ufffd')
+    expect(wireValue({ a: 'x\u0000' })).toBe('{"a":"x\\u0000"}')
   })
 
   it('sends a user id the service accepts, else none (anonymous)', () => {

@@ -398,7 +398,9 @@ export class ImpressionReporter {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g')
+// What a value cannot carry to the service (a 422 there, which would drop the whole batch): unpaired surrogates, and
+// NUL, which PostgreSQL text cannot store; each is sent as U+FFFD.
+const UNSENDABLE = new RegExp(`${LONE_SURROGATE.source}|\\0`, 'g')
 
 /**
  * The user as the service takes it (a string or number `user_id` of the
@@ -427,7 +429,7 @@ export function wireValue(value: unknown): string | undefined {
     }
   }
   if (text === undefined) return undefined
-  return truncate(text.replace(LONE_SURROGATES, '\uFFFD'), IMPRESSION_WIRE_LIMITS.valueLength)
+  return truncate(text.replace(UNSENDABLE, '\uFFFD'), IMPRESSION_WIRE_LIMITS.valueLength)
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import type { DatabaseConfig } from './database-url.js'
+import { jsonEqual } from './json-equal.js'
 import { META } from './migrations.js'
 import { readMeta, selectFlags, selectStatesAt } from './statements.js'
 import { toStoreError } from './store-error.js'
@@ -37,6 +38,8 @@ export class FlagWriter {
   private readonly original = new Map<string, StoredFlag | null>()
   private readonly originalRevision = new Map<string, number>()
   private readonly staged = new Map<string, StagedChange>()
+  /** Whether a staged put reads exactly like the committed flag, decided once per staged change. */
+  private readonly unchanged = new WeakMap<StagedChange, boolean>()
   private readonly states = new Map<string, StateAt>()
   private revisionBefore: Promise<number> | null = null
   /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
@@ -149,14 +152,32 @@ export class FlagWriter {
     return true
   }
 
-  /** Net changes in first-touched order; writes that cancel out (create then delete) are dropped. */
+  /**
+   * Net changes in first-touched order. Writes that cancel out (create then
+   * delete) are dropped, and so is a put whose flag reads exactly like the
+   * committed one (same JSON, key order aside): a write that changes nothing
+   * records nothing. That needs the committed flag, so it holds for keys this
+   * transaction read; a key put without a read (a blind upsert) is written.
+   */
   async changes(): Promise<StagedChange[]> {
     const staged = [...this.staged.values()]
     // Deleted keys never read (put, then delete): whether they existed decides if the delete is a change.
     const unknown = staged.filter((c) => c.flag === null && c.existed === undefined)
     for (const [scope, keys] of keysByScope(unknown)) await this.load(keys, scope)
     for (const c of unknown) c.existed = this.original.get(idOf(c.scope, c.key)) !== null
-    return staged.filter((c) => c.existed !== false || c.flag !== null)
+    return staged.filter((c) => (c.flag === null ? c.existed !== false : !this.isUnchanged(c)))
+  }
+
+  /** A put of the committed flag as it is; false when the committed flag was never loaded. */
+  private isUnchanged(c: StagedChange): boolean {
+    let verdict = this.unchanged.get(c)
+    if (verdict !== undefined) return verdict
+    const id = idOf(c.scope, c.key)
+    if (!this.original.has(id)) return false
+    const original = this.original.get(id) ?? null
+    verdict = original !== null && jsonEqual(c.flag, original)
+    this.unchanged.set(c, verdict)
+    return verdict
   }
 
   private stage(scope: string, key: string, flag: StoredFlag | null): void {

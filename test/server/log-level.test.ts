@@ -16,10 +16,10 @@ describe('LOG_LEVEL', () => {
     expect(createLogger({ level: 'warn' }).level).toBe('warn')
   })
 
-  // The flat API and flag service CLIs; the receiver's creates its logger outside its error handling (see report).
   it.each([
     ['the flat API', 'packages/flat-api/dist/cli.js'],
     ['the flag service', 'packages/flag-service/dist/cli.js'],
+    ['the receiver', 'packages/receiver/dist/cli.js'],
   ])('%s CLI refuses a malformed LOG_LEVEL in one line naming it, and exits 1', async (_name, cli) => {
     const spawned = spawnServer(cli, { LOG_LEVEL: 'foo', DATABASE_URL: 'sqlite::memory:' }, 8000)
     const error = await spawned.then(

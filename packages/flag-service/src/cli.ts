@@ -1,21 +1,10 @@
 #!/usr/bin/env node
-import { createLogger, type Logger, stopOnSignals } from '@flagsync/server-kit'
+import { cliLogger, stopOnSignals } from '@flagsync/server-kit'
 import { DriverMissingError } from '@flagsync/store'
 import { ConfigError, loadServiceConfig } from './config.js'
 import { startFlagServiceServer } from './server.js'
 
-const logger = startLogger()
-
-/** The logger LOG_LEVEL asks for; a malformed LOG_LEVEL is reported in one line (at error level) and exits 1. */
-function startLogger(): Logger {
-  try {
-    return createLogger({ name: 'flagsync-service' })
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error
-    createLogger({ name: 'flagsync-service', level: 'error' }).error(error.message)
-    process.exit(1)
-  }
-}
+const logger = cliLogger('flagsync-service')
 
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env)

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { ConfigError, envInt, parseOrigins } from '@flagsync/server-kit'
+import { ConfigError, envByteSize, envInt, parseOrigins } from '@flagsync/server-kit'
 import { parseDatabaseUrl } from '@flagsync/store'
 import { z } from 'zod'
 import { type ImpressionRetention, retentionFromEnv } from './impressions/retention-config.js'
@@ -125,11 +125,8 @@ function setupFrom(env: Record<string, string | undefined>): SetupConfig | undef
 }
 
 function bodyLimit(env: Record<string, string | undefined>): string {
-  const raw = env.BODY_LIMIT || '1mb'
-  if (!/^\d+(b|kb|mb)?$/i.test(raw)) {
-    throw new ConfigError(`BODY_LIMIT must be a size such as 100kb or 1mb (got ${JSON.stringify(raw)})`)
-  }
-  return raw
+  // The same check as the flat API's: a size from 1kb to 1gb (0 would refuse every body with a 413).
+  return envByteSize(env, 'BODY_LIMIT', '1mb')
 }
 
 function cookieSecure(env: Record<string, string | undefined>): boolean | 'auto' {

@@ -196,6 +196,7 @@ describe('loadServiceConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must start with sqlite: or postgres:\/\//],
     [{ COOKIE_SECURE: 'maybe' }, /COOKIE_SECURE must be auto, true or false/],
     [{ BODY_LIMIT: 'lots' }, /BODY_LIMIT must be a size/],
+    [{ BODY_LIMIT: '0' }, /BODY_LIMIT must be a size such as 100kb or 1mb, from 1kb/],
     [{ KEEP_ALIVE_TIMEOUT_MS: '5' }, /KEEP_ALIVE_TIMEOUT_MS must be an integer from 1000/],
     [{ ADMIN_EMAIL: 'a@b.co' }, /ADMIN_EMAIL set but ADMIN_PASSWORD, WORKSPACE_NAME missing/],
     [{ ADMIN_EMAIL: 'nope', ADMIN_PASSWORD: '12345678', WORKSPACE_NAME: 'W' }, /ADMIN_EMAIL must be an email address/],

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { createLogger, stopOnSignals } from '@flagsync/server-kit'
+import { cliLogger, stopOnSignals } from '@flagsync/server-kit'
 import { DriverMissingError } from '@flagsync/store'
 import { ConfigError, loadReceiverConfig, startReceiverServer } from './receiver-server.js'
 
-const logger = createLogger({ name: 'flagsync-receiver' })
+const logger = cliLogger('flagsync-receiver')
 
 async function main(): Promise<void> {
   const config = loadReceiverConfig(process.env)

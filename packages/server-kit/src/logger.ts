@@ -59,6 +59,20 @@ export function createLogger(options: LoggerOptions = {}, destination?: Destinat
   return destination ? pino(settings, destination) : pino(settings)
 }
 
+/**
+ * The logger of a command-line server: a malformed LOG_LEVEL is reported in one line (at error level, naming the
+ * variable) and the process exits 1, before anything else starts.
+ */
+export function cliLogger(name: string): Logger {
+  try {
+    return createLogger({ name })
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    createLogger({ name, level: 'error' }).error(error.message)
+    process.exit(1)
+  }
+}
+
 /** A logger that drops everything, for tests and embedding. */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' })

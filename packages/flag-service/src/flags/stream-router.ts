@@ -1,4 +1,4 @@
-import { HttpError } from '@flagsync/server-kit'
+import { HttpError, ifNoneMatchHits } from '@flagsync/server-kit'
 import { type RequestHandler, Router } from 'express'
 import type { AuthContext, AuthUser } from '../auth/context.js'
 import { authOf, projectRole } from '../auth/guards.js'
@@ -72,7 +72,7 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
     const { body, etag } = streams.snapshot(caller.sdkKey.environmentId, caller.sdkKey.projectId)
     res.setHeader('ETag', etag)
     res.setHeader('Cache-Control', 'private, no-cache')
-    if (req.headers['if-none-match'] === etag) {
+    if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
       res.status(304).end()
       return
     }

@@ -57,6 +57,9 @@ describe('error normalisation', () => {
   it('toHttpError: a 4xx error without `expose` is a client error with a generic message', () => {
     const uri = Object.assign(new URIError("Failed to decode param '%E0%A4%A'"), { status: 400 })
     expect(toHttpError(uri)).toMatchObject({ status: 400, code: 'bad_request', message: 'malformed request' })
+    // The generic message agrees with the status.
+    const missing = Object.assign(new Error('ENOENT: /srv/www/index.html'), { status: 404 })
+    expect(toHttpError(missing)).toMatchObject({ status: 404, code: 'not_found', message: 'not found' })
     const exposed = Object.assign(new Error('range not satisfiable'), { status: 416, expose: true })
     expect(toHttpError(exposed)).toMatchObject({ status: 400, message: 'range not satisfiable' })
     expect(toHttpError(Object.assign(new Error('x'), { status: 503 })).status).toBe(500)

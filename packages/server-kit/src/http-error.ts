@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http'
 import { ERROR_CODES, type ErrorCode, type Issue } from '@flagsync/protocol'
 
 /** The one table that maps error codes to HTTP statuses. */
@@ -88,7 +89,10 @@ export function toHttpError(error: unknown): HttpError {
     const status = (error as { status?: unknown }).status
     if (typeof status === 'number' && status >= 400 && status < 500) {
       const code = codeForStatus(status)
-      const message = e.expose === true && typeof e.message === 'string' ? e.message : 'malformed request'
+      // Unexposed: a generic message that still agrees with the status (a 404 says "not found", not "malformed").
+      const generic =
+        status === 400 ? 'malformed request' : (STATUS_CODES[status]?.toLowerCase() ?? 'malformed request')
+      const message = e.expose === true && typeof e.message === 'string' ? e.message : generic
       return new HttpError(code, message, {}, { cause: error })
     }
   }

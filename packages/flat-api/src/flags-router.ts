@@ -1,6 +1,6 @@
 import { applyFlagPatch, type Flag, flagKeySchema, flagSchema } from '@flagsync/protocol'
 import { declaredActor, HttpError, ifNoneMatchHits, jsonBody, parseOr422 } from '@flagsync/server-kit'
-import { type AuditContext, type FlagChange, withRevision } from '@flagsync/store'
+import { type AuditContext, type CommittedFlag, type FlagChange, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
 
@@ -47,16 +47,25 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
   router.post('/', ...body, async (req, res) => {
     const flag = parseOr422(flagSchema, req.body, 'flag')
     const who = audit(req, 'POST /api/flags')
-    const { changes } = await store.write(async (w) => w.put(flag), '', who)
+    // Read first: a replacement identical to the stored flag then records nothing (see FlagWriter.changes).
+    const { changes, result: current } = await store.write(
+      async (w) => {
+        const committed = await w.committed(flag.key)
+        w.put(flag)
+        return committed
+      },
+      '',
+      who,
+    )
     await feed.ingest(changes)
-    sendFlag(res, changes)
+    sendFlag(res, changes, current)
   })
 
   router.patch('/:key', ...body, async (req: Request<{ key: string }>, res) => {
     const key = req.params.key
     if (!isFlagKey(key)) throw notFound(key)
     const who = audit(req, 'PATCH /api/flags/:key')
-    const { changes } = await store.write(
+    const { changes, result: current } = await store.write(
       async (w) => {
         const existing = (await w.get(key)) as Flag | undefined
         if (!existing) throw notFound(key)
@@ -68,12 +77,13 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
           })
         }
         w.put(patched.flag)
+        return w.committed(key)
       },
       '',
       who,
     )
     await feed.ingest(changes)
-    sendFlag(res, changes)
+    sendFlag(res, changes, current)
   })
 
   // Deleting is idempotent: 204 whether or not the flag existed (document 2 lists no error).
@@ -97,11 +107,16 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
   return router
 }
 
-/** The written flag with its new revision, from the JSON the store serialized once. */
-function sendFlag(res: Response, changes: FlagChange[]): void {
-  const change = changes[0] as FlagChange
+/**
+ * The written flag with its new revision, from the JSON the store serialized
+ * once; a write that changed nothing recorded no change, so the flag as
+ * committed, with its current revision.
+ */
+function sendFlag(res: Response, changes: FlagChange[], committed: CommittedFlag): void {
+  const change = changes[0]
+  const json = change ? (change.json as string) : JSON.stringify(committed.flag)
   res
     .status(200)
     .type('application/json')
-    .send(withRevision(change.json as string, change.revision))
+    .send(withRevision(json, change ? change.revision : (committed.revision as number)))
 }

@@ -1,8 +1,8 @@
 import { request } from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
-import { openSse, type SseReader } from '../../../test/support/sse-reader.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
+import { openSse } from '../../../test/support/sse-reader.js'
+import { streamServers } from '../../../test/support/stream-servers.js'
 
 const KEY = 'sk_test_methods'
 
@@ -40,17 +40,7 @@ function head(url: string, path: string, ms = 3000): Promise<Head> {
 }
 
 describe.each(DIALECTS)('HTTP methods on the flat API (%s)', (dialect) => {
-  const servers: TestServer[] = []
-  const readers: SseReader[] = []
-  afterEach(async () => {
-    for (const r of readers.splice(0)) r.close()
-    for (const s of servers.splice(0)) await s.dispose()
-  })
-  async function start(overrides: Parameters<typeof startTestServer>[0] = {}) {
-    const server = await startTestServer({ dialect, env: { SDK_KEY: KEY }, ...overrides })
-    servers.push(server)
-    return server
-  }
+  const { start, readers } = streamServers(dialect, { env: { SDK_KEY: KEY } })
 
   it('HEAD /stream answers the stream headers at once, with no body, and never takes a stream slot', async () => {
     const server = await start({ maxStreamConnections: 2 })

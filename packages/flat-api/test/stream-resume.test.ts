@@ -1,8 +1,9 @@
 import { openDatabase } from '@flagsync/store'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
 import { openSse, type SseReader } from '../../../test/support/sse-reader.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
+import { streamServers } from '../../../test/support/stream-servers.js'
+import type { TestServer } from '../../../test/support/test-server.js'
 
 /** Applies what a resuming client receives: a `connected` with an empty id starts over, with an id keeps the store. */
 function apply(store: Map<string, unknown>, events: readonly { event?: string; id?: string; data: string }[]) {
@@ -19,25 +20,10 @@ function apply(store: Map<string, unknown>, events: readonly { event?: string; i
 }
 
 describe.each(DIALECTS)('stream resume with Last-Event-ID on %s', (dialect) => {
-  const servers: TestServer[] = []
-  const readers: SseReader[] = []
-  afterEach(async () => {
-    for (const r of readers.splice(0)) r.close()
-    for (const s of servers.splice(0)) await s.dispose()
-  })
-  async function start(overrides: Parameters<typeof startTestServer>[0] = {}) {
-    const server = await startTestServer({ dialect, ...overrides })
-    servers.push(server)
-    return server
-  }
-  async function subscribe(server: TestServer, lastEventId?: string) {
-    const reader = await openSse(
-      `${server.url}/stream`,
-      lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId },
-    )
-    readers.push(reader)
-    return reader
-  }
+  const servers = streamServers(dialect)
+  const { start, readers } = servers
+  const subscribe = (server: TestServer, lastEventId?: string) =>
+    servers.subscribe(server, lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId })
   const put = (server: TestServer, key: string, description: string) =>
     server.request('/api/flags', { method: 'POST', body: { key, is_enabled: true, description } })
   const current = async (server: TestServer) =>

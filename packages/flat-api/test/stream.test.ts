@@ -1,26 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
-import { openSse, type SseReader } from '../../../test/support/sse-reader.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
+import { streamServers } from '../../../test/support/stream-servers.js'
 
 describe.each(DIALECTS)('stream on %s', (dialect) => {
-  const servers: TestServer[] = []
-  const readers: SseReader[] = []
-  afterEach(async () => {
-    for (const r of readers.splice(0)) r.close()
-    for (const s of servers.splice(0)) await s.dispose()
-  })
-
-  async function start(overrides: Parameters<typeof startTestServer>[0] = {}) {
-    const server = await startTestServer({ dialect, ...overrides })
-    servers.push(server)
-    return server
-  }
-  async function subscribe(server: TestServer, headers: Record<string, string> = {}) {
-    const reader = await openSse(`${server.url}/stream`, headers)
-    readers.push(reader)
-    return reader
-  }
+  const { start, subscribe } = streamServers(dialect)
   const data = (e: { data: string }) => JSON.parse(e.data)
 
   describe('GET /stream', () => {

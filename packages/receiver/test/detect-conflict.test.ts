@@ -174,6 +174,7 @@ describe('detectConflict properties (two editors, one base)', () => {
           base: { record: start, known: true },
           current: afterA,
           currentRevision: changedByA.length > 0 ? 2 : 1,
+          storeRevision: 3,
         })
         const clashing = changedByA.filter((f) => Object.hasOwn(b, f) && !deepEqual(b[f], afterA[f]))
         if (clashing.length > 0) {
@@ -199,6 +200,7 @@ describe('detectConflict properties (two editors, one base)', () => {
           base: { record: start, known: true },
           current: start,
           currentRevision: 3,
+          storeRevision: 3,
         })
         expect(verdict).toEqual({ outcome: 'apply' })
       }),
@@ -215,6 +217,7 @@ describe('detectConflict properties (two editors, one base)', () => {
           base: { record: null, known: true },
           current: a,
           currentRevision: 2,
+          storeRevision: 3,
         })
         if (deepEqual(a, b)) expect(verdict).toEqual({ outcome: 'apply' })
         else expect(verdict).toMatchObject({ outcome: 'conflict', kind: 'exists' })

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { FlagStore, openDatabase } from '@flagsync/store'
+import { createBaselineTable, upsertBaselineRows } from './lib/baseline-table.mjs'
 import { atLeast, benchMain, log, row } from './lib/cli.mjs'
 import { makeFlag } from './lib/flags.mjs'
 import { benchDir, RECEIVER_CLI, spawnNode, startCli, tempDir } from './lib/proc.mjs'
@@ -65,40 +66,19 @@ async function smallBatchLatencies(url, count) {
   return latencies
 }
 
-/**
- * The baseline's table: the flags table as it was before migration 0004 made `flagsync_flags` a view of the log's
- * heads (the same columns and primary key), so the baseline does the same work as before: one upsert of the rows
- * with their JSON.
- */
-const BASELINE_TABLE = 'baseline_flags'
-
-/** @param {import('knex').Knex} knex */
-async function createBaselineTable(knex) {
-  await knex.schema.createTable(BASELINE_TABLE, (t) => {
-    t.string('scope', 64).notNullable().defaultTo('')
-    t.string('key', 100).notNullable()
-    t.text('data').notNullable()
-    t.bigInteger('revision').notNullable()
-    t.bigInteger('updated_at').notNullable()
-    t.primary(['scope', 'key'])
-  })
-}
-
 /** @param {import('knex').Knex} knex @param {ReturnType<typeof makeFlag>[][]} batches */
 async function upsertAll(knex, batches) {
   const t0 = now()
   for (const flags of batches) {
     const at = Date.now()
-    await knex.transaction(async (trx) => {
-      const rows = flags.map((flag, i) => ({
-        scope: '',
-        key: flag.key,
-        data: JSON.stringify(flag),
-        revision: i,
-        updated_at: at,
-      }))
-      await trx(BASELINE_TABLE).insert(rows).onConflict(['scope', 'key']).merge(['data', 'revision', 'updated_at'])
-    })
+    const rows = flags.map((flag, i) => ({
+      scope: '',
+      key: flag.key,
+      data: JSON.stringify(flag),
+      revision: i,
+      updated_at: at,
+    }))
+    await upsertBaselineRows(knex, rows)
   }
   return now() - t0
 }

@@ -78,16 +78,10 @@ if (mode === 'buffer') {
   })
 } else if (mode === 'sync-upsert') {
   const { FlagStore, openDatabase } = await import('@flagsync/store')
+  const { createBaselineTable, upsertBaselineRows } = await import('../lib/baseline-table.mjs')
   const db = await openDatabase(`sqlite:${file}`)
   new FlagStore(db) // the receiver's pragmas
-  await db.knex.schema.createTable('baseline_flags', (t) => {
-    t.string('scope', 64).notNullable().defaultTo('')
-    t.string('key', 100).notNullable()
-    t.text('data').notNullable()
-    t.bigInteger('revision').notNullable()
-    t.bigInteger('updated_at').notNullable()
-    t.primary(['scope', 'key'])
-  })
+  await createBaselineTable(db.knex)
   listen((req, res) => {
     const chunks = /** @type {Buffer[]} */ ([])
     req.on('data', (chunk) => chunks.push(chunk))
@@ -101,9 +95,7 @@ if (mode === 'buffer') {
         revision: i,
         updated_at: at,
       }))
-      await db.knex.transaction(async (trx) => {
-        await trx('baseline_flags').insert(rows).onConflict(['scope', 'key']).merge(['data', 'revision', 'updated_at'])
-      })
+      await upsertBaselineRows(db.knex, rows)
       const body = JSON.stringify({ applied: rows.length })
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) })
       res.end(body)

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
+import { batch, insert, update } from '../../../test/support/operations.js'
 import { openSse, type SseReader } from '../../../test/support/sse-reader.js'
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
@@ -74,6 +75,23 @@ describe.each(DIALECTS)('flat API: a write that changes nothing on %s', (dialect
     const read = (await stored()) as Record<string, unknown>
     const reordered = Object.fromEntries(Object.entries(read).reverse())
     await expectNoOp(await server.request('/api/flags', { method: 'POST', body: reordered }))
+    await expectRealChangeArrives()
+  })
+
+  it('a sync batch re-sending the current value is acked as applied and streams nothing', async () => {
+    const read = (await stored()) as Record<string, unknown>
+    const resend = batch([
+      update('dark-mode', {}),
+      update('dark-mode', { is_enabled: true, description: 'night' }),
+      { ...insert('dark-mode', read), baseRevision: 1 },
+    ])
+    const res = await server.request('/sync', { method: 'POST', body: resend })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ batchId: resend.batchId, applied: 3 })
+    expect((await history()).entries).toHaveLength(1)
+    await new Promise((r) => setTimeout(r, QUIET_MS))
+    expect(stream.events).toHaveLength(2)
+    expect((await stored()).revision).toBe(1)
     await expectRealChangeArrives()
   })
 })

@@ -236,7 +236,7 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
     const force = forceOf(req)
     const actor = await actorOf(knex, authOf(req))
     const audit = await auditOf(knex, req, `change-request:${id}`)
-    const { result: flag, changes } = await runtime.commit(async (trx, flags): Promise<ServiceFlag> => {
+    const { result, changes } = await runtime.commit(async (trx, flags) => {
       const row = await find(trx, env.id, id)
       if (row.status !== 'pending') throw notPending(row)
       if (isRequester(row, actor)) {
@@ -253,13 +253,15 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
       if (row.base_revision !== null && !force) await refuseConflicting(flags, env.id, row, patch, current)
       const merged = mergeFlag(current, patch)
       await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
+      // A patch that meanwhile changes nothing (the flag already reads so) is approved and records nothing.
       flags.put(merged, env.id)
       await trx(CHANGE_REQUESTS_TABLE)
         .where('id', id)
         .update({ status: 'approved', reviewed_by: actor.label, reviewed_at: runtime.clock() })
-      return merged
+      return { flag: merged, before: (await flags.committed(row.flag_key, env.id)).revision }
     }, audit)
-    const revision = revisionIn(changes, env.id, flag.key)
+    const { flag } = result
+    const revision = revisionIn(changes, env.id, flag.key, result.before)
     res.type('application/json').send(revision === undefined ? JSON.stringify(flag) : flagJson(flag, revision))
   })
 

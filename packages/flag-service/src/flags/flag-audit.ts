@@ -70,13 +70,22 @@ export function withoutRevision(body: unknown): unknown {
   return rest
 }
 
-/** The revision a committed write gave a flag (its change in `changes`). */
-export function revisionIn(changes: readonly FlagChange[], scope: string, key: string): number | undefined {
+/**
+ * The revision a committed write left a flag at: its change in `changes`, else
+ * `unchanged`, the revision it had before. A write that changes nothing records
+ * no change (see `FlagWriter.changes`), so the flag keeps its revision.
+ */
+export function revisionIn(
+  changes: readonly FlagChange[],
+  scope: string,
+  key: string,
+  unchanged: number | null,
+): number | undefined {
   for (let i = changes.length - 1; i >= 0; i--) {
     const change = changes[i] as FlagChange
     if (change.scope === scope && change.key === key) return change.revision
   }
-  return undefined
+  return unchanged ?? undefined
 }
 
 /** A flag's JSON with its read-only `revision`. */

@@ -1,6 +1,6 @@
 import { flagKeySchema } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import { TABLES, withRevision } from '@flagsync/store'
+import { jsonEqual, TABLES, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { Knex } from 'knex'
 import type { EnvironmentAccess } from '../auth/context.js'
@@ -83,16 +83,17 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
   router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
     const flag = parseOr422(flagBodySchema, withoutRevision(req.body), 'flag')
-    const { changes } = await runtime.commit(
+    const { result: before, changes } = await runtime.commit(
       async (trx, flags) => {
         const existing = await flags.get(flag.key, env.id)
         if (existing && (await requiresApproval(trx, env.id))) assertMayBypassApproval(env, 'replacing a flag')
         await assertFitsEnvironment(flags, env, flag)
         flags.put(flag, env.id)
+        return (await flags.committed(flag.key, env.id)).revision
       },
       await auditOf(knex, req),
     )
-    sendFlag(res, flag, revisionIn(changes, env.id, flag.key))
+    sendFlag(res, flag, revisionIn(changes, env.id, flag.key, before))
   })
 
   // A merge patch: applied at once (200), or filed as a change request where approval is required (202).
@@ -103,7 +104,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
     const { base, body: rest } = baseRevisionOf(req, withoutRevision(req.body))
     const patch = parseOr422(flagPatchSchema, rest, 'patch')
     const audit = await auditOf(knex, req)
-    type Outcome = { flag: ServiceFlag; filed?: undefined } | { flag?: undefined; filed: object }
+    type Outcome = { flag: ServiceFlag; before: number | null; filed?: undefined } | { flag?: undefined; filed: object }
     const { result, changes } = await runtime.commit(async (trx, flags): Promise<Outcome> => {
       const current = (await flags.get(key, env.id)) as ServiceFlag | undefined
       if (base !== undefined) {
@@ -115,6 +116,9 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
       if (!current) throw noFlag(key)
       const merged = mergeFlag(current, patch)
       await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
+      const before = (await flags.committed(key, env.id)).revision
+      // A patch that changes nothing is answered as applied, also where approval is required: nothing to review.
+      if (jsonEqual(merged, current)) return { flag: merged, before }
       if (await requiresApproval(trx, env.id)) {
         const request = await fileChangeRequest(trx, {
           environmentId: env.id,
@@ -122,16 +126,16 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
           patch,
           actor: await actorOf(trx, authOf(req)),
           now: runtime.clock(),
-          baseRevision: (await flags.committed(key, env.id)).revision,
+          baseRevision: before,
         })
         return {
           filed: changeRequestJson(request, request.base_revision === null ? null : Number(request.base_revision)),
         }
       }
       flags.put(merged, env.id)
-      return { flag: merged }
+      return { flag: merged, before }
     }, audit)
-    if (result.flag) sendFlag(res, result.flag, revisionIn(changes, env.id, key))
+    if (result.flag) sendFlag(res, result.flag, revisionIn(changes, env.id, key, result.before))
     else res.status(202).json(result.filed)
   })
 
@@ -183,12 +187,14 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
         }
         const copy = parseOr422(flagBodySchema, source, 'flag')
         await assertFitsEnvironment(flags, { id: target.id, projectId: env.projectId }, copy, `flag in ${target.name}`)
+        // Read first, so promoting onto an identical flag records nothing (see FlagWriter.changes).
+        const before = (await flags.committed(key, target.id)).revision
         flags.put(copy, target.id)
-        return { copy, targetId: target.id }
+        return { copy, targetId: target.id, before }
       },
       await auditOf(knex, req),
     )
-    sendFlag(res, promoted.copy, revisionIn(changes, promoted.targetId, key))
+    sendFlag(res, promoted.copy, revisionIn(changes, promoted.targetId, key, promoted.before))
   })
 
   // The flag's audit trail; a key that was deleted still has one.
@@ -203,7 +209,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
   return router
 }
 
-/** A written flag with the revision its write got (always found: every put is a change-log row). */
+/** A written flag with the revision it is at after the write (unchanged when the write changed nothing). */
 function sendFlag(res: Response, flag: ServiceFlag, revision: number | undefined): void {
   if (revision === undefined) {
     res.json(flag)

@@ -7,7 +7,7 @@ import {
   OperationRejected,
 } from '@flagsync/receiver'
 import { HttpError } from '@flagsync/server-kit'
-import type { FlagWriter } from '@flagsync/store'
+import { type FlagWriter, jsonEqual } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import { type EnvironmentAccess, roleAtLeast } from '../auth/context.js'
 import { authOf, environmentOf } from '../auth/guards.js'
@@ -175,7 +175,8 @@ function environmentFlagsCollection(caller: SyncCaller): Collection {
         ])
       }
       if (env.requireApproval) {
-        await file(caller, writer, key, patch, meta)
+        // Changes that change nothing are applied as they are (a no-op): there is nothing to review.
+        if (!jsonEqual(merged, current)) await file(caller, writer, key, patch, meta)
         return
       }
       await rejectingEnvironmentIssues(

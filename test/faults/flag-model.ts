@@ -24,6 +24,7 @@ export interface WireOp {
   recordId: string
   record?: Record<string, unknown>
   changes?: Record<string, unknown>
+  baseRevision?: number
 }
 
 export type FlagState = Map<string, ModelFlag>
@@ -130,10 +131,16 @@ export interface ExpectedChange {
  * Applies one batch to `state` (in place) and returns the change-log entries
  * the store writes for it in its one transaction: one per flag the batch
  * wrote (inserted, updated, or deleted while it existed), with the flag's
- * state after the batch, except flags the batch both created and deleted.
+ * state after the batch, except flags the batch both created and deleted,
+ * and flags it left exactly as they were where the receiver read them (an
+ * update, a delete or an insert with a base revision of the key: a write
+ * that changes nothing records nothing; a plain insert is a blind upsert).
  */
 export function applyBatchToModel(state: FlagState, operations: WireOp[]): ExpectedChange[] {
-  const before = new Set(state.keys())
+  const before = new Map(state)
+  const read = new Set(
+    operations.filter((op) => op.action !== 'insert' || op.baseRevision !== undefined).map((op) => op.recordId),
+  )
   const staged = new Map<string, ModelFlag | null>()
   for (const op of operations) {
     const exists = staged.has(op.recordId) ? staged.get(op.recordId) !== null : state.has(op.recordId)
@@ -141,8 +148,23 @@ export function applyBatchToModel(state: FlagState, operations: WireOp[]): Expec
     if (op.action !== 'delete' || exists) staged.set(op.recordId, state.get(op.recordId) ?? null)
   }
   return [...staged]
-    .filter(([key, flag]) => flag !== null || before.has(key))
+    .filter(([key, flag]) => (flag === null ? before.has(key) : !(read.has(key) && sameJson(flag, before.get(key)))))
     .map(([key, flag]) => ({ key, flag: flag && { ...flag } }))
+}
+
+/** Whether two flags serialize alike, key order aside. */
+function sameJson(a: ModelFlag, b: ModelFlag | undefined): boolean {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([x], [y]) => (x < y ? -1 : 1))
+              .map(([k, w]) => [k, canonical(w)]),
+          )
+        : v
+  return b !== undefined && JSON.stringify(canonical(a)) === JSON.stringify(canonical(b))
 }
 
 export const sortByKey = <T extends { key: string }>(items: T[]): T[] =>

@@ -170,6 +170,8 @@ export class FlagWriter {
 
   /** A put of the committed flag as it is; false when the committed flag was never loaded. */
   private isUnchanged(c: StagedChange): boolean {
+    // Nothing read (a bulk of blind upserts): no lookups per put.
+    if (this.original.size === 0) return false
     let verdict = this.unchanged.get(c)
     if (verdict !== undefined) return verdict
     const id = idOf(c.scope, c.key)

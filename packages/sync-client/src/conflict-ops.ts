@@ -1,5 +1,5 @@
 import type { Operation } from '@flagsync/protocol'
-import type { LazyKit } from './lazy-ops.js'
+import type { LazyKit } from './lazy-kit.js'
 import type { repairOps } from './outbox-repair.js'
 import type { ConflictRow, OutboxDexie, StoredOp } from './outbox-schema.js'
 import type { ConflictKind, ConflictResolution } from './types.js'

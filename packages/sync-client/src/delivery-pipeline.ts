@@ -4,8 +4,8 @@ import { loadLazyOps } from './lazy.js'
 import type { BatchRow, CutOptions, NextBatch, OutboxDb } from './outbox-db.js'
 import { EMPTY_VIEW } from './outbox-db.js'
 import { recordKey } from './outbox-schema.js'
+import type { PipelineEvents } from './pipeline-events.js'
 import type { ResolvedOptions } from './resolve-options.js'
-import type { DeliveryError, DeliveryInfo } from './types.js'
 
 // The delivery pipeline of one client: cut a batch ahead while one is on the wire, send, record the
 // acknowledgement while the next request runs, and back off after a failure. The client (sync-client.ts) owns
@@ -16,24 +16,6 @@ export interface DrainResult {
   delivered: number
   /** When the head batch is due again (it failed, or it is still backing off). */
   waitUntil: number | null
-}
-
-/** What the pipeline tells its client, in the order things happen. */
-export interface PipelineEvents {
-  /** An attempt is about to go on the wire (`attempting` is true from now until it answers). */
-  attemptStarted(): void
-  /** A batch was acknowledged and its acknowledgement recorded in IndexedDB. */
-  delivered(batch: BatchRow, info: DeliveryInfo): void
-  /** A rejected batch was moved to the dead letters (its error stays visible until the next success). */
-  deadLettered(error: DeliveryError): void
-  /** A failure was recorded in IndexedDB (attempts, backoff, last error). */
-  failureRecorded(): void
-  /**
-   * The receiver answered with a conflict (409): the conflicting operations
-   * were moved to the conflicts, the rest of the batch goes out again under a
-   * new batchId.
-   */
-  conflicted?(count: number): void
 }
 
 /** The options the pipeline reads (every client option resolved). */

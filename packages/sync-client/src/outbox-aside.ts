@@ -1,8 +1,8 @@
 import type { conflictOps } from './conflict-ops.js'
 import type { DeliveryOutcome } from './deliver.js'
-import type { PipelineEvents } from './delivery-pipeline.js'
 import type { repairOps } from './outbox-repair.js'
 import type { BatchRow, OutboxDexie } from './outbox-schema.js'
+import type { PipelineEvents } from './pipeline-events.js'
 import type { DeadLetter, DeliveryError } from './types.js'
 
 // What a rejected batch leaves aside: a 409's conflicts, dead letters (opt-in), and the dead letters' listing (the

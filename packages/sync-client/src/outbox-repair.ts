@@ -1,17 +1,18 @@
 import type { Operation } from '@flagsync/protocol'
 import type { Table } from 'dexie'
-import type { DeliveryPipeline } from './delivery-pipeline.js'
-import type { LazyKit } from './lazy-ops.js'
-import type { OutboxDb } from './outbox-db.js'
+import type { LazyKit } from './lazy-kit.js'
 import type { BatchRow, OutboxDexie, StoredOp } from './outbox-schema.js'
 import type { Clock, DeliveryError } from './types.js'
 
 const BUSY_POLL_MS = 100
 
-/** What `discardLoop` uses of its client (sync-client.ts). */
+/**
+ * What `discardLoop` uses of its client (sync-client.ts): the pipeline and the outbox written out by shape, since both
+ * modules load this chunk (naming their types here would make an import circle).
+ */
 export interface DiscardContext {
-  pipeline: DeliveryPipeline
-  store: OutboxDb
+  pipeline: { currentAttempt: Promise<unknown> | null }
+  store: { discard(ids: readonly number[], now: number): Promise<number | 'busy'> }
   clock: Clock
   guard<T>(run: () => Promise<T>): Promise<T>
   changed(): void

@@ -1,4 +1,4 @@
-import type { LazyKit } from './lazy-ops.js'
+import type { LazyKit } from './lazy-kit.js'
 import type { OutboxDexie, RemoteRow } from './outbox-schema.js'
 
 // Folding the `remoteKeys` table (see remote-records.ts): due once per doubling of the table, at least 64 rows, so a

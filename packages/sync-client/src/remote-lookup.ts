@@ -1,4 +1,4 @@
-import type { LazyKit } from './lazy-ops.js'
+import type { LazyKit } from './lazy-kit.js'
 import type { OutboxDexie } from './outbox-schema.js'
 
 // Looking records up in `remoteKeys` (see remote-records.ts): only compaction of a queued run that starts with an

@@ -3,8 +3,9 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
-import { createDeliveryPipeline, type PipelineEvents } from '../src/delivery-pipeline.js'
+import { createDeliveryPipeline } from '../src/delivery-pipeline.js'
 import { OutboxDb } from '../src/outbox-db.js'
+import type { PipelineEvents } from '../src/pipeline-events.js'
 import { resolveOptions } from '../src/resolve-options.js'
 
 // The pipeline's 409 handling on its own: a real OutboxDb (fake-indexeddb) and the real flat API's receiver

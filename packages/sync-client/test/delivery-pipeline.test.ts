@@ -1,8 +1,9 @@
 import type { Operation } from '@flagsync/protocol'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createDeliveryPipeline, type PipelineEvents } from '../src/delivery-pipeline.js'
+import { createDeliveryPipeline } from '../src/delivery-pipeline.js'
 import { OutboxDb } from '../src/outbox-db.js'
+import type { PipelineEvents } from '../src/pipeline-events.js'
 import { resolveOptions } from '../src/resolve-options.js'
 import type { DeliveryError, DeliveryInfo } from '../src/types.js'
 

@@ -38,8 +38,6 @@ export class FlagWriter {
   private readonly original = new Map<string, StoredFlag | null>()
   private readonly originalRevision = new Map<string, number>()
   private readonly staged = new Map<string, StagedChange>()
-  /** Whether a staged put reads exactly like the committed flag, decided once per staged change. */
-  private readonly unchanged = new WeakMap<StagedChange, boolean>()
   private readonly states = new Map<string, StateAt>()
   private revisionBefore: Promise<number> | null = null
   /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
@@ -170,16 +168,9 @@ export class FlagWriter {
 
   /** A put of the committed flag as it is; false when the committed flag was never loaded. */
   private isUnchanged(c: StagedChange): boolean {
-    // Nothing read (a bulk of blind upserts): no lookups per put.
-    if (this.original.size === 0) return false
-    let verdict = this.unchanged.get(c)
-    if (verdict !== undefined) return verdict
-    const id = idOf(c.scope, c.key)
-    if (!this.original.has(id)) return false
-    const original = this.original.get(id) ?? null
-    verdict = original !== null && jsonEqual(c.flag, original)
-    this.unchanged.set(c, verdict)
-    return verdict
+    const original = this.original.get(idOf(c.scope, c.key))
+    // Undefined: never read (a blind upsert), so it is written; null: it did not exist.
+    return original !== undefined && original !== null && jsonEqual(c.flag, original)
   }
 
   private stage(scope: string, key: string, flag: StoredFlag | null): void {

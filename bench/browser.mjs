@@ -10,8 +10,9 @@
 //   browser.durability.strict_cost: relaxed ÷ strict enqueue rate, ours and raw
 //   browser.compaction.ops_per_s / browser.eval.ops_per_s: compact() / evaluate() in the page vs their bare baselines
 //   browser.cold_start.ms    offline page load with 1 000 cached flags and 1 000 queued edits → first getFlag
+//                            (the page preloads the bundle; browser.cold_start.no_preload_ms: the same without)
 // BENCH_PROFILE=<dir> also writes a Chromium CPU profile (DevTools protocol) of each measurement there.
-import { copyFileSync, existsSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { chromium } from 'playwright-core'
@@ -44,6 +45,11 @@ async function servedDir() {
   const dir = tempDir('browser')
   for (const file of PAGE_FILES) copyFileSync(join(benchDir, 'browser', file), join(dir.dir, file))
   copyFileSync(BUNDLE, join(dir.dir, 'sync-client.browser.min.js'))
+  // The same cold-start page without its modulepreload: the bundle is requested only once cold.js has been parsed.
+  const coldHtml = readFileSync(join(dir.dir, 'cold.html'), 'utf8')
+  const plainHtml = coldHtml.replace(/\s*<!--[^]*?-->\s*<link rel="modulepreload"[^>]*>/, '')
+  if (plainHtml === coldHtml) throw new Error('bench/browser/cold.html has no modulepreload line to drop')
+  writeFileSync(join(dir.dir, 'cold-plain.html'), plainHtml)
   await build({
     entryPoints: [join(benchDir, 'browser/entry.mjs')],
     outfile: join(dir.dir, 'workloads.js'),
@@ -139,8 +145,8 @@ export async function run({ quick }) {
     // IndexedDB persists) seeded online, then loaded offline again and again.
     const cold = await context.newPage()
     cold.on('pageerror', (error) => errors.push(`cold pageerror: ${error.message}`))
-    const coldResult = async (/** @type {string} */ query) => {
-      await cold.goto(`${server.url}/cold.html?${query}`)
+    const coldResult = async (/** @type {string} */ query, file = 'cold.html') => {
+      await cold.goto(`${server.url}/${file}?${query}`)
       await cold
         .waitForFunction(() => /** @type {any} */ (window).coldResult || /** @type {any} */ (window).coldError, null, {
           timeout: 60_000,
@@ -160,18 +166,22 @@ export async function run({ quick }) {
     await coldResult(`mode=seed&flags=${COLD_FLAGS}&ops=${COLD_OPS}`)
     await coldResult('mode=measure') // warm-up: the HTTP cache holds the page and bundle from here on
     await coldResult('mode=raw')
+    await coldResult('mode=measure', 'cold-plain.html')
     /** @type {any[]} */
     const colds = []
     /** @type {any[]} */
     const raws = []
+    /** @type {any[]} */
+    const plains = []
     // Interleaved with the same navigation answering by hand from IndexedDB (the floor of any client's answer).
     await profiled(cold, 'cold-start', async () => {
       for (let i = 0; i < sizes.coldRuns; i++) {
         colds.push(await coldResult('mode=measure'))
         raws.push(await coldResult('mode=raw'))
+        plains.push(await coldResult('mode=measure', 'cold-plain.html'))
       }
     })
-    for (const c of colds) {
+    for (const c of [...colds, ...plains]) {
       if (c.source !== 'cache' || c.flags !== COLD_FLAGS || c.queued !== COLD_OPS || c.pendingVisibleMs === null) {
         throw new Error(`cold start did not answer from the cache with the queue on top: ${JSON.stringify(c)}`)
       }
@@ -194,8 +204,19 @@ export async function run({ quick }) {
       baseline: median(moduleStarts),
       ratio: median(moduleStarts) / median(firsts),
       goal: atMost(100),
-      note: `navigation start → first getFlag() answered from the IndexedDB cache (1 000 flags cached, ${COLD_OPS} edits queued in the outbox, both clients offline via manualOnlineSource(false)), page and ${Math.round(served.bundleBytes / 1024)} KB bundle from the flat API over loopback (HTTP-cached after a warm-up load); ${spread(firsts)} ms; the queued edits show on top at ${spread(pendings)} ms; baseline = the same navigation until the page's module starts running (${spread(moduleStarts)} ms), i.e. what any script on this page pays first; module start → answer ${spread(afterStart)} ms, against the floor measured in the same page and run (interleaved): the same navigation answering by hand from IndexedDB (open the cache database, get the one record of 1 000 flags) at ${spread(rawFirsts)} ms, ${spread(rawAfterStart)} ms after its module started (the open alone ${spread(rawOpen)} ms)`,
+      note: `navigation start → first getFlag() answered from the IndexedDB cache (1 000 flags cached, ${COLD_OPS} edits queued in the outbox, both clients offline via manualOnlineSource(false)), page and ${Math.round(served.bundleBytes / 1024)} KB bundle from the flat API over loopback (HTTP-cached after a warm-up load), the page preloading the bundle (<link rel="modulepreload">, as a Vite-built page does; without it: browser.cold_start.no_preload_ms); ${spread(firsts)} ms; the queued edits show on top at ${spread(pendings)} ms; baseline = the same navigation until the page's module starts running (${spread(moduleStarts)} ms), i.e. what any script on this page pays first; module start → answer ${spread(afterStart)} ms, against the floor measured in the same page and run (interleaved): the same navigation answering by hand from IndexedDB (open the cache database, get the one record of 1 000 flags) at ${spread(rawFirsts)} ms, ${spread(rawAfterStart)} ms after its module started (the open alone ${spread(rawOpen)} ms)`,
       extra: { runs: colds, raw: raws },
+    })
+    const plainFirsts = plains.map((c) => c.firstAnswerMs)
+    const plainStarts = plains.map((c) => c.moduleStartMs)
+    const plainRow = row({
+      id: 'browser.cold_start.no_preload_ms',
+      value: median(plainFirsts),
+      unit: 'ms',
+      baseline: median(firsts),
+      ratio: median(firsts) / median(plainFirsts),
+      note: `browser.cold_start.ms's page without its modulepreload line (the bundle is requested only once cold.js has been parsed), interleaved with it: ${spread(plainFirsts)} ms, its module starting at ${spread(plainStarts)} ms; baseline = browser.cold_start.ms (with the preload) in the same run; no goal (what a page that chains its module imports pays)`,
+      extra: { runs: plains },
     })
     await cold.close()
 
@@ -339,7 +360,7 @@ export async function run({ quick }) {
       }),
     )
 
-    rows.push(coldRow)
+    rows.push(coldRow, plainRow)
     await context.close()
     return rows
   } finally {

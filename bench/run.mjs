@@ -63,6 +63,7 @@ const MODULES = [
       'browser.compaction.ops_per_s',
       'browser.eval.ops_per_s',
       'browser.cold_start.ms',
+      'browser.cold_start.no_preload_ms',
     ],
     timeoutMs: 420_000,
   },

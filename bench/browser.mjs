@@ -47,7 +47,7 @@ async function servedDir() {
   copyFileSync(BUNDLE, join(dir.dir, 'sync-client.browser.min.js'))
   // The same cold-start page without its modulepreload: the bundle is requested only once cold.js has been parsed.
   const coldHtml = readFileSync(join(dir.dir, 'cold.html'), 'utf8')
-  const plainHtml = coldHtml.replace(/\s*<!--[^]*?-->\s*<link rel="modulepreload"[^>]*>/, '')
+  const plainHtml = coldHtml.replace(/\s*<!--[\s\S]*?-->\s*<link rel="modulepreload"[^>]*>/, '')
   if (plainHtml === coldHtml) throw new Error('bench/browser/cold.html has no modulepreload line to drop')
   writeFileSync(join(dir.dir, 'cold-plain.html'), plainHtml)
   await build({

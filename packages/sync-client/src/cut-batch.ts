@@ -1,5 +1,5 @@
 import type { Operation } from '@flagsync/protocol'
-import { compact } from './compact.js'
+import { compactRecord } from './compact.js'
 import { heldKeys } from './conflict-store.js'
 import { lazyNow } from './lazy.js'
 import {
@@ -102,8 +102,7 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
   for (;;) {
     const { rows, cached, exhausted } = await readWindow(db, view, window, held)
     if (rows.length === 0) return { batch: undefined, view }
-    const { runs, compacted } = await compactQueued(db, rows, options.unrecorded)
-    const selection = select(runs, compacted, options.batchSize, options.staleBase)
+    const selection = select(await compactQueued(db, rows, options.unrecorded), options.batchSize, options.staleBase)
     if (held.size > 0) await deleteTakenAmongHeld(db, cached, selection.sources)
     else await deleteTaken(db, rows, cached, selection.sources)
     view = viewAfter(rows, selection.sources)
@@ -190,43 +189,46 @@ async function existingRecords(
   return remote
 }
 
+/** A record's queued operations in the window and what they compact to (null: they cancel out). */
+export interface CompactedRun {
+  key: string
+  rows: StoredOp[]
+  op: Operation | null
+}
+
 /**
- * Queued operations compacted (see `compact`): records in order of first appearance, without those that cancel out,
- * and the rows grouped by record in that order. The remote state is looked up only for the records that can cancel
- * out (see `existingRecords`).
+ * Queued operations compacted per record (see `compactRecord`), records in order of first appearance. The remote
+ * state is looked up only for the records that can cancel out (see `existingRecords`).
  */
 export async function compactQueued(
   db: OutboxDexie,
   rows: readonly StoredOp[],
   unrecorded?: readonly BatchRow[],
-): Promise<{ runs: Runs; compacted: Operation[] }> {
+): Promise<CompactedRun[]> {
   const runs = groupByRecord(rows)
   const remote = await existingRecords(db, runs, unrecorded)
-  const ops: Operation[] = []
-  for (const run of runs.values()) for (const row of run) ops.push(row.op)
-  const existsRemotely = (collection: string, recordId: string) => remote.has(recordKey({ collection, recordId }))
-  return { runs, compacted: compact(ops, { existsRemotely }) }
+  return Array.from(runs, ([key, run]) => ({
+    key,
+    rows: run,
+    op: compactRecord(
+      run.map((row) => row.op),
+      remote.has(key),
+    ),
+  }))
 }
 
-function select(
-  runs: Runs,
-  compacted: readonly Operation[],
-  batchSize: number,
-  stale: CutOptions['staleBase'],
-): Selection {
+function select(runs: readonly CompactedRun[], batchSize: number, stale: CutOptions['staleBase']): Selection {
   const selection: Selection = { operations: [], sourceIds: [], sources: [] }
-  let next = 0
-  for (const [key, run] of runs) {
-    for (const row of run) selection.sources.push(row)
-    let op = compacted[next]
-    if (op === undefined || recordKey(op) !== key) continue
-    next++
+  for (const { key, rows, op } of runs) {
+    for (const row of rows) selection.sources.push(row)
+    if (op === null) continue
+    let sent = op
     if (op.baseRevision !== undefined && stale?.(key, op.baseRevision)) {
       const { baseRevision: _stale, ...rest } = op
-      op = rest
+      sent = rest
     }
-    selection.operations.push(op)
-    selection.sourceIds.push(run.map((row) => row.id))
+    selection.operations.push(sent)
+    selection.sourceIds.push(rows.map((row) => row.id))
     if (selection.operations.length >= batchSize) break
   }
   return selection

@@ -287,8 +287,9 @@ export class OutboxDb {
         if (held.size > 0) queued = queued.filter((row) => !held.has(recordKey(row.op)))
         // Batches are never re-compacted: count what they send, plus the compacted rest.
         const inBatches = batches.reduce((sum, b) => sum + b.operations.length, 0)
-        const { compacted } = await compactQueued(db, queued)
-        return { head, pending: inBatches + compacted.length, conflicts: await db.conflicts.count() }
+        const runs = await compactQueued(db, queued)
+        const pending = runs.reduce((sum, run) => (run.op ? sum + 1 : sum), inBatches)
+        return { head, pending, conflicts: await db.conflicts.count() }
       }),
     )
   }

@@ -268,6 +268,40 @@ describe('compact: agrees with the one-record fold', () => {
     return { action: 'delete', collection, recordId }
   })
 
+  // compactRecord finds the last insert or delete and merges the updates after it once: this pins it to the plain
+  // operation-by-operation fold it replaced (kept here as the model), field order and the `__proto__` field included.
+  it('compactRecord equals folding the record one operation at a time', () => {
+    const withBase = fc
+      .tuple(anyOp, fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined }))
+      .map(([op, base]): Operation => (base === undefined ? op : { ...op, baseRevision: base }))
+    const proto = fc.constant(JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>)
+    const protoUpdate = proto.map(
+      (changes): Operation => ({ action: 'update', collection: 'c', recordId: '1', changes }),
+    )
+    const run = fc.array(fc.oneof({ weight: 9, arbitrary: withBase }, { weight: 1, arbitrary: protoUpdate }), {
+      maxLength: 30,
+    })
+    fc.assert(
+      fc.property(run, fc.boolean(), (mixed, remote) => {
+        const ops = mixed.map((op) => ({ ...op, collection: 'c', recordId: '1' }))
+        const before = structuredClone(ops)
+        const got = compactRecord(ops, remote)
+        const want = foldRecord(ops, remote)
+        expect(JSON.stringify(got)).toBe(JSON.stringify(want))
+        expect(got).toEqual(want)
+        const fields = (o: Operation | null) =>
+          o === null || o.action === 'delete' ? null : o.action === 'insert' ? o.record : o.changes
+        const proto = (o: Operation | null) => {
+          const f = fields(o)
+          return f === null ? null : Object.getPrototypeOf(f)
+        }
+        expect(proto(got)).toBe(proto(want))
+        expect(ops).toEqual(before)
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
   it('equals compactRecord of each record, in order of first appearance, without touching its input', () => {
     fc.assert(
       fc.property(fc.array(anyOp, { maxLength: 80 }), (raw) => {
@@ -327,3 +361,28 @@ describe('compact: agrees with the one-record fold', () => {
     expect(record.a).toBe(2)
   })
 })
+
+/** The operation-by-operation fold `compactRecord` once was: the model it is checked against. */
+function foldRecord(ops: readonly Operation[], existsRemotely: boolean): Operation | null {
+  const first = ops[0]
+  if (first === undefined) return null
+  const mayExist = existsRemotely || first.action !== 'insert'
+  let current: Operation | null = first
+  let base: number | undefined
+  for (let i = 0; i < ops.length; i++) {
+    const next = ops[i] as Operation
+    const { collection, recordId } = next // one record: the same in every operation
+    base ??= next.baseRevision
+    if (i === 0) continue
+    if (current === null || next.action === 'insert') current = next
+    else if (next.action === 'delete') current = current.action === 'insert' && !mayExist ? null : next
+    else if (current.action === 'insert') {
+      current = { action: 'insert', collection, recordId, record: { ...current.record, ...next.changes } }
+    } else if (current.action === 'update') {
+      current = { action: 'update', collection, recordId, changes: { ...current.changes, ...next.changes } }
+    }
+  }
+  if (current === null || current.baseRevision === base) return current
+  const { baseRevision: _later, ...rest } = current
+  return base === undefined ? rest : { ...rest, baseRevision: base }
+}

@@ -49,21 +49,21 @@ export interface NextBatch {
 export class OutboxDb {
   readonly db: OutboxDexie
   /** Rows `remoteKeys` had after this instance's last fold (0: none yet). */
-  private remoteRowsAfterFold = 0
-  private closed = false
+  #remoteRowsAfterFold = 0
+  #closed = false
   /** `db.open()` started by `enqueue`, until it settles. */
-  private opening: Promise<void> | null = null
+  #opening: Promise<void> | null = null
   /**
    * The connection `db.open()` resolved with. Dexie reports itself open (`isOpen()`, `backendDB()`) from the start
    * of its upgrade, and a transaction of our own on that connection throws InvalidStateError until the upgrade is
    * over: the direct path of `enqueue` takes only this one.
    */
-  private ready: IDBDatabase | null = null
-  private readonly txOptions: IDBTransactionOptions | undefined
+  #ready: IDBDatabase | null = null
+  readonly #txOptions: IDBTransactionOptions | undefined
 
   constructor(name: string, deps: OutboxDeps) {
     const durability = deps.durability ?? DEFAULT_DURABILITY
-    this.txOptions = transactionOptions(durability)
+    this.#txOptions = transactionOptions(durability)
     const db = new Dexie(name, {
       indexedDB: deps.indexedDB,
       IDBKeyRange: deps.IDBKeyRange,
@@ -98,7 +98,7 @@ export class OutboxDb {
   }
 
   close(): void {
-    this.closed = true
+    this.#closed = true
     this.db.close()
   }
 
@@ -114,25 +114,25 @@ export class OutboxDb {
    * zone sits on the hot path of every write (see bench `browser.enqueue`).
    */
   enqueue(op: Operation, now: number): Promise<number> {
-    if (this.closed) return Promise.reject(closedError())
+    if (this.#closed) return Promise.reject(closedError())
     const { db } = this
-    if (this.opening === null && db.isOpen() && db.backendDB() === this.ready) {
-      return appendOp(this.ready, op, now, this.txOptions)
+    if (this.#opening === null && db.isOpen() && db.backendDB() === this.#ready) {
+      return appendOp(this.#ready, op, now, this.#txOptions)
     }
     // Every write made before the database is open waits on one promise, so they queue in call order.
-    if (this.opening === null) {
+    if (this.#opening === null) {
       const opening = db.open().then(() => {
-        this.ready = db.backendDB()
+        this.#ready = db.backendDB()
       })
       const done = () => {
-        if (this.opening === opening) this.opening = null
+        if (this.#opening === opening) this.#opening = null
       }
       opening.then(done, done)
-      this.opening = opening
+      this.#opening = opening
     }
-    return this.opening.then(() => {
-      if (this.closed) throw closedError()
-      return appendOp(db.backendDB(), op, now, this.txOptions)
+    return this.#opening.then(() => {
+      if (this.#closed) throw closedError()
+      return appendOp(db.backendDB(), op, now, this.#txOptions)
     })
   }
 
@@ -144,15 +144,15 @@ export class OutboxDb {
   nextBatch(after: number | null, cut: CutOptions): Promise<NextBatch> {
     return withLazy(async () => {
       try {
-        return await this.nextBatchOnce(after, cut)
+        return await this.#nextBatchOnce(after, cut)
       } catch (error) {
         if (error !== STALE_VIEW) throw error
-        return this.nextBatchOnce(after, { ...cut, view: EMPTY_VIEW })
+        return this.#nextBatchOnce(after, { ...cut, view: EMPTY_VIEW })
       }
     })
   }
 
-  private nextBatchOnce(after: number | null, cut: CutOptions): Promise<NextBatch> {
+  #nextBatchOnce(after: number | null, cut: CutOptions): Promise<NextBatch> {
     const { db } = this
     const tables = [db.ops, db.batches, db.tombstones, db.remoteKeys, db.remoteFilters, db.conflicts]
     return db.transaction('rw', tables, async () => {
@@ -165,17 +165,17 @@ export class OutboxDb {
 
   /** Marks an attempt as on the wire; false when the batch is gone (discarded meanwhile). */
   async markSending(batchId: string, until: number): Promise<boolean> {
-    return (await this.setBatch(batchId, { sendingUntil: until, sent: true })) > 0
+    return (await this.#setBatch(batchId, { sendingUntil: until, sent: true })) > 0
   }
 
   /** Sets fields of the batch `batchId`; resolves 1, or 0 when it is gone. */
-  private setBatch(batchId: string, fields: Partial<BatchRow>): PromiseLike<number> {
+  #setBatch(batchId: string, fields: Partial<BatchRow>): PromiseLike<number> {
     return this.db.batches.where('batchId').equals(batchId).modify(fields)
   }
 
   /** A batch cut to go out next never left (the one before it failed): its operations may be discarded again. */
   async releaseUnsent(batchId: string): Promise<void> {
-    await this.setBatch(batchId, { sendingUntil: 0, sent: false })
+    await this.#setBatch(batchId, { sendingUntil: 0, sent: false })
   }
 
   /**
@@ -193,7 +193,7 @@ export class OutboxDb {
         if ((await db.batches.where(':id').equals(seq).count()) === 0) return 0
         await clearTombstonesOf(db, batch.sources)
         const rows = await recordDelivered(db, batch.operations)
-        if (foldDue(rows, this.remoteRowsAfterFold)) this.remoteRowsAfterFold = await lazyNow().foldRemote(db)
+        if (foldDue(rows, this.#remoteRowsAfterFold)) this.#remoteRowsAfterFold = await lazyNow().foldRemote(db)
         await db.batches.delete(seq)
         return 1
       }),
@@ -222,7 +222,7 @@ export class OutboxDb {
 
   /** The attempt ended without an answer worth counting (aborted by close). */
   async clearSending(batchId: string): Promise<void> {
-    await this.setBatch(batchId, { sendingUntil: 0 })
+    await this.#setBatch(batchId, { sendingUntil: 0 })
   }
 
   /**

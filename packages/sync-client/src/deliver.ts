@@ -1,5 +1,7 @@
-import { type Operation, parseRetryAfter } from '@flagsync/protocol'
-import type { Clock, DeliveryError } from './types.js'
+import { parseRetryAfter } from '@flagsync/protocol'
+import type { BatchRow } from './outbox-schema.js'
+import type { ResolvedOptions } from './resolve-options.js'
+import type { DeliveryError } from './types.js'
 
 /** What one HTTP attempt came to. */
 export type DeliveryOutcome =
@@ -12,24 +14,22 @@ export type DeliveryOutcome =
   /** No response: offline, DNS, CORS, reset, timeout, or aborted by `close()`. */
   | { kind: 'network'; error: unknown; timedOut: boolean; aborted: boolean }
 
-export interface DeliverRequest {
-  url: string
-  headers: Record<string, string>
-  batchId: string
-  operations: readonly Operation[]
-  /** `operations` as JSON text, when already serialized (a persisted batch keeps it). */
-  operationsJson?: string
-  fetch: typeof fetch
-  clock: Clock
-  timeoutMs: number
-  /** Aborts the request (the client's `close()`). */
-  signal?: AbortSignal
-}
+/** The options `deliver` reads (every client option resolved). */
+export type DeliverOptions = Pick<ResolvedOptions, 'clock' | 'fetch' | 'requestTimeoutMs' | 'webhookUrl'>
 
 const MAX_BODY_CHARS = 16_384
 
-/** Sends one batch as `{batchId, operations}` JSON and classifies the answer. Never throws. */
-export async function deliver(request: DeliverRequest): Promise<DeliveryOutcome> {
+/**
+ * Sends one batch as `{batchId, operations}` JSON (the operations' text reused when the batch keeps it) and
+ * classifies the answer. Never throws. `signal` aborts the request (the client's `close()`).
+ */
+export async function deliver(
+  o: DeliverOptions,
+  batch: Pick<BatchRow, 'batchId' | 'operations' | 'operationsJson'>,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<DeliveryOutcome> {
+  const { clock, requestTimeoutMs } = o
   const controller = new AbortController()
   let timedOut = false
   // Settles when the request is aborted, even if a fetch implementation ignores its signal.
@@ -41,19 +41,23 @@ export async function deliver(request: DeliverRequest): Promise<DeliveryOutcome>
     controller.abort()
     stop(new Error(reason))
   }
-  const timer = request.clock.setTimeout(() => {
+  const timer = clock.setTimeout(() => {
     timedOut = true
-    abort(`no response within ${request.timeoutMs} ms`)
-  }, request.timeoutMs)
+    abort(`no response within ${requestTimeoutMs} ms`)
+  }, requestTimeoutMs)
   const onAbort = (): void => abort('aborted')
-  request.signal?.addEventListener('abort', onAbort)
+  signal.addEventListener('abort', onAbort)
   try {
-    if (request.signal?.aborted) throw new Error('aborted before sending')
+    if (signal.aborted) throw new Error('aborted before sending')
     const exchange = async (): Promise<{ response: Response; body: unknown }> => {
-      const response = await request.fetch(request.url, {
+      const response = await o.fetch(o.webhookUrl, {
         method: 'POST',
-        headers: requestHeaders(request.headers),
-        body: requestBody(request),
+        // The configured headers plus `Content-Type: application/json`, which always wins.
+        headers: {
+          ...Object.fromEntries(Object.entries(headers).filter(([name]) => !/^content-type$/i.test(name))),
+          'Content-Type': 'application/json',
+        },
+        body: `{"batchId":${JSON.stringify(batch.batchId)},"operations":${batch.operationsJson ?? JSON.stringify(batch.operations)}}`,
         signal: controller.signal,
       })
       return { response, body: await readBody(response) }
@@ -64,27 +68,15 @@ export async function deliver(request: DeliverRequest): Promise<DeliveryOutcome>
     return {
       kind: status >= 400 && status < 500 && status !== 408 && status !== 429 ? 'rejected' : 'transient',
       status,
-      retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), request.clock.now()),
+      retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), clock.now()),
       body,
     }
   } catch (error) {
-    return { kind: 'network', error, timedOut, aborted: !timedOut && request.signal?.aborted === true }
+    return { kind: 'network', error, timedOut, aborted: !timedOut && signal.aborted }
   } finally {
-    request.clock.clearTimeout(timer)
-    request.signal?.removeEventListener('abort', onAbort)
+    clock.clearTimeout(timer)
+    signal.removeEventListener('abort', onAbort)
   }
-}
-
-/** `{batchId, operations}` as JSON, the operations' text reused when there is one. */
-function requestBody({ batchId, operations, operationsJson }: DeliverRequest): string {
-  if (operationsJson === undefined) return JSON.stringify({ batchId, operations })
-  return `{"batchId":${JSON.stringify(batchId)},"operations":${operationsJson}}`
-}
-
-/** The configured headers plus `Content-Type: application/json`, which always wins. */
-function requestHeaders(configured: Record<string, string>): Record<string, string> {
-  const headers = Object.fromEntries(Object.entries(configured).filter(([name]) => !/^content-type$/i.test(name)))
-  return { ...headers, 'Content-Type': 'application/json' }
 }
 
 async function readBody(response: Response): Promise<unknown> {

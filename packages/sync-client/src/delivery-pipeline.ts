@@ -226,17 +226,7 @@ export function createDeliveryPipeline(
     pipeline.attempting = true
     events.attemptStarted()
     try {
-      return await deliver({
-        url: o.webhookUrl,
-        headers: await o.headers(),
-        batchId: batch.batchId,
-        operations: batch.operations,
-        operationsJson: batch.operationsJson,
-        fetch: o.fetch,
-        clock,
-        timeoutMs: requestTimeoutMs,
-        signal,
-      })
+      return await deliver(o, batch, await o.headers(), signal)
     } catch (error) {
       // Only the headers function can throw here; count it like a failed request.
       return { kind: 'network', error, timedOut: false, aborted: false }

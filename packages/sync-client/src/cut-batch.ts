@@ -5,7 +5,6 @@ import { lazyNow } from './lazy.js'
 import {
   type BatchRow,
   clearTombstonesOf,
-  encodeBatch,
   existenceAfter,
   type OutboxDexie,
   recordKey,
@@ -112,21 +111,22 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
       if (exhausted) return { batch: undefined, view }
       continue
     }
-    const batch: BatchRow = {
+    // Stored as a `StoredBatchRow`: the operations and their sources as JSON text.
+    const { operations, sourceIds, sources } = selection
+    const stored = {
       batchId: options.newBatchId(),
-      operations: selection.operations,
-      operationsJson: JSON.stringify(selection.operations),
-      sourceIds: selection.sourceIds,
-      sources: selection.sources,
       attempts: 0,
       nextAttemptAt: 0,
       lastError: null,
       sendingUntil: options.sendingUntil,
       sent: options.sendingUntil > 0,
       createdAt: options.now,
+      operationsJson: JSON.stringify(operations),
+      sourcesJson: JSON.stringify({ sourceIds, sources }),
     }
-    batch.seq = await db.batches.add(encodeBatch(batch))
-    return { batch, view }
+    const seq = await db.batches.add(stored)
+    const { sourcesJson: _sources, ...bookkeeping } = stored
+    return { batch: { ...bookkeeping, seq, operations, sourceIds, sources }, view }
   }
 }
 

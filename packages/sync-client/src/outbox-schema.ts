@@ -52,16 +52,6 @@ type BatchContent = 'operations' | 'sourceIds' | 'sources' | 'operationsJson'
 export type StoredBatchRow = Omit<BatchRow, BatchContent> &
   ({ operationsJson: string; sourcesJson: string } | Pick<BatchRow, 'operations' | 'sourceIds' | 'sources'>)
 
-export function encodeBatch(batch: BatchRow): StoredBatchRow {
-  const { operations, sourceIds, sources, operationsJson, seq, ...bookkeeping } = batch
-  return {
-    ...bookkeeping,
-    ...(seq === undefined ? {} : { seq }),
-    operationsJson: operationsJson ?? JSON.stringify(operations),
-    sourcesJson: JSON.stringify({ sourceIds, sources }),
-  }
-}
-
 export function decodeBatch(row: StoredBatchRow): BatchRow {
   if (!('operationsJson' in row)) return row
   const { operationsJson, sourcesJson, ...bookkeeping } = row

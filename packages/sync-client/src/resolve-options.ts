@@ -2,6 +2,7 @@ import { browserOnlineSource } from '@flagsync/flag-client'
 import { type RetryPolicy, resolveRetryPolicy } from '@flagsync/protocol'
 import { systemClock } from './clock.js'
 import { defaultBroadcastChannel } from './cross-tab.js'
+import { DEFAULT_DURABILITY, type Durability } from './durability.js'
 import { mustBe, SyncClientError } from './errors.js'
 import { isId } from './normalize-operation.js'
 import { randomId } from './random-id.js'
@@ -39,6 +40,7 @@ export interface ResolvedOptions {
   locks: LockManagerLike | null
   broadcastChannel: BroadcastChannelFactory | null
   generateId: () => string
+  durability: Durability
 }
 
 const invalidConfig = (what: string, rule: string, got?: string): SyncClientError =>
@@ -143,5 +145,14 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
     locks: options.locks === undefined ? globalLocks() : options.locks,
     broadcastChannel: options.broadcastChannel === undefined ? defaultBroadcastChannel() : options.broadcastChannel,
     generateId: options.generateId ?? randomId,
+    durability: durabilityOption(options.durability),
   }
+}
+
+const DURABILITIES: ReadonlySet<unknown> = new Set<Durability>(['relaxed', 'strict', 'default'])
+
+function durabilityOption(value: unknown): Durability {
+  if (value === undefined) return DEFAULT_DURABILITY
+  if (!DURABILITIES.has(value)) throw invalidConfig('durability', "'relaxed', 'strict' or 'default'", String(value))
+  return value as Durability
 }

@@ -2,7 +2,6 @@ import type { Operation } from '@flagsync/protocol'
 import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
 import { deferredDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
 import { createDeliveryPipeline, type DrainResult } from './delivery-pipeline.js'
-import { resolveDurability } from './durability.js'
 import { SyncClientError, toSyncClientError } from './errors.js'
 import { loadLazyOps } from './lazy.js'
 import {
@@ -34,8 +33,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
   // shorten, where private class members keep their full names in the bundle (issue 17's size budget).
   const o = resolveOptions(options)
   const { clock } = o
-  const durability = resolveDurability(options.durability)
-  const store = new OutboxDb(o.dbName, { indexedDB: o.indexedDB, IDBKeyRange: o.IDBKeyRange, durability })
+  const store = new OutboxDb(o.dbName, o)
   const shutdown = new AbortController()
   const deliveredListeners = new Set<DeliveredListener>()
   const channelName = `flagsync-sync-client:${o.dbName}`

@@ -151,6 +151,9 @@ export function conflictOps(kit: ConflictKit) {
     resolution: ConflictResolution,
     now: number,
   ): Promise<Operation | null> {
+    if (!Number.isInteger(id)) {
+      throw new SyncClientError('invalid_operation', 'resolve expects a conflict id (an integer from conflicts())')
+    }
     return db.transaction('rw', [db.ops, db.batches, db.tombstones, db.conflicts], async () => {
       const row = await db.conflicts.get(id)
       if (!row) throw new SyncClientError('unknown_conflict', `no conflict ${id} (resolved already?)`)

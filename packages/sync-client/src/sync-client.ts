@@ -301,10 +301,6 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     conflicts: () => guard(() => store.conflicts()),
 
     async resolve(conflictId, resolution) {
-      assertOpen()
-      if (!Number.isInteger(conflictId)) {
-        throw invalidOperation('resolve expects a conflict id (an integer from conflicts())')
-      }
       await guard(() => store.resolve(conflictId, resolution, clock.now()))
       changed()
       pushSoon()

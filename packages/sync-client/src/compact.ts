@@ -80,14 +80,34 @@ const NONE = 0
 const INSERT = 1
 const UPDATE = 2
 const DELETE = 3
-/** Flag in `kinds`: the record may already exist at the receiver (see `compactRecord`'s `mayExist`). */
+/** Flag in a slot's KIND: the record may already exist at the receiver (see `compactRecord`'s `mayExist`). */
 const MAY_EXIST = 4
+// A slot's state, side by side: the last insert or delete, or the first update after it (queue index + 1; 0 when
+// cancelled out); its kind and MAY_EXIST; the last update to merge into it; the first operation of the record that
+// carries a `baseRevision` (see `withBase`).
+const BASE = 0
+const KIND = 1
+const LAST = 2
+const FIRST_BASE = 3
+const STRIDE = 4
 
-/** Own enumerable fields of `first` then the updates' changes from queue index `head` on, later ones winning. */
-function mergeFields(first: Record<string, unknown>, ops: readonly Operation[], head: number, next: Int32Array) {
+/** Where the merge walks its chain: reused, so a record's merge allocates nothing but its result. */
+let chain = new Int32Array(64)
+
+/** Own enumerable fields of `first`, then the changes of the updates chained back from queue index `last`, in order. */
+function mergeFields(first: Record<string, unknown>, ops: readonly Operation[], last: number, prev: Int32Array) {
+  let count = 0
+  for (let i = last; i >= 0; i = (prev[i] as number) - 1) {
+    if (count === chain.length) {
+      const grown = new Int32Array(count * 2)
+      grown.set(chain)
+      chain = grown
+    }
+    chain[count++] = i
+  }
   let merged: Record<string, unknown> = { ...first }
-  for (let i = head; i >= 0; i = (next[i] as number) - 1) {
-    const changes = (ops[i] as Extract<Operation, { action: 'update' }>).changes
+  while (count > 0) {
+    const changes = (ops[chain[--count] as number] as Extract<Operation, { action: 'update' }>).changes
     // Inlined `assignChanges`: this loop is compact()'s hottest (bench compaction.ratio).
     if (Object.hasOwn(changes, '__proto__')) merged = { ...merged, ...changes }
     else Object.assign(merged, changes)
@@ -107,96 +127,117 @@ function mergeFields(first: Record<string, unknown>, ops: readonly Operation[], 
  * not been sent yet: compacting into an operation the receiver may already
  * have applied is wrong.
  *
- * The same rules as `compactRecord`, laid out for speed over many records: a record is
- * a slot number (its rank of first appearance) into typed arrays, so the scan
- * allocates nothing per operation. Updates that land on an insert or an update
- * are only linked (queue index to queue index, in order) and merged once at
- * the end: merging each into a fresh copy costs a copy of every field so far
- * per update. Indexes are stored plus one, so the arrays' zero means none.
+ * The same rules as `compactRecord`, laid out for speed over many records: a
+ * record is a slot number (its rank of first appearance) into one typed array
+ * holding its state side by side, so the scan allocates nothing per operation
+ * and an operation costs one cache line of state besides its Map entry.
+ * Updates that land on an insert or an update are only chained (each to the
+ * one before it, written at its own queue index, so in queue order) and merged
+ * once at the end: merging each into a fresh copy costs a copy of every field
+ * so far per update. An operation that comes out unchanged is not read again.
+ * Indexes are stored plus one, so the arrays' zero means none.
  */
 export function compact(ops: readonly Operation[], options: CompactOptions = {}): Operation[] {
   const { existsRemotely } = options
   const n = ops.length
   const byCollection = new Map<string, Map<string, number>>()
-  /** Per slot: the last insert or delete, or the first update after it, as a queue index + 1; 0 when cancelled out. */
-  const bases = new Int32Array(n)
-  const kinds = new Uint8Array(n)
-  /** Per slot: the first and the last update to merge into the base, queue index + 1. */
-  const heads = new Int32Array(n)
-  const tails = new Int32Array(n)
-  /** Per slot: the first operation of the record carrying a `baseRevision` (see `withBase`), queue index + 1. */
-  const firstBase = new Int32Array(n)
-  /** Per queue index: the next update of the same record to merge, queue index + 1. */
-  const next = new Int32Array(n)
+  /** The first collections seen and their maps, searched before `byCollection`: a queue holds few. */
+  const names: string[] = []
+  const maps: Map<string, number>[] = []
+  /** Slot s's state at STRIDE * s: see BASE, KIND, LAST and FIRST_BASE. */
+  const state = new Int32Array(n * STRIDE)
+  /** Per queue index of an update chained for merging: the one chained before it, queue index + 1 (0: the first). */
+  const prev = new Int32Array(n)
   let slots = 0
   let lastCollection: string | undefined
   let records: Map<string, number> | undefined
   for (let i = 0; i < n; i++) {
     const op = ops[i] as Operation
-    // Queues are mostly one collection: skip the outer lookup while it repeats.
-    if (op.collection !== lastCollection || records === undefined) {
-      lastCollection = op.collection
-      records = byCollection.get(op.collection)
+    const collection = op.collection
+    if (collection !== lastCollection || records === undefined) {
+      let k = 0
+      while (k < names.length && names[k] !== collection) k++
+      records = maps[k]
       if (records === undefined) {
-        records = new Map()
-        byCollection.set(op.collection, records)
+        records = byCollection.get(collection)
+        if (records === undefined) {
+          records = new Map()
+          byCollection.set(collection, records)
+        }
+        if (names.length < 4) {
+          names.push(collection)
+          maps.push(records)
+        }
       }
+      lastCollection = collection
     }
     const action = op.action
     let s = records.get(op.recordId)
     if (s === undefined) {
       s = slots++
       records.set(op.recordId, s)
-      bases[s] = i + 1
+      const o = s * STRIDE
+      state[o + BASE] = i + 1
       if (action === 'insert') {
-        kinds[s] = existsRemotely?.(op.collection, op.recordId) ? INSERT | MAY_EXIST : INSERT
-      } else kinds[s] = (action === 'update' ? UPDATE : DELETE) | MAY_EXIST
-      if (op.baseRevision !== undefined) firstBase[s] = i + 1
+        state[o + KIND] = existsRemotely?.(collection, op.recordId) ? INSERT | MAY_EXIST : INSERT
+      } else state[o + KIND] = (action === 'update' ? UPDATE : DELETE) | MAY_EXIST
+      if (op.baseRevision !== undefined) state[o + FIRST_BASE] = i + 1
       continue
     }
-    if (firstBase[s] === 0 && op.baseRevision !== undefined) firstBase[s] = i + 1
-    const kind = (kinds[s] as number) & 3
+    const o = s * STRIDE
+    if (op.baseRevision !== undefined && state[o + FIRST_BASE] === 0) state[o + FIRST_BASE] = i + 1
+    const flags = state[o + KIND] as number
+    const kind = flags & 3
     if (action === 'update') {
       if (kind === NONE) {
-        bases[s] = i + 1
-        kinds[s] = UPDATE | ((kinds[s] as number) & MAY_EXIST)
+        state[o + BASE] = i + 1
+        state[o + KIND] = UPDATE | (flags & MAY_EXIST)
       } else if (kind !== DELETE) {
-        const tail = tails[s] as number
-        if (tail === 0) heads[s] = i + 1
-        else next[tail - 1] = i + 1
-        tails[s] = i + 1
+        prev[i] = state[o + LAST] as number
+        state[o + LAST] = i + 1
       }
       // Update after delete changes nothing (see compactRecord).
       continue
     }
-    const mayExist = (kinds[s] as number) & MAY_EXIST
+    const mayExist = flags & MAY_EXIST
     if (action === 'delete' && kind === INSERT && mayExist === 0) {
-      bases[s] = 0
-      kinds[s] = NONE
+      state[o + BASE] = 0
+      state[o + KIND] = NONE
     } else {
-      bases[s] = i + 1
-      kinds[s] = (action === 'delete' ? DELETE : INSERT) | mayExist
+      state[o + BASE] = i + 1
+      state[o + KIND] = (action === 'delete' ? DELETE : INSERT) | mayExist
     }
-    heads[s] = 0
-    tails[s] = 0
+    state[o + LAST] = 0
   }
   const out: Operation[] = []
   for (let s = 0; s < slots; s++) {
-    const b = bases[s] as number
+    const o = s * STRIDE
+    const b = state[o + BASE] as number
     if (b === 0) continue
     const base = ops[b - 1] as Operation
-    const first = firstBase[s] as number
+    const first = state[o + FIRST_BASE] as number
+    const last = (state[o + LAST] as number) - 1
+    const unmerged = last < 0 || ((state[o + KIND] as number) & 3) === DELETE
+    if (unmerged && first === 0) {
+      // No base revision anywhere in the run: the operation as queued, without reading it again.
+      out.push(base)
+      continue
+    }
     const baseRevision = first === 0 ? undefined : (ops[first - 1] as Operation).baseRevision
-    const head = (heads[s] as number) - 1
-    if (head < 0 || base.action === 'delete') {
+    if (unmerged) {
       out.push(withBase(base, baseRevision) as Operation)
       continue
     }
     const { collection, recordId } = base
     const merged: Operation =
       base.action === 'insert'
-        ? { action: 'insert', collection, recordId, record: mergeFields(base.record, ops, head, next) }
-        : { action: 'update', collection, recordId, changes: mergeFields(base.changes, ops, head, next) }
+        ? { action: 'insert', collection, recordId, record: mergeFields(base.record, ops, last, prev) }
+        : {
+            action: 'update',
+            collection,
+            recordId,
+            changes: mergeFields((base as Extract<Operation, { action: 'update' }>).changes, ops, last, prev),
+          }
     if (baseRevision !== undefined) merged.baseRevision = baseRevision
     out.push(merged)
   }

@@ -26,6 +26,17 @@ describe('compact: the rules', () => {
     expect(compact([upd('1', { a: 1 }), upd('1', { b: 2 }), upd('1', { a: 3 })])).toEqual([upd('1', { a: 3, b: 2 })])
   })
 
+  it('merges a long run of updates in queue order, past the merge scratch space, over many collections', () => {
+    const ops: Operation[] = [ins('1', { n: -1 })]
+    for (let i = 0; i < 300; i++) ops.push(upd('1', { n: i, [`f${i}`]: i }), upd(`x${i}`, { i }, `col${i % 9}`))
+    const out = compact(ops)
+    const expected: Record<string, unknown> = { n: 299 }
+    for (let i = 0; i < 300; i++) expected[`f${i}`] = i
+    expect(out[0]).toEqual(ins('1', expected))
+    expect(out).toHaveLength(301)
+    expect(out.slice(1)).toEqual(ops.filter((op) => op.recordId !== '1'))
+  })
+
   it('insert then delete cancels out', () => {
     expect(compact([ins('1', { a: 1 }), upd('1', { a: 2 }), del('1')])).toEqual([])
   })

@@ -24,7 +24,7 @@ export function lazyOps(kit: LazyKit) {
     ...conflicts,
     ...asideOps({ ...repair, ...conflicts }),
     ...foldOps(kit),
-    ...lookupOps(kit),
+    ...lookupOps(),
     leaseDeliveryLock,
   }
 }

@@ -2,14 +2,11 @@ import { SyncClientError } from './errors.js'
 import type { LazyKit, LazyOps } from './lazy-ops.js'
 import { toJsonObject } from './normalize-operation.js'
 import { decodeBatch, recordKey } from './outbox-schema.js'
-import { addRemoteRows, FILTER_PROBES, hashes, ROW_KEYS, remoteRows } from './remote-records.js'
+import { ROW_KEYS, remoteRows } from './remote-records.js'
 
 /** See `LazyKit` (lazy-ops.ts). */
 const kit: LazyKit = {
-  addRemoteRows,
   decodeBatch,
-  FILTER_PROBES,
-  hashes,
   recordKey,
   remoteRows,
   ROW_KEYS,

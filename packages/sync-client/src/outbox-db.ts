@@ -83,10 +83,7 @@ export class OutboxDb {
       .stores({ remoteRecords: null, remoteKeys: '++id', remoteFilters: 'id' })
       .upgrade(async (tx) => {
         const keys = (await tx.table('remoteRecords').toCollection().primaryKeys()) as string[]
-        await addRemoteRows(
-          { remoteKeys: tx.table('remoteKeys'), remoteFilters: tx.table('remoteFilters') },
-          remoteRows(keys),
-        )
+        await addRemoteRows({ remoteKeys: tx.table('remoteKeys') }, remoteRows(keys))
       })
     // Version 3: conflicts, indexed by record key (the cut holds that record's queued operations).
     db.version(3).stores({ conflicts: '++id, key' })

@@ -123,7 +123,7 @@ export type OutboxDexie = Dexie & {
   batches: Table<StoredBatchRow, number>
   tombstones: Table<TombstoneRow, string>
   remoteKeys: Table<RemoteRow, number>
-  /** A Bloom filter of each `remoteKeys` row's keys and gone keys, under the row's id. */
+  /** A Bloom filter of a `remoteKeys` row's keys and gone keys, under the row's id, once a lookup or fold built it. */
   remoteFilters: Table<RemoteFilterRow, number>
   lease: Table<LeaseRow, string>
   deadLetters: Table<DeadLetterRow, number>

@@ -1,5 +1,6 @@
 import type { LazyKit } from './lazy-kit.js'
 import type { OutboxDexie, RemoteRow } from './outbox-schema.js'
+import { fileFilters } from './remote-filter.js'
 
 // Folding the `remoteKeys` table (see remote-records.ts): due once per doubling of the table, at least 64 rows, so a
 // page that delivers a few batches never runs it. Part of the lazy chunk (see lazy-ops.ts); `OutboxDb.complete` folds
@@ -7,13 +8,14 @@ import type { OutboxDexie, RemoteRow } from './outbox-schema.js'
 // same before and after a fold, so putting one off changes nothing but the table's size).
 
 /** The fold, bound to what it uses from the eager modules. */
-export function foldOps({ addRemoteRows, remoteRows, ROW_KEYS }: LazyKit) {
+export function foldOps({ remoteRows, ROW_KEYS }: LazyKit) {
   return { foldRemote }
 
   /**
    * Folds the table (inside a rw transaction over `remoteKeys` and `remoteFilters`): keeps the
    * newest fact about each record, drops deleted records and rewrites the rows
    * that changed or are less than half full as rows of up to `ROW_KEYS` keys.
+   * Every row left then has its filter (see remote-filter.ts).
    * Resolves the number of rows left. What a lookup answers is unchanged.
    */
   async function foldRemote(db: OutboxDexie): Promise<number> {
@@ -48,7 +50,15 @@ export function foldOps({ addRemoteRows, remoteRows, ROW_KEYS }: LazyKit) {
     const fresh = remoteRows(pool)
     await db.remoteKeys.bulkDelete(rewrite)
     await db.remoteFilters.bulkDelete(rewrite)
-    await addRemoteRows(db, fresh)
+    const ids = await db.remoteKeys.bulkAdd(fresh, { allKeys: true })
+    fresh.forEach((row, i) => {
+      row.id = ids[i] as number
+    })
+    // Rows staying as they are that were acknowledged since the last lookup have no filter yet.
+    const filtered = new Set(await db.remoteFilters.toCollection().primaryKeys())
+    const rewritten = new Set(rewrite)
+    const unfiltered = rows.filter((row) => !rewritten.has(row.id as number) && !filtered.has(row.id as number))
+    await fileFilters(db, [...unfiltered, ...fresh])
     return staying + fresh.length
   }
 }

@@ -8,16 +8,18 @@ import { existenceAfter, type OutboxDexie, type RemoteRow } from './outbox-schem
  *
  * Stored as one `remoteKeys` row per acknowledged batch, `{ keys, gone }`:
  * the record keys the batch leaves existing and those it deletes, not
- * indexed, plus a Bloom filter of both in `remoteFilters` under the same id.
- * Recording a batch is two row writes and a count (more writes for batches
- * larger than `ROW_KEYS`) instead of one write per record as in earlier
- * versions; a multiEntry index on the keys would cost an index entry per
- * record again (on fake-indexeddb about half as much as a row write per
- * record, measured). A record's state is that of the newest
- * row naming it. Reads are only needed for records whose queued run starts
- * with an insert and deletes the record: all filters are read (about 1 KB per
- * row), and only the rows whose filter may hold one of those records (see
- * remote-lookup.ts, in the lazy chunk).
+ * indexed. Recording a batch is one row write and a count (more writes for
+ * batches larger than `ROW_KEYS`) instead of one write per record as in
+ * earlier versions; a multiEntry index on the keys would cost an index entry
+ * per record again (on fake-indexeddb about half as much as a row write per
+ * record, measured). A record's state is that of the newest row naming it.
+ * Reads are only needed for records whose queued run starts with an insert
+ * and deletes the record: the row ids and all Bloom filters in
+ * `remoteFilters` are read (about 1 KB per row), then only the rows whose
+ * filter may hold one of those records and the rows that have no filter yet.
+ * Filters are built by the lookup and the fold, in the lazy chunk (see
+ * remote-filter.ts, remote-lookup.ts), not at acknowledgement; earlier
+ * versions wrote one with every row, and those are read the same way.
  *
  * So the table does not grow with every batch, it is folded from time to
  * time (see `foldDue`): the newest fact about each record is kept, rows whose
@@ -34,48 +36,9 @@ export const ROW_KEYS = 500
 /** A fold is due once the table has at least this many rows, and at least twice as many as after the last fold. */
 export const FOLD_MIN_ROWS = 64
 
-/** Filter bits per record key: with 4 probes, about 0.2 % false positives (a row read for nothing). */
-const FILTER_BITS_PER_KEY = 16
-export const FILTER_PROBES = 4
-
-/** Two 32-bit hashes of a record key (FNV-1a with two offsets; probes are h1 + i·h2). */
-export function hashes(key: string): [number, number] {
-  let h1 = 0x811c9dc5
-  let h2 = 0x01000193
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i)
-    h1 = Math.imul(h1 ^ c, 0x01000193)
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995)
-  }
-  return [h1 >>> 0, (h2 >>> 0) | 1]
-}
-
-/** The Bloom filter of a row: every key it names, existing or gone. */
-export function filterOf(row: RemoteRow): Uint32Array {
-  const n = row.keys.length + row.gone.length
-  let bits = 64
-  while (bits < n * FILTER_BITS_PER_KEY) bits *= 2
-  const filter = new Uint32Array(bits / 32)
-  const set = (key: string) => {
-    const [h1, h2] = hashes(key)
-    for (let i = 0; i < FILTER_PROBES; i++) {
-      const bit = (h1 + i * h2) & (bits - 1)
-      filter[bit >>> 5] = (filter[bit >>> 5] as number) | (1 << (bit & 31))
-    }
-  }
-  for (const key of row.keys) set(key)
-  for (const key of row.gone) set(key)
-  return filter
-}
-
-/** Adds rows and their filters (inside a rw transaction over `remoteKeys` and `remoteFilters`). */
-export async function addRemoteRows(
-  db: Pick<OutboxDexie, 'remoteKeys' | 'remoteFilters'>,
-  rows: RemoteRow[],
-): Promise<void> {
-  if (rows.length === 0) return
-  const ids = await db.remoteKeys.bulkAdd(rows, { allKeys: true })
-  await db.remoteFilters.bulkAdd(rows.map((row, i) => ({ id: ids[i] as number, bits: filterOf(row) })))
+/** Adds rows (inside a rw transaction over `remoteKeys`); their filters are built later (see remote-filter.ts). */
+export async function addRemoteRows(db: Pick<OutboxDexie, 'remoteKeys'>, rows: RemoteRow[]): Promise<void> {
+  if (rows.length > 0) await db.remoteKeys.bulkAdd(rows)
 }
 
 /** Rows of at most `ROW_KEYS` keys and gone keys together, for the record keys given. */
@@ -93,8 +56,7 @@ export function remoteRows(keys: readonly string[], gone: readonly string[] = []
 
 /**
  * Records what a delivered batch leaves at the receiver (call inside a rw
- * transaction over `remoteKeys` and `remoteFilters`): one row, or one per
- * `ROW_KEYS` records.
+ * transaction over `remoteKeys`): one row, or one per `ROW_KEYS` records.
  * Resolves the number of rows in the table afterwards.
  */
 export async function recordDelivered(db: OutboxDexie, operations: readonly Operation[]): Promise<number> {

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { loadLazyOps } from '../src/lazy.js'
 import { OutboxDb } from '../src/outbox-db.js'
 import { existenceAfter, type RemoteRow, recordKey } from '../src/outbox-schema.js'
-import { FOLD_MIN_ROWS, filterOf, ROW_KEYS, recordDelivered } from '../src/remote-records.js'
+import { filterOf } from '../src/remote-filter.js'
+import { FOLD_MIN_ROWS, ROW_KEYS, recordDelivered } from '../src/remote-records.js'
 import { harness, ModelReceiver, useMockServer } from './helpers.js'
 
 // Which records exist at the receiver is recorded as one `remoteKeys` row per acknowledged batch (not one row per
@@ -188,6 +189,77 @@ describe('folding', () => {
       // Nothing to fold: nothing is written.
       expect(await db.transaction('rw', db.remoteKeys, db.remoteFilters, async () => await foldRemote(db))).toBe(2)
       expect(await rowsOf(store)).toEqual(rows)
+    } finally {
+      store.close()
+    }
+  })
+})
+
+describe('filters, built in the lazy chunk', () => {
+  const filterIds = (store: OutboxDb) => store.db.remoteFilters.toCollection().primaryKeys()
+
+  it('reads rows filed with their filter by earlier versions and rows without one alike; a read-write lookup files the missing filters', async () => {
+    const store = new OutboxDb('mixed', { indexedDB: new IDBFactory(), IDBKeyRange })
+    const { db } = store
+    try {
+      // As earlier versions recorded acknowledgements: each row with its filter, under the same id.
+      for (const row of [
+        { keys: [key('a'), key('b'), key('c')], gone: [] },
+        { keys: [key('e')], gone: [key('b')] },
+      ]) {
+        const id = await db.remoteKeys.add(row)
+        await db.remoteFilters.add({ id, bits: filterOf(row) })
+      }
+      // Acknowledgements now: rows only.
+      await db.transaction('rw', db.remoteKeys, db.remoteFilters, async () => {
+        await recordDelivered(db, [del('a'), ins('d')])
+        await recordDelivered(db, [ins('b'), del('e')])
+      })
+      expect(await db.remoteKeys.count()).toBe(4)
+      expect(await filterIds(store)).toEqual([1, 2])
+
+      const asked = ['a', 'b', 'c', 'd', 'e', 'never'].map(key)
+      const expected = [key('b'), key('c'), key('d')]
+      // A read-only lookup (the pending count) answers the same and writes nothing.
+      const readOnly = await db.transaction('r', db.remoteKeys, db.remoteFilters, () => remoteAmong(db, asked))
+      expect([...readOnly].sort()).toEqual(expected)
+      expect(await filterIds(store)).toEqual([1, 2])
+      // A read-write lookup (a cut) files the filters of the rows it had to read.
+      const readWrite = await db.transaction('rw', db.remoteKeys, db.remoteFilters, () => remoteAmong(db, asked))
+      expect([...readWrite].sort()).toEqual(expected)
+      const rows = await rowsOf(store)
+      const filters = await db.remoteFilters.toArray()
+      expect(filters.map((f) => [f.id, [...f.bits]])).toEqual(rows.map((row) => [row.id, [...filterOf(row)]]))
+      expect([...(await remoteAmong(db, asked))].sort()).toEqual(expected)
+
+      // A fold leaves every row with its filter, and the same answers.
+      await recordDelivered(db, [ins('f')])
+      await db.transaction('rw', db.remoteKeys, db.remoteFilters, () => foldRemote(db))
+      expect(await filterIds(store)).toEqual((await rowsOf(store)).map((row) => row.id))
+      expect([...(await remoteAmong(db, [...asked, key('f')]))].sort()).toEqual([...expected, key('f')])
+    } finally {
+      store.close()
+    }
+  })
+
+  it('a fold files the filters of the full rows it keeps as they are', async () => {
+    const store = new OutboxDb('fold-filters', { indexedDB: new IDBFactory(), IDBKeyRange })
+    const { db } = store
+    try {
+      await recordDelivered(
+        db,
+        Array.from({ length: ROW_KEYS }, (_, i) => ins(`full${i}`)),
+      )
+      await recordDelivered(db, [ins('x')])
+      await recordDelivered(db, [del('x'), ins('y')])
+      expect(await db.transaction('rw', db.remoteKeys, db.remoteFilters, () => foldRemote(db))).toBe(2)
+      const [full, rest] = await rowsOf(store)
+      expect(full?.keys).toHaveLength(ROW_KEYS)
+      expect(rest?.keys).toEqual([key('y')])
+      const filters = await db.remoteFilters.toArray()
+      expect(filters.map((f) => [f.id, [...f.bits]])).toEqual(
+        [full, rest].map((row) => [row?.id, [...filterOf(row as RemoteRow)]]),
+      )
     } finally {
       store.close()
     }

@@ -92,7 +92,7 @@ const FIRST_BASE = 3
 const STRIDE = 4
 
 /** Where the merge walks its chain: reused, so a record's merge allocates nothing but its result. */
-let chain = new Int32Array(64)
+let chain = /* @__PURE__ */ new Int32Array(64)
 
 /** Own enumerable fields of `first`, then the changes of the updates chained back from queue index `last`, in order. */
 function mergeFields(first: Record<string, unknown>, ops: readonly Operation[], last: number, prev: Int32Array) {

@@ -46,9 +46,12 @@ export interface ResolvedOptions {
 const invalidConfig = (what: string, rule: string, got?: string): SyncClientError =>
   mustBe('invalid_config', what, rule, got)
 
-/** A number option: `fallback` when not given, else positive (or, with `orZero`, >= 0), an integer if `integer`. */
-function numberOption(name: string, value: unknown, fallback: number, integer = false, orZero = false): number {
-  if (value === undefined) return fallback
+type NumberOption = 'batchSize' | 'syncIntervalMs' | 'requestTimeoutMs' | 'leaseMs' | 'pushDelayMs'
+
+/** A number option: its default when not given, else positive (or, with `orZero`, >= 0), an integer if `integer`. */
+function numberOption(options: SyncClientOptions, name: NumberOption, integer = false, orZero = false): number {
+  const value: unknown = options[name]
+  if (value === undefined) return DEFAULTS[name]
   if (
     typeof value !== 'number' ||
     !Number.isFinite(value) ||
@@ -125,17 +128,14 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
   return {
     webhookUrl: webhookUrl(options.webhookUrl),
     headers,
-    batchSize: numberOption('batchSize', options.batchSize, DEFAULTS.batchSize, true),
-    syncIntervalMs: numberOption('syncIntervalMs', options.syncIntervalMs, DEFAULTS.syncIntervalMs),
+    batchSize: numberOption(options, 'batchSize', true),
+    syncIntervalMs: numberOption(options, 'syncIntervalMs'),
     dbName,
     retry,
-    requestTimeoutMs: numberOption('requestTimeoutMs', options.requestTimeoutMs, DEFAULTS.requestTimeoutMs),
+    requestTimeoutMs: numberOption(options, 'requestTimeoutMs'),
     deadLetter: options.deadLetter === true,
-    leaseMs: numberOption('leaseMs', options.leaseMs, DEFAULTS.leaseMs),
-    pushDelayMs:
-      options.pushDelayMs === null
-        ? null
-        : numberOption('pushDelayMs', options.pushDelayMs, DEFAULTS.pushDelayMs, false, true),
+    leaseMs: numberOption(options, 'leaseMs'),
+    pushDelayMs: options.pushDelayMs === null ? null : numberOption(options, 'pushDelayMs', false, true),
     indexedDB,
     IDBKeyRange: keyRange,
     fetch: fetchImpl,

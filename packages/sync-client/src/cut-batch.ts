@@ -278,7 +278,7 @@ async function deleteTakenAmongHeld(db: OutboxDexie, cached: number, taken: read
 }
 
 /** Thrown (and caught by `OutboxDb.nextBatch`) when a queued operation the view held in memory was discarded meanwhile. */
-export const STALE_VIEW = new Error('queued operations changed underneath the cut')
+export const STALE_VIEW = new Error('stale cut') // never shown: always caught
 
 /** What is left of the window after the cut took `taken`. */
 function viewAfter(rows: readonly StoredOp[], taken: readonly StoredOp[]): QueueView {

@@ -40,7 +40,7 @@ export async function loadLazyOps(): Promise<LazyOps> {
  * Thrown by `lazyNow` inside a transaction that needs the lazy chunk before it is loaded (a transaction cannot wait
  * for a load): the transaction aborts, having written nothing, and `withLazy` runs it again once the chunk is loaded.
  */
-const NEEDS_LAZY = new Error('needs the lazy chunk')
+const NEEDS_LAZY = new Error('lazy') // never shown: always caught
 
 /** The lazy operations, for code inside a transaction run by `withLazy`. */
 export function lazyNow(): LazyOps {

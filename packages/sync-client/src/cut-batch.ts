@@ -102,8 +102,10 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
     const { rows, cached, exhausted } = await readWindow(db, view, window, held)
     if (rows.length === 0) return { batch: undefined, view }
     const selection = select(await compactQueued(db, rows, options.unrecorded), options.batchSize, options.staleBase)
-    if (held.size > 0) await deleteTakenAmongHeld(db, cached, selection.sources)
-    else await deleteTaken(db, rows, cached, selection.sources)
+    if (held.size > 0) {
+      // Records are held only after a conflict: that delete is in the lazy chunk (held-cut.ts).
+      if (await lazyNow().deleteTakenAmongHeld(db, cached, selection.sources)) throw STALE_VIEW
+    } else await deleteTaken(db, rows, cached, selection.sources)
     view = viewAfter(rows, selection.sources)
     if (selection.operations.length === 0) {
       // Everything in the window cancelled out: nothing is queued for those records any more.
@@ -264,17 +266,6 @@ async function deleteTaken(
     if ((await db.ops.where(':id').between(low, high, true, true).count()) !== expected) throw STALE_VIEW
   }
   await db.ops.bulkDelete(taken.map((row) => row.id))
-}
-
-/**
- * `deleteTaken` while records are held: their operations sit among the
- * taken ones, so no range delete; a taken row from the view's memory that is
- * gone makes the cut start again, as there.
- */
-async function deleteTakenAmongHeld(db: OutboxDexie, cached: number, taken: readonly StoredOp[]): Promise<void> {
-  const ids = taken.map((row) => row.id)
-  if (cached > 0 && (await db.ops.bulkGet(ids)).some((row) => row === undefined)) throw STALE_VIEW
-  await db.ops.bulkDelete(ids)
 }
 
 /** Thrown (and caught by `OutboxDb.nextBatch`) when a queued operation the view held in memory was discarded meanwhile. */

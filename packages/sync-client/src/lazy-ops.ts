@@ -1,4 +1,5 @@
 import { conflictOps } from './conflict-ops.js'
+import { deleteTakenAmongHeld } from './held-cut.js'
 import type { LazyKit } from './lazy-kit.js'
 import { leaseDeliveryLock } from './lease-lock.js'
 import { asideOps } from './outbox-aside.js'
@@ -26,6 +27,7 @@ export function lazyOps(kit: LazyKit) {
     ...foldOps(kit),
     ...lookupOps(),
     leaseDeliveryLock,
+    deleteTakenAmongHeld,
   }
 }
 

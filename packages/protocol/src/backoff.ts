@@ -71,14 +71,12 @@ export function retryDelay(
 /** Fills in the defaults and rejects nonsense (negative, NaN, factor below 1). */
 export function resolveRetryPolicy(input: Partial<RetryPolicy> | undefined): RetryPolicy | string {
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY }
-  for (const key of Object.keys(DEFAULT_RETRY_POLICY) as (keyof RetryPolicy)[]) {
-    const value = input?.[key]
-    if (value !== undefined) policy[key] = value
-  }
-  for (const [name, value] of Object.entries(policy)) {
+  for (const key of Object.keys(policy) as (keyof RetryPolicy)[]) {
+    const value: unknown = input?.[key] === undefined ? policy[key] : input[key]
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      return `retry.${name} must be a finite number >= 0`
+      return `retry.${key} must be a finite number >= 0`
     }
+    policy[key] = value
   }
   if (policy.factor < 1) return 'retry.factor must be >= 1'
   if (policy.jitter > 1) return 'retry.jitter must be between 0 and 1'

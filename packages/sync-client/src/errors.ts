@@ -32,9 +32,8 @@ export class SyncClientError extends Error {
 }
 
 /** Firefox names a full disk differently; Dexie wraps the real error in `inner`. */
-const QUOTA_NAMES = new Set(['QuotaExceededError', 'NS_ERROR_DOM_QUOTA_REACHED'])
-
-const quotaNamed = (error: unknown): boolean => QUOTA_NAMES.has((error as { name?: string } | null)?.name as string)
+const quotaNamed = (error: unknown): boolean =>
+  /^(QuotaExceededError|NS_ERROR_DOM_QUOTA_REACHED)$/.test((error as { name?: string } | null)?.name as string)
 
 /** True for a storage-quota failure, whether raw (DOMException) or wrapped by Dexie (`inner`, `failures`). */
 export function isQuotaError(error: unknown): boolean {

@@ -149,10 +149,9 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
   }
 }
 
-const DURABILITIES: ReadonlySet<unknown> = new Set<Durability>(['relaxed', 'strict', 'default'])
-
 function durabilityOption(value: unknown): Durability {
   if (value === undefined) return DEFAULT_DURABILITY
-  if (!DURABILITIES.has(value)) throw invalidConfig('durability', "'relaxed', 'strict' or 'default'", String(value))
+  if (!(['relaxed', 'strict', 'default'] satisfies Durability[] as unknown[]).includes(value))
+    throw invalidConfig('durability', "'relaxed', 'strict' or 'default'", String(value))
   return value as Durability
 }

@@ -19,9 +19,7 @@ export function defaultBroadcastChannel(): BroadcastChannelFactory | null {
 }
 
 export function isCrossTabMessage(data: unknown): data is CrossTabMessage {
-  if (typeof data !== 'object' || data === null) return false
-  const type = (data as { type?: unknown }).type
-  if (type === 'changed') return true
-  const { batchId, operations } = data as { batchId?: unknown; operations?: unknown }
-  return type === 'delivered' && typeof batchId === 'string' && Array.isArray(operations)
+  // Messages are structured clones (never functions): anything but an object has none of these fields.
+  const { type, batchId, operations } = Object(data) as { type?: unknown; batchId?: unknown; operations?: unknown }
+  return type === 'changed' || (type === 'delivered' && typeof batchId === 'string' && Array.isArray(operations))
 }

@@ -2,14 +2,7 @@ import type { Operation } from '@flagsync/protocol'
 import { compactRecord } from './compact.js'
 import { heldKeys } from './conflict-store.js'
 import { lazyNow } from './lazy.js'
-import {
-  type BatchRow,
-  clearTombstonesOf,
-  existenceAfter,
-  type OutboxDexie,
-  recordKey,
-  type StoredOp,
-} from './outbox-schema.js'
+import { type BatchRow, clearTombstonesOf, type OutboxDexie, recordKey, type StoredOp } from './outbox-schema.js'
 
 /** How many queued operations one cut may look at, at least. */
 const MIN_WINDOW = 200
@@ -170,25 +163,20 @@ function groupByRecord(rows: readonly StoredOp[]): Runs {
  * The records among `runs` that may exist at the receiver, as far as
  * compaction needs to know: only a run that starts with an insert and later
  * deletes the record can cancel out, and only when the record is not there.
+ * Only those are looked up, in the lazy chunk (`existingAmong`,
+ * remote-lookup.ts): a cut or count that needs it first runs again once it is
+ * loaded (`withLazy`).
  */
 async function existingRecords(
   db: OutboxDexie,
   runs: Runs,
   unrecorded: readonly BatchRow[] | undefined,
 ): Promise<Set<string>> {
-  const remote = new Set<string>()
-  const lookup: string[] = []
-  let pending: Map<string, boolean> | undefined
+  const keys: string[] = []
   for (const [key, run] of runs) {
-    if (run[0]?.op.action !== 'insert' || !run.some((row) => row.op.action === 'delete')) continue
-    pending ??= existenceAfter((unrecorded ?? []).flatMap((batch) => batch.operations))
-    const exists = pending.get(key)
-    if (exists === undefined) lookup.push(key)
-    else if (exists) remote.add(key)
+    if (run[0]?.op.action === 'insert' && run.some((row) => row.op.action === 'delete')) keys.push(key)
   }
-  // The lookup is in the lazy chunk: a cut or count that needs it first runs again once it is loaded (`withLazy`).
-  if (lookup.length > 0) for (const key of await lazyNow().remoteAmong(db, lookup)) remote.add(key)
-  return remote
+  return keys.length > 0 ? lazyNow().existingAmong(db, keys, unrecorded) : new Set()
 }
 
 /** A record's queued operations in the window and what they compact to (null: they cancel out). */

@@ -25,7 +25,7 @@ export function lazyOps(kit: LazyKit) {
     ...conflicts,
     ...asideOps({ ...repair, ...conflicts }),
     ...foldOps(kit),
-    ...lookupOps(),
+    ...lookupOps(kit),
     leaseDeliveryLock,
     deleteTakenAmongHeld,
   }

@@ -1,13 +1,36 @@
-import type { OutboxDexie, RemoteRow } from './outbox-schema.js'
+import type { LazyKit } from './lazy-kit.js'
+import type { BatchRow, OutboxDexie, RemoteRow } from './outbox-schema.js'
 import { fileFilters, hashes, mayHold } from './remote-filter.js'
 
 // Looking records up in `remoteKeys` (see remote-records.ts): only compaction of a queued run that starts with an
 // insert and deletes the record needs it (does the delete still have to go out?), so it is part of the lazy chunk (see
 // lazy-ops.ts). A cut that needs it before the chunk is loaded aborts, and runs again once it is (`withLazy`, lazy.ts).
 
-/** The lookup. */
-export function lookupOps() {
-  return { remoteAmong, filterMayHold }
+/** The lookup, bound to what it uses from the eager modules. */
+export function lookupOps({ existenceAfter }: LazyKit) {
+  return { existingAmong, remoteAmong, filterMayHold }
+
+  /**
+   * Which of `keys` may exist at the receiver for compaction (see `existingRecords`, cut-batch.ts): as the
+   * `unrecorded` batches (delivered or on the wire, their acknowledgement not recorded yet) leave them, else as
+   * `remoteKeys` says.
+   */
+  async function existingAmong(
+    db: OutboxDexie,
+    keys: readonly string[],
+    unrecorded: readonly BatchRow[] = [],
+  ): Promise<Set<string>> {
+    const pending = existenceAfter(unrecorded.flatMap((batch) => batch.operations))
+    const remote = new Set<string>()
+    const lookup: string[] = []
+    for (const key of keys) {
+      const exists = pending.get(key)
+      if (exists === undefined) lookup.push(key)
+      else if (exists) remote.add(key)
+    }
+    for (const key of await remoteAmong(db, lookup)) remote.add(key)
+    return remote
+  }
 
   /** Whether the filter may hold `key` (never false for a key it was built with). */
   function filterMayHold(filter: Uint32Array, key: string): boolean {

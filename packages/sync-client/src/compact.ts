@@ -32,15 +32,13 @@ export function compactRecord(ops: readonly Operation[], existsRemotely = false)
     from = i + 1
   }
   if (current !== null && current.action !== 'delete' && from < ops.length) {
-    let merged = { ...(current.action === 'insert' ? current.record : current.changes) }
+    const field = current.action === 'insert' ? 'record' : 'changes'
+    let merged = { ...(current as unknown as Record<typeof field, Record<string, unknown>>)[field] }
     for (let i = from; i < ops.length; i++) {
       merged = assignChanges(merged, (ops[i] as Extract<Operation, { action: 'update' }>).changes)
     }
-    const { collection, recordId } = current
-    current =
-      current.action === 'insert'
-        ? { action: 'insert', collection, recordId, record: merged }
-        : { action: 'update', collection, recordId, changes: merged }
+    // A copy of the last insert or update with the merged fields; its baseRevision is set to the run's earliest below.
+    current = { ...current, [field]: merged } as Operation
   }
   return withBase(current, base)
 }

@@ -46,7 +46,8 @@ const DELTA_SECONDS = /^\s*(\d+)\s*$/
  * an HTTP date (relative to `now`). Null when absent or unreadable; never negative.
  */
 export function parseRetryAfter(header: string | null | undefined, now: number): number | null {
-  if (header === null || header === undefined || header.trim() === '') return null
+  // Blank is no date either (Date.parse('') is NaN).
+  if (header == null) return null
   const seconds = DELTA_SECONDS.exec(header)
   if (seconds) return Number(seconds[1]) * 1000
   // A signed or fractional number is neither delta-seconds nor a date (Date.parse('-5') is year -5).

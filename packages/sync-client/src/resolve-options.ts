@@ -106,7 +106,7 @@ export function resolveOptions(options: SyncClientOptions): ResolvedOptions {
     throw invalidConfig('options.fetch', 'a function (there is no global fetch)')
   }
   // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
-  const fetchImpl: typeof fetch = (input, init) => (userFetch ?? globalThis.fetch)(input, init)
+  const fetchImpl: typeof fetch = (input, init) => (userFetch ?? (g.fetch as typeof fetch))(input, init)
 
   const retry = resolveRetryPolicy(options.retry)
   if (typeof retry === 'string') throw new SyncClientError('invalid_config', retry)

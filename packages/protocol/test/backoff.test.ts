@@ -38,6 +38,8 @@ describe('parseRetryAfter', () => {
   it('ignores a missing or unreadable header', () => {
     expect(parseRetryAfter(null, now)).toBeNull()
     expect(parseRetryAfter('', now)).toBeNull()
+    expect(parseRetryAfter(undefined, now)).toBeNull()
+    expect(parseRetryAfter(' \t ', now)).toBeNull()
     expect(parseRetryAfter('soon', now)).toBeNull()
   })
 

@@ -237,9 +237,9 @@ async function deleteTaken(
   cached: number,
   taken: readonly StoredOp[],
 ): Promise<void> {
-  const first = rows[0]
-  const last = rows[taken.length - 1]
-  if (!first || !last) return
+  // The window's first rows: the cut takes at least the first record's run, which starts there.
+  const first = rows[0] as StoredOp
+  const last = rows[taken.length - 1] as StoredOp
   if (taken.every((row) => row.id <= last.id)) {
     // Dexie counts the range before deleting it: the check that every row is still there comes free.
     const deleted = await db.ops.where(':id').between(first.id, last.id, true, true).delete()

@@ -50,12 +50,13 @@ export interface CutOptions {
  * that the rows it takes from `rows` are all still there.
  */
 export interface QueueView {
-  from: number
-  last: number
-  rows: readonly StoredOp[]
+  readonly from: number
+  readonly last: number
+  readonly rows: readonly StoredOp[]
 }
 
-export const EMPTY_VIEW: QueueView = Object.freeze({ from: 0, last: -1, rows: [] })
+/** Shared by every drain: read-only by its type (a cut makes a new view, see `viewAfter`). */
+export const EMPTY_VIEW: QueueView = { from: 0, last: -1, rows: [] }
 
 export interface Cut {
   batch: BatchRow | undefined

@@ -1,6 +1,6 @@
 import type { SyncClientError } from './errors.js'
 import type { toJsonObject } from './normalize-operation.js'
-import type { decodeBatch, existenceAfter, recordKey } from './outbox-schema.js'
+import type { decodeBatch, recordKey } from './outbox-schema.js'
 import type { ROW_KEYS, remoteRows } from './remote-records.js'
 
 // Its own module so the lazy modules can name it without importing lazy-ops.ts, which imports them.
@@ -8,7 +8,6 @@ import type { ROW_KEYS, remoteRows } from './remote-records.js'
 /** What the lazy chunk uses from the modules every page loads up front, handed in by `loadLazyOps`. */
 export interface LazyKit {
   decodeBatch: typeof decodeBatch
-  existenceAfter: typeof existenceAfter
   recordKey: typeof recordKey
   remoteRows: typeof remoteRows
   ROW_KEYS: typeof ROW_KEYS

@@ -1,13 +1,12 @@
 import { SyncClientError } from './errors.js'
 import type { LazyKit, LazyOps } from './lazy-ops.js'
 import { toJsonObject } from './normalize-operation.js'
-import { decodeBatch, existenceAfter, recordKey } from './outbox-schema.js'
+import { decodeBatch, recordKey } from './outbox-schema.js'
 import { ROW_KEYS, remoteRows } from './remote-records.js'
 
 /** See `LazyKit` (lazy-ops.ts). */
 const kit: LazyKit = {
   decodeBatch,
-  existenceAfter,
   recordKey,
   remoteRows,
   ROW_KEYS,

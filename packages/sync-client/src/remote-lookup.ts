@@ -7,7 +7,7 @@ import { fileFilters, hashes, mayHold } from './remote-filter.js'
 // lazy-ops.ts). A cut that needs it before the chunk is loaded aborts, and runs again once it is (`withLazy`, lazy.ts).
 
 /** The lookup, bound to what it uses from the eager modules. */
-export function lookupOps({ existenceAfter }: LazyKit) {
+export function lookupOps({ recordKey }: LazyKit) {
   return { existingAmong, remoteAmong, filterMayHold }
 
   /**
@@ -20,7 +20,10 @@ export function lookupOps({ existenceAfter }: LazyKit) {
     keys: readonly string[],
     unrecorded: readonly BatchRow[] = [],
   ): Promise<Set<string>> {
-    const pending = existenceAfter(unrecorded.flatMap((batch) => batch.operations))
+    // As `existenceAfter` (outbox-schema.ts) answers: the last operation on a record wins.
+    const pending = new Map<string, boolean>()
+    for (const batch of unrecorded)
+      for (const op of batch.operations) pending.set(recordKey(op), op.action !== 'delete')
     const remote = new Set<string>()
     const lookup: string[] = []
     for (const key of keys) {

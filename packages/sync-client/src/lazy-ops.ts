@@ -8,9 +8,9 @@ import { foldOps } from './remote-fold.js'
 import { lookupOps } from './remote-lookup.js'
 
 // The sync client's code for rare paths, one chunk that bundlers load on first use (see `loadLazyOps` in lazy.ts):
-// conflicts (a 409, `resolve()`), `discard()`, dead letters, the delivery lease (no Web Locks), the fold of
-// `remoteKeys` and its lookups (insert … delete of one record in the queue). A page that only queues, delivers and
-// backs off never loads it.
+// conflicts (a 409, `resolve()`, the cut's delete while records are held), `discard()`, dead letters, the delivery
+// lease (no Web Locks), the fold of `remoteKeys`, its Bloom filters and its lookups (insert … delete of one record in
+// the queue). A page that only queues, delivers and backs off never loads it.
 //
 // It imports nothing from the eager modules at run time: what it uses of them comes in as `kit`. A module imported by
 // both the eager code and this chunk is moved by esbuild into a third chunk, a separate request compressed on its own

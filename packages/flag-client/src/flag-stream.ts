@@ -43,74 +43,74 @@ export const DEFAULT_RECONNECT: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxMs: 
  * empty or half-built set.
  */
 export class FlagStream {
-  private readonly options: FlagStreamOptions
-  private readonly sink: FlagStreamSink
-  private controller: AbortController | undefined
-  private sleepTimer: unknown
-  private wake: (() => void) | undefined
-  private failures = 0
-  private closed = false
-  private unsubscribeOnline: (() => void) | undefined
+  readonly #options: FlagStreamOptions
+  readonly #sink: FlagStreamSink
+  #controller: AbortController | undefined
+  #sleepTimer: unknown
+  #wake: (() => void) | undefined
+  #failures = 0
+  #closed = false
+  #unsubscribeOnline: (() => void) | undefined
 
   constructor(options: FlagStreamOptions, sink: FlagStreamSink) {
-    this.options = options
-    this.sink = sink
+    this.#options = options
+    this.#sink = sink
   }
 
   start(): void {
     // Back online: reconnect now instead of waiting out the backoff; offline: drop the dead connection.
-    this.unsubscribeOnline = this.options.online.subscribe((online) => {
+    this.#unsubscribeOnline = this.#options.online.subscribe((online) => {
       if (online) {
-        this.failures = 0
-        this.wakeUp()
+        this.#failures = 0
+        this.#wakeUp()
       } else {
-        this.controller?.abort()
+        this.#controller?.abort()
       }
     })
-    void this.loop()
+    void this.#loop()
   }
 
   close(): void {
-    this.closed = true
-    this.unsubscribeOnline?.()
-    this.controller?.abort()
-    this.wakeUp()
+    this.#closed = true
+    this.#unsubscribeOnline?.()
+    this.#controller?.abort()
+    this.#wakeUp()
   }
 
-  private async loop(): Promise<void> {
-    while (!this.closed) {
-      if (!this.options.online.isOnline()) {
-        this.sink.state('offline', this.failures, null)
-        await this.sleep(Number.POSITIVE_INFINITY)
+  async #loop(): Promise<void> {
+    while (!this.#closed) {
+      if (!this.#options.online.isOnline()) {
+        this.#sink.state('offline', this.#failures, null)
+        await this.#sleep(Number.POSITIVE_INFINITY)
         continue
       }
       let error: Error | null = null
       try {
-        await this.connectOnce()
+        await this.#connectOnce()
       } catch (e) {
         error = e instanceof Error ? e : new Error(String(e))
       }
-      if (this.closed) return
+      if (this.#closed) return
       // Losing the network is not the server's failure: wait for it to come back instead.
-      if (!this.options.online.isOnline()) continue
-      this.failures++
-      this.sink.state('reconnecting', this.failures, error ?? new Error('the stream ended'))
-      await this.sleep(computeBackoff(this.failures - 1, this.options.reconnect, this.options.random))
+      if (!this.#options.online.isOnline()) continue
+      this.#failures++
+      this.#sink.state('reconnecting', this.#failures, error ?? new Error('the stream ended'))
+      await this.#sleep(computeBackoff(this.#failures - 1, this.#options.reconnect, this.#options.random))
     }
   }
 
-  private async connectOnce(): Promise<void> {
+  async #connectOnce(): Promise<void> {
     const controller = new AbortController()
-    this.controller = controller
+    this.#controller = controller
     let session: Session | undefined
     try {
-      await readEventStream(this.options.fetch, this.options.url, this.options.headers, controller.signal, {
+      await readEventStream(this.#options.fetch, this.#options.url, this.#options.headers, controller.signal, {
         onEvent: (event) => {
           if (event.event === 'connected') {
             session?.dispose()
-            session = new Session(this.options, this.sink, event, () => {
-              this.failures = 0
-              this.sink.state('live', 0, null)
+            session = new Session(this.#options, this.#sink, event, () => {
+              this.#failures = 0
+              this.#sink.state('live', 0, null)
             })
           } else {
             session?.handle(event)
@@ -126,43 +126,45 @@ export class FlagStream {
   }
 
   /** Waits `ms` (forever for Infinity) or until woken by `online` or `close`. */
-  private sleep(ms: number): Promise<void> {
+  #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      this.wake = resolve
-      this.sleepTimer = Number.isFinite(ms) ? this.options.clock.setTimeout(resolve, ms) : undefined
+      this.#wake = resolve
+      this.#sleepTimer = Number.isFinite(ms) ? this.#options.clock.setTimeout(resolve, ms) : undefined
     })
   }
 
-  private wakeUp(): void {
-    if (this.sleepTimer !== undefined) this.options.clock.clearTimeout(this.sleepTimer)
-    this.sleepTimer = undefined
-    const wake = this.wake
-    this.wake = undefined
+  #wakeUp(): void {
+    if (this.#sleepTimer !== undefined) this.#options.clock.clearTimeout(this.#sleepTimer)
+    this.#sleepTimer = undefined
+    const wake = this.#wake
+    this.#wake = undefined
     wake?.()
   }
 }
 
 /** One connection: bootstrap into staging, then live updates. */
 class Session {
-  private staging: Map<string, ClientFlag> | undefined = new Map()
-  private readonly environmentId: string | null
-  private readonly waitsForReady: boolean
-  private idleTimer: unknown
-  private readonly connectedAt: number
+  #staging: Map<string, ClientFlag> | undefined = new Map()
+  readonly #environmentId: string | null
+  readonly #waitsForReady: boolean
+  #idleTimer: unknown
+  readonly #connectedAt: number
 
-  constructor(
-    private readonly options: FlagStreamOptions,
-    private readonly sink: FlagStreamSink,
-    connected: EventSourceMessage,
-    private readonly onLive: () => void,
-  ) {
+  readonly #options: FlagStreamOptions
+  readonly #sink: FlagStreamSink
+  readonly #onLive: () => void
+
+  constructor(options: FlagStreamOptions, sink: FlagStreamSink, connected: EventSourceMessage, onLive: () => void) {
+    this.#options = options
+    this.#sink = sink
+    this.#onLive = onLive
     const data = parseConnectedData(safeJson(connected.data))
     if (data === undefined) throw new StreamHttpError(0, `unexpected connected event: ${connected.data.slice(0, 100)}`)
-    this.environmentId = data === true ? null : data.environment_id
+    this.#environmentId = data === true ? null : data.environment_id
     // Document 1 announces the end of its bootstrap with `ready`; document 2 does not.
-    this.waitsForReady = data !== true
-    this.connectedAt = options.clock.now()
-    this.armIdle()
+    this.#waitsForReady = data !== true
+    this.#connectedAt = options.clock.now()
+    this.#armIdle()
   }
 
   handle(event: EventSourceMessage): void {
@@ -173,38 +175,38 @@ class Session {
     if (event.event !== 'update') return
     const update = parseStreamUpdate(safeJson(event.data))
     if (!update) return // a malformed update must not break the stream; the next bootstrap repairs it
-    if (this.staging) {
-      if (update.type === 'UPSERT') this.staging.set(update.flag.key, update.flag as ClientFlag)
-      else this.staging.delete(update.key)
-      this.armIdle()
+    if (this.#staging) {
+      if (update.type === 'UPSERT') this.#staging.set(update.flag.key, update.flag as ClientFlag)
+      else this.#staging.delete(update.key)
+      this.#armIdle()
       return
     }
-    if (update.type === 'UPSERT') this.sink.upsert(update.flag as ClientFlag)
-    else this.sink.remove(update.key)
+    if (update.type === 'UPSERT') this.#sink.upsert(update.flag as ClientFlag)
+    else this.#sink.remove(update.key)
   }
 
   complete(): void {
-    if (!this.staging) return
-    const flags = this.staging
-    this.staging = undefined
-    this.clearIdle()
-    this.sink.replaceAll(flags, this.environmentId, this.connectedAt)
-    this.onLive()
+    if (!this.#staging) return
+    const flags = this.#staging
+    this.#staging = undefined
+    this.#clearIdle()
+    this.#sink.replaceAll(flags, this.#environmentId, this.#connectedAt)
+    this.#onLive()
   }
 
   dispose(): void {
-    this.clearIdle()
+    this.#clearIdle()
   }
 
-  private armIdle(): void {
-    if (this.waitsForReady) return
-    this.clearIdle()
-    this.idleTimer = this.options.clock.setTimeout(() => this.complete(), this.options.bootstrapIdleMs)
+  #armIdle(): void {
+    if (this.#waitsForReady) return
+    this.#clearIdle()
+    this.#idleTimer = this.#options.clock.setTimeout(() => this.complete(), this.#options.bootstrapIdleMs)
   }
 
-  private clearIdle(): void {
-    if (this.idleTimer !== undefined) this.options.clock.clearTimeout(this.idleTimer)
-    this.idleTimer = undefined
+  #clearIdle(): void {
+    if (this.#idleTimer !== undefined) this.#options.clock.clearTimeout(this.#idleTimer)
+    this.#idleTimer = undefined
   }
 }
 

@@ -27,61 +27,61 @@ export class FlagsyncProvider implements Provider {
   readonly metadata = { name: 'flagsync' } as const
   readonly runsOn = 'client' as const
   readonly events = new OpenFeatureEventEmitter()
-  private readonly client: FlagClient
-  private unsubscribe: (() => void) | undefined
+  readonly #client: FlagClient
+  #unsubscribe: (() => void) | undefined
   /** Whether STALE was emitted and no READY since. */
-  private stale = false
+  #stale = false
 
   constructor(client: FlagClient) {
-    this.client = client
+    this.#client = client
   }
 
   async initialize(): Promise<void> {
-    this.unsubscribe = this.client.subscribe((event) => {
+    this.#unsubscribe = this.#client.subscribe((event) => {
       if (event.type === 'flags') {
         this.events.emit(ProviderEvents.ConfigurationChanged, { flagsChanged: event.changedKeys })
       } else if (event.type === 'status') {
-        this.onStatus(event.status)
+        this.#onStatus(event.status)
       }
     })
-    await this.client.ready()
+    await this.#client.ready()
   }
 
   /** One STALE per outage and one READY when the stream is back (the SDK's status stays STALE until then). */
-  private onStatus(status: FlagClientStatus): void {
+  #onStatus(status: FlagClientStatus): void {
     if (status.state === 'live') {
-      if (!this.stale) return
-      this.stale = false
+      if (!this.#stale) return
+      this.#stale = false
       this.events.emit(ProviderEvents.Ready, { message: 'flag stream live again' })
-    } else if (STALE_STATES.has(status.state) && !this.stale) {
-      this.stale = true
+    } else if (STALE_STATES.has(status.state) && !this.#stale) {
+      this.#stale = true
       const why = status.lastError ? `: ${status.lastError.message}` : ''
       this.events.emit(ProviderEvents.Stale, { message: `flag stream ${status.state}${why}` })
     }
   }
 
   async onClose(): Promise<void> {
-    this.unsubscribe?.()
+    this.#unsubscribe?.()
   }
 
   resolveBooleanEvaluation(flagKey: string, defaultValue: boolean, context: EvaluationContext) {
-    return this.resolve(flagKey, defaultValue, context, 'boolean')
+    return this.#resolve(flagKey, defaultValue, context, 'boolean')
   }
 
   resolveStringEvaluation(flagKey: string, defaultValue: string, context: EvaluationContext) {
-    return this.resolve(flagKey, defaultValue, context, 'string')
+    return this.#resolve(flagKey, defaultValue, context, 'string')
   }
 
   resolveNumberEvaluation(flagKey: string, defaultValue: number, context: EvaluationContext) {
-    return this.resolve(flagKey, defaultValue, context, 'number')
+    return this.#resolve(flagKey, defaultValue, context, 'number')
   }
 
   resolveObjectEvaluation<T extends JsonValue>(flagKey: string, defaultValue: T, context: EvaluationContext) {
-    return this.resolve(flagKey, defaultValue, context, 'object')
+    return this.#resolve(flagKey, defaultValue, context, 'object')
   }
 
-  private resolve<T>(flagKey: string, defaultValue: T, context: EvaluationContext, kind: Kind): ResolutionDetails<T> {
-    const result = this.client.evaluate(flagKey, toFlagContext(context))
+  #resolve<T>(flagKey: string, defaultValue: T, context: EvaluationContext, kind: Kind): ResolutionDetails<T> {
+    const result = this.#client.evaluate(flagKey, toFlagContext(context))
     if (!result.flagFound) {
       return {
         value: defaultValue,
@@ -98,7 +98,7 @@ export class FlagsyncProvider implements Provider {
         errorMessage: result.errorMessage,
       }
     }
-    const variant = variantName(this.client.getFlag(flagKey), result.variant)
+    const variant = variantName(this.#client.getFlag(flagKey), result.variant)
     if (result.value === undefined) return { value: defaultValue, reason: result.reason, variant }
     if (!matchesKind(result.value, kind)) {
       return {

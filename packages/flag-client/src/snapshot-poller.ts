@@ -6,8 +6,8 @@ import type { ClientFlag, Clock } from './types.js'
  * client starts it after N failed reconnects and stops it when the stream is back.
  */
 export class SnapshotPoller {
-  private timer: unknown
-  private running = false
+  #timer: unknown
+  #running = false
 
   constructor(
     private readonly url: string,
@@ -20,32 +20,32 @@ export class SnapshotPoller {
   ) {}
 
   get active(): boolean {
-    return this.running
+    return this.#running
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    void this.poll()
+    if (this.#running) return
+    this.#running = true
+    void this.#poll()
   }
 
   stop(): void {
-    this.running = false
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer)
-    this.timer = undefined
+    this.#running = false
+    if (this.#timer !== undefined) this.clock.clearTimeout(this.#timer)
+    this.#timer = undefined
   }
 
-  private async poll(): Promise<void> {
-    if (!this.running) return
+  async #poll(): Promise<void> {
+    if (!this.#running) return
     try {
       const res = await this.fetchImpl(this.url, { headers: { Accept: 'application/json', ...this.headers } })
       if (!res.ok) throw new Error(`snapshot answered ${res.status}`)
       const flags = parseSnapshot(await res.json())
       if (!flags) throw new Error('snapshot is not an array of flags')
-      if (this.running) this.onSnapshot(new Map(flags.map((f) => [f.key, f as ClientFlag])))
+      if (this.#running) this.onSnapshot(new Map(flags.map((f) => [f.key, f as ClientFlag])))
     } catch (error) {
       this.onError(error instanceof Error ? error : new Error(String(error)))
     }
-    if (this.running) this.timer = this.clock.setTimeout(() => void this.poll(), this.intervalMs)
+    if (this.#running) this.#timer = this.clock.setTimeout(() => void this.#poll(), this.intervalMs)
   }
 }

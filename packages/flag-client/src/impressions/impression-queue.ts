@@ -44,35 +44,35 @@ const BY_URL = '[url+seq]' // Dexie's name for the compound index, kept so older
  * Plain IndexedDB (no Dexie): rows keyed by an auto-incremented `seq`, an index on `[url, seq]`.
  */
 export class IndexedDbImpressionQueue implements ImpressionQueue {
-  private readonly db: Promise<IDBDatabase>
-  private readonly env: IndexedDbEnv | undefined
+  readonly #db: Promise<IDBDatabase>
+  readonly #env: IndexedDbEnv | undefined
 
   /** Without `indexedDB` (and its `keyRange`), the global IndexedDB, read now. */
   constructor(name: string, indexedDB?: IDBFactory, keyRange?: typeof IDBKeyRange) {
     const options = { indexedDB, IDBKeyRange: keyRange }
     checkIndexedDbOptions(options)
-    this.env = resolveIndexedDb(options)
-    this.db = openDatabase(this.env, name, (db) => {
+    this.#env = resolveIndexedDb(options)
+    this.#db = openDatabase(this.#env, name, (db) => {
       const rows = db.createObjectStore(STORE, { keyPath: 'seq', autoIncrement: true })
       rows.createIndex(BY_URL, ['url', 'seq'])
     })
-    this.db.catch(() => {}) // reported by the first operation, not as an unhandled rejection
+    this.#db.catch(() => {}) // reported by the first operation, not as an unhandled rejection
   }
 
-  private async transaction(mode: IDBTransactionMode): Promise<{ tx: IDBTransaction; rows: IDBObjectStore }> {
-    const tx = (await this.db).transaction(STORE, mode)
+  async #transaction(mode: IDBTransactionMode): Promise<{ tx: IDBTransaction; rows: IDBObjectStore }> {
+    const tx = (await this.#db).transaction(STORE, mode)
     return { tx, rows: tx.objectStore(STORE) }
   }
 
   async add(rows: QueuedImpression[]): Promise<void> {
-    const { tx, rows: store } = await this.transaction('readwrite')
+    const { tx, rows: store } = await this.#transaction('readwrite')
     for (const { seq: _generated, ...row } of rows) store.add(row)
     await committed(tx)
   }
 
   async claim(max: number, owner: string, now: number, until: number): Promise<Array<Required<QueuedImpression>>> {
-    const { tx, rows: store } = await this.transaction('readwrite')
-    const keyRange = this.env?.IDBKeyRange as typeof IDBKeyRange
+    const { tx, rows: store } = await this.#transaction('readwrite')
+    const keyRange = this.#env?.IDBKeyRange as typeof IDBKeyRange
     const free = (r: QueuedImpression) => r.claimedUntil <= now || r.owner === owner
     const claimed: Array<Required<QueuedImpression>> = []
     // Callbacks, not awaits, between the requests: the transaction must stay active throughout.
@@ -102,13 +102,13 @@ export class IndexedDbImpressionQueue implements ImpressionQueue {
   }
 
   async remove(seqs: number[]): Promise<void> {
-    const { tx, rows } = await this.transaction('readwrite')
+    const { tx, rows } = await this.#transaction('readwrite')
     for (const seq of seqs) rows.delete(seq)
     await committed(tx)
   }
 
   async release(seqs: number[]): Promise<void> {
-    const { tx, rows } = await this.transaction('readwrite')
+    const { tx, rows } = await this.#transaction('readwrite')
     for (const seq of seqs) {
       const get = rows.get(seq)
       get.onsuccess = () => {
@@ -120,12 +120,12 @@ export class IndexedDbImpressionQueue implements ImpressionQueue {
   }
 
   async count(): Promise<number> {
-    const { rows } = await this.transaction('readonly')
+    const { rows } = await this.#transaction('readonly')
     return settle(rows.count())
   }
 
   close(): void {
-    void this.db.then((db) => db.close()).catch(() => {})
+    void this.#db.then((db) => db.close()).catch(() => {})
   }
 }
 
@@ -134,18 +134,18 @@ export const DexieImpressionQueue = IndexedDbImpressionQueue
 
 /** The fallback where there is no IndexedDB (server-side rendering, Node without a polyfill): lost on exit. */
 export class MemoryImpressionQueue implements ImpressionQueue {
-  private rows: Array<Required<QueuedImpression>> = []
-  private next = 1
+  #rows: Array<Required<QueuedImpression>> = []
+  #next = 1
 
   async add(rows: QueuedImpression[]): Promise<void> {
-    for (const r of rows) this.rows.push({ ...r, seq: this.next++ })
+    for (const r of rows) this.#rows.push({ ...r, seq: this.#next++ })
   }
 
   async claim(max: number, owner: string, now: number, until: number): Promise<Array<Required<QueuedImpression>>> {
     const free = (r: QueuedImpression) => r.claimedUntil <= now || r.owner === owner
-    const head = this.rows.find(free)
+    const head = this.#rows.find(free)
     if (!head) return []
-    const batch = this.rows.filter((r) => r.url === head.url && free(r)).slice(0, max)
+    const batch = this.#rows.filter((r) => r.url === head.url && free(r)).slice(0, max)
     for (const r of batch) {
       r.claimedUntil = until
       r.owner = owner
@@ -155,16 +155,16 @@ export class MemoryImpressionQueue implements ImpressionQueue {
 
   async remove(seqs: number[]): Promise<void> {
     const gone = new Set(seqs)
-    this.rows = this.rows.filter((r) => !gone.has(r.seq))
+    this.#rows = this.#rows.filter((r) => !gone.has(r.seq))
   }
 
   async release(seqs: number[]): Promise<void> {
     const freed = new Set(seqs)
-    for (const r of this.rows) if (freed.has(r.seq)) r.claimedUntil = 0
+    for (const r of this.#rows) if (freed.has(r.seq)) r.claimedUntil = 0
   }
 
   async count(): Promise<number> {
-    return this.rows.length
+    return this.#rows.length
   }
 
   close(): void {}

@@ -1,10 +1,10 @@
 import { evaluate } from '@flagsync/evaluation'
 import type { EvaluableFlag, Operation } from '@flagsync/protocol'
-import { FlagCache } from './flag-cache.js'
+import { FlagCache, type SavedSet } from './flag-cache.js'
 import { DEFAULT_RECONNECT, FlagStream } from './flag-stream.js'
 import { DexieImpressionQueue, MemoryImpressionQueue } from './impressions/impression-queue.js'
 import { ImpressionReporter } from './impressions/impression-reporter.js'
-import { checkIndexedDbOptions, resolveIndexedDb } from './indexeddb-env.js'
+import { checkIndexedDbOptions, resolveIndexedDb, resolveLocalStorage } from './indexeddb-env.js'
 import { LocalView, type PendingEntry } from './local-view.js'
 import { browserOnlineSource } from './online.js'
 import { SnapshotPoller } from './snapshot-poller.js'
@@ -62,7 +62,9 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   })
 
   const cacheDb = options.persist === false ? undefined : resolveIndexedDb(options)
-  const cache = cacheDb && new FlagCache(`${options.dbName ?? 'flagsync'}:flags`, url.toString(), cacheDb)
+  const storage = options.persist === false ? undefined : resolveLocalStorage(options)
+  const cache =
+    (cacheDb || storage) && new FlagCache(`${options.dbName ?? 'flagsync'}:flags`, url.toString(), cacheDb, storage)
   let persistTimer: unknown
 
   const currentView = () => local.view
@@ -273,19 +275,25 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     return sync
   }
 
-  if (cache) {
+  const fromCache = (saved: SavedSet | undefined) => {
+    if (saved && status.source === 'none') {
+      status = { ...status, environmentId: saved.environmentId }
+      environmentKnown()
+      useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
+    }
+  }
+  // A set in localStorage answers before this function returns; one in IndexedDB once it has opened.
+  const saved = cache?.loadNow()
+  if (cache && !saved) {
     void cache
       .load()
-      .then((saved) => {
-        if (saved && status.source === 'none') {
-          status = { ...status, environmentId: saved.environmentId }
-          environmentKnown()
-          useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
-        }
-      })
+      .then(fromCache)
       .catch(() => {})
       .then(attachOutbox)
-  } else attachOutbox()
+  } else {
+    fromCache(saved)
+    attachOutbox()
+  }
   stream.start()
 
   const getFlag = (key: string) => currentView().get(key)

@@ -31,5 +31,6 @@ export type {
   FlagSource,
   ImpressionOptions,
   ImpressionStatus,
+  KeyValueStorage,
   OnlineSource,
 } from './types.js'

@@ -1,3 +1,5 @@
+import type { KeyValueStorage } from './types.js'
+
 /** An IndexedDB implementation: the factory and the key range class that belong to it. */
 export interface IndexedDbEnv {
   indexedDB: IDBFactory
@@ -7,6 +9,7 @@ export interface IndexedDbEnv {
 interface IndexedDbOptions {
   indexedDB?: IDBFactory
   IDBKeyRange?: typeof IDBKeyRange
+  localStorage?: KeyValueStorage | null
 }
 
 /**
@@ -42,4 +45,20 @@ export function resolveIndexedDb(options: IndexedDbOptions): IndexedDbEnv | unde
 function globalIndexedDb(): IndexedDbEnv | undefined {
   const g = globalThis as { indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange }
   return g.indexedDB && g.IDBKeyRange ? { indexedDB: g.indexedDB, IDBKeyRange: g.IDBKeyRange } : undefined
+}
+
+/**
+ * The storage for the flag cache: the option's, else the page's `localStorage`
+ * (read when the client is created) when the client uses the page's own
+ * IndexedDB too. A client given an IndexedDB of its own (a test, a worker's
+ * polyfill) keeps to it unless it is given a storage as well.
+ */
+export function resolveLocalStorage(options: IndexedDbOptions): KeyValueStorage | undefined {
+  if (options.localStorage !== undefined) return options.localStorage ?? undefined
+  if (options.indexedDB !== undefined && options.indexedDB !== globalIndexedDb()?.indexedDB) return undefined
+  try {
+    return (globalThis as { localStorage?: KeyValueStorage }).localStorage
+  } catch {
+    return undefined // access itself throws a SecurityError where the page may not use storage
+  }
 }

@@ -141,6 +141,9 @@ export interface Clock {
   clearTimeout(handle: unknown): void
 }
 
+/** The part of the Web Storage API (`localStorage`) the flag cache uses. */
+export type KeyValueStorage = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>
+
 /** Options of `createFlagClient`: only `streamUrl` is required. */
 export interface FlagClientOptions {
   /** Absolute URL of the server's `/stream`. */
@@ -159,10 +162,21 @@ export interface FlagClientOptions {
   reconnect?: Partial<RetryPolicy>
   /** Document 2 sends no `ready`: the bootstrap counts as complete after this much quiet. Default 100 ms. */
   bootstrapIdleMs?: number
-  /** IndexedDB name prefix; the last complete flag set is kept in `<dbName>:flags`. Default 'flagsync'. */
+  /**
+   * Name prefix of the flag cache: the last complete flag set is kept in `localStorage` under
+   * `<dbName>:flags:<streamUrl>`, or in the IndexedDB database `<dbName>:flags` when it is too large for it.
+   * Default 'flagsync'.
+   */
   dbName?: string
-  /** Keep the last complete flag set in IndexedDB. Default true. */
+  /** Keep the last complete flag set (`localStorage`, else IndexedDB), so an offline start has flags. Default true. */
   persist?: boolean
+  /**
+   * Where the last complete flag set is kept first: read synchronously at creation, so a client started offline
+   * answers from it at once, before IndexedDB has opened. A set over 1 000 000 characters of JSON, or one the
+   * storage refuses (quota), is kept in IndexedDB instead. Default: the page's `localStorage` when the client uses
+   * the page's own IndexedDB (no `indexedDB` option); otherwise none. `null`: IndexedDB only.
+   */
+  localStorage?: KeyValueStorage | null
   /**
    * Default: the page's own IndexedDB, read when first needed (in Node there
    * is none: no flag cache, impressions in memory). Pass both or neither, from

@@ -1,3 +1,4 @@
+import { join, resolve, sep } from 'node:path'
 import { createReceiver, type ReceiverOptions } from '@flagsync/receiver'
 import {
   bearerAuth,
@@ -24,7 +25,7 @@ export interface FlatApiAppOptions {
   bodyLimit?: number | string
   /** Origins allowed to call the API and stream from browsers. */
   corsOrigins?: readonly string[]
-  /** A folder served at / (the flag console). */
+  /** A folder served at / (the flag console); files under its `assets/` are cached for a year (`immutable`). */
   staticDir?: string
   logger?: Logger
 }
@@ -69,7 +70,20 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   }
 
   // After the API: a request for /api/... or /stream never touches the disk looking for a file.
-  if (options.staticDir) app.use(express.static(options.staticDir, { index: 'index.html', maxAge: 0 }))
+  if (options.staticDir) {
+    const assets = join(resolve(options.staticDir), 'assets', sep)
+    app.use(
+      express.static(options.staticDir, {
+        index: 'index.html',
+        maxAge: 0,
+        // assets/ holds content-hashed files (Vite's layout): a new build gives new names, so a browser keeps them
+        // without asking again. Everything else (index.html, a service worker) is revalidated on each load.
+        setHeaders: (res, path) => {
+          if (path.startsWith(assets)) res.setHeader('Cache-Control', 'public, max-age=31536000, immutable')
+        },
+      }),
+    )
+  }
   app.use(notFound)
   app.use(errorHandler(logger))
   return app

@@ -9,10 +9,13 @@
 //                            the client's durability option and the raw transactions' hint set to each mode
 //   browser.durability.strict_cost: relaxed ÷ strict enqueue rate, ours and raw
 //   browser.compaction.ops_per_s / browser.eval.ops_per_s: compact() / evaluate() in the page vs their bare baselines
-//   browser.cold_start.ms    offline page load with 1 000 cached flags and 1 000 queued edits → first getFlag
-//                            (the page preloads the bundle; browser.cold_start.no_preload_ms: the same without)
+//   browser.cold_start.ms    offline page load with 1 000 cached flags and 1 000 queued edits → first getFlag, the
+//                            page's files content-hashed and immutable, the bundle preloaded, the cache in
+//                            localStorage (default); browser.cold_start.indexeddb_ms: the cache in IndexedDB;
+//                            browser.cold_start.revalidated_ms: the page's files revalidated on each load
 // BENCH_PROFILE=<dir> also writes a Chromium CPU profile (DevTools protocol) of each measurement there.
-import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { chromium } from 'playwright-core'
@@ -23,7 +26,7 @@ import { median, now } from './lib/stats.mjs'
 
 const CHROMIUM_PATH = '/usr/bin/chromium'
 const BUNDLE = join(repoRoot, 'packages/sync-client/dist/bundle/sync-client.browser.min.js')
-const PAGE_FILES = ['index.html', 'harness.js', 'cold.html', 'cold.js']
+const PAGE_FILES = ['index.html', 'harness.js', 'cold.js']
 const COLD_FLAGS = 1000
 const COLD_OPS = 1000
 /** The sync client's default `durability` (packages/sync-client/src/durability.ts). */
@@ -39,17 +42,28 @@ const spread = (runs) => {
     : `one run (${r[0]})`
 }
 
-/** The served folder: the page, its scripts, the shipped bundle and the evaluator + workloads bundled by esbuild. */
+/** The served folder: the pages, their scripts, the shipped bundle and the evaluator + workloads bundled by esbuild. */
 async function servedDir() {
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run npm run build first`)
   const dir = tempDir('browser')
   for (const file of PAGE_FILES) copyFileSync(join(benchDir, 'browser', file), join(dir.dir, file))
   copyFileSync(BUNDLE, join(dir.dir, 'sync-client.browser.min.js'))
-  // The same cold-start page without its modulepreload: the bundle is requested only once cold.js has been parsed.
-  const coldHtml = readFileSync(join(dir.dir, 'cold.html'), 'utf8')
-  const plainHtml = coldHtml.replace(/\s*<!--[\s\S]*?-->\s*<link rel="modulepreload"[^>]*>/, '')
-  if (plainHtml === coldHtml) throw new Error('bench/browser/cold.html has no modulepreload line to drop')
-  writeFileSync(join(dir.dir, 'cold-plain.html'), plainHtml)
+  // The cold-start page as a built app ships it: module and bundle in assets/ under content-hashed names, which the
+  // flat API serves immutable. cold-revalidated.html loads the unhashed copies at the root (revalidated each load).
+  const bundle = readFileSync(BUNDLE)
+  const bundleName = `sync-client-${contentHash(bundle)}.js`
+  const coldJs = readFileSync(join(benchDir, 'browser/cold.js'), 'utf8')
+  const hashedJs = coldJs.replace("from './sync-client.browser.min.js'", `from './${bundleName}'`)
+  if (hashedJs === coldJs) throw new Error('bench/browser/cold.js no longer imports ./sync-client.browser.min.js')
+  const moduleName = `cold-${contentHash(hashedJs)}.js`
+  mkdirSync(join(dir.dir, 'assets'))
+  writeFileSync(join(dir.dir, 'assets', bundleName), bundle)
+  writeFileSync(join(dir.dir, 'assets', moduleName), hashedJs)
+  const template = readFileSync(join(benchDir, 'browser/cold.html'), 'utf8')
+  const page = (/** @type {string} */ bundlePath, /** @type {string} */ modulePath) =>
+    template.replace('__BUNDLE__', bundlePath).replace('__MODULE__', modulePath)
+  writeFileSync(join(dir.dir, 'cold.html'), page(`assets/${bundleName}`, `assets/${moduleName}`))
+  writeFileSync(join(dir.dir, 'cold-revalidated.html'), page('sync-client.browser.min.js', 'cold.js'))
   await build({
     entryPoints: [join(benchDir, 'browser/entry.mjs')],
     outfile: join(dir.dir, 'workloads.js'),
@@ -61,8 +75,11 @@ async function servedDir() {
     logLevel: 'error',
   })
   writeFileSync(join(dir.dir, 'favicon.ico'), '')
-  return { ...dir, bundleBytes: statSync(BUNDLE).size }
+  return { ...dir, bundleBytes: bundle.length }
 }
+
+/** The first 8 hex digits of the content's SHA-256, as a bundler names its output. @param {string | Buffer} content */
+const contentHash = (content) => createHash('sha256').update(content).digest('hex').slice(0, 8)
 
 /**
  * Runs `fn`, under the DevTools protocol's CPU profiler when BENCH_PROFILE is set.
@@ -142,7 +159,7 @@ export async function run({ quick }) {
     const rows = []
 
     // --- cold start first, while the server holds exactly the 1 000 seeded flags: a second page (same profile, so
-    // IndexedDB persists) seeded online, then loaded offline again and again.
+    // storage persists) seeded online, then loaded offline again and again.
     const cold = await context.newPage()
     cold.on('pageerror', (error) => errors.push(`cold pageerror: ${error.message}`))
     const coldResult = async (/** @type {string} */ query, file = 'cold.html') => {
@@ -153,7 +170,7 @@ export async function run({ quick }) {
         })
         .catch(async (/** @type {Error} */ error) => {
           const step = await cold.evaluate(() => /** @type {any} */ (window).coldProgress).catch(() => '?')
-          throw new Error(`cold.html?${query} stalled at ${step}: ${error.message}`)
+          throw new Error(`${file}?${query} stalled at ${step}: ${error.message}`)
         })
       const [result, error] = await cold.evaluate(() => [
         /** @type {any} */ (window).coldResult,
@@ -163,38 +180,53 @@ export async function run({ quick }) {
       check()
       return result
     }
-    await coldResult(`mode=seed&flags=${COLD_FLAGS}&ops=${COLD_OPS}`)
-    await coldResult('mode=measure') // warm-up: the HTTP cache holds the page and bundle from here on
-    await coldResult('mode=raw')
-    await coldResult('mode=measure', 'cold-plain.html')
-    /** @type {any[]} */
-    const colds = []
-    /** @type {any[]} */
-    const raws = []
-    /** @type {any[]} */
-    const plains = []
-    // Interleaved with the same navigation answering by hand from IndexedDB (the floor of any client's answer).
+    for (const store of ['ls', 'idb']) await coldResult(`mode=seed&store=${store}&flags=${COLD_FLAGS}&ops=${COLD_OPS}`)
+    // Warm-up: from here on the browser's cache holds the pages' files (assets/ fresh, the rest to revalidate).
+    for (const query of [
+      'mode=measure&store=ls',
+      'mode=raw&store=ls',
+      'mode=measure&store=idb',
+      'mode=raw&store=idb',
+    ]) {
+      await coldResult(query)
+    }
+    await coldResult('mode=measure&store=ls', 'cold-revalidated.html')
+    /** @type {Record<'ls' | 'lsRaw' | 'idb' | 'idbRaw' | 'revalidated', any[]>} */
+    const c = { ls: [], lsRaw: [], idb: [], idbRaw: [], revalidated: [] }
+    // Interleaved, so each figure and its floor see the same machine.
     await profiled(cold, 'cold-start', async () => {
       for (let i = 0; i < sizes.coldRuns; i++) {
-        colds.push(await coldResult('mode=measure'))
-        raws.push(await coldResult('mode=raw'))
-        plains.push(await coldResult('mode=measure', 'cold-plain.html'))
+        c.ls.push(await coldResult('mode=measure&store=ls'))
+        c.lsRaw.push(await coldResult('mode=raw&store=ls'))
+        c.idb.push(await coldResult('mode=measure&store=idb'))
+        c.idbRaw.push(await coldResult('mode=raw&store=idb'))
+        c.revalidated.push(await coldResult('mode=measure&store=ls', 'cold-revalidated.html'))
       }
     })
-    for (const c of [...colds, ...plains]) {
-      if (c.source !== 'cache' || c.flags !== COLD_FLAGS || c.queued !== COLD_OPS || c.pendingVisibleMs === null) {
-        throw new Error(`cold start did not answer from the cache with the queue on top: ${JSON.stringify(c)}`)
+    for (const [name, runs] of Object.entries({ ls: c.ls, idb: c.idb, revalidated: c.revalidated })) {
+      for (const r of runs) {
+        const atCreation = name !== 'idb'
+        if (
+          r.source !== 'cache' ||
+          r.flags !== COLD_FLAGS ||
+          r.queued !== COLD_OPS ||
+          r.pendingVisibleMs === null ||
+          r.answeredAtCreation !== atCreation
+        ) {
+          throw new Error(
+            `cold start (${name}) did not answer from the cache with the queue on top: ${JSON.stringify(r)}`,
+          )
+        }
       }
     }
-    const firsts = colds.map((c) => c.firstAnswerMs)
-    const pendings = colds.map((c) => c.pendingVisibleMs)
-    const moduleStarts = colds.map((c) => c.moduleStartMs)
-    const rawFirsts = raws.map((r) => r.firstAnswerMs)
-    const rawAfterStart = raws.map((r) => r.firstAnswerMs - r.moduleStartMs)
-    const rawOpen = raws.map((r) => r.openedMs - r.moduleStartMs)
-    const afterStart = colds.map((c) => c.firstAnswerMs - c.moduleStartMs)
+    /** @param {any[]} runs @param {string} field */
+    const at = (runs, field) => runs.map((r) => r[field])
+    /** @param {any[]} runs */
+    const afterStart = (runs) => runs.map((r) => r.firstAnswerMs - r.moduleStartMs)
+    const firsts = at(c.ls, 'firstAnswerMs')
+    const moduleStarts = at(c.ls, 'moduleStartMs')
     log(
-      `browser cold start: first getFlag ${median(firsts).toFixed(1)} ms (${median(afterStart).toFixed(1)} after the module started), queue on top ${median(pendings).toFixed(1)} ms; raw IndexedDB ${median(rawFirsts).toFixed(1)} ms (${median(rawAfterStart).toFixed(1)} after the module started, open ${median(rawOpen).toFixed(1)})`,
+      `browser cold start: first getFlag ${median(firsts).toFixed(1)} ms (${median(afterStart(c.ls)).toFixed(1)} after the module started), queue on top ${median(at(c.ls, 'pendingVisibleMs')).toFixed(1)} ms; localStorage by hand ${median(at(c.lsRaw, 'firstAnswerMs')).toFixed(1)} ms; IndexedDB cache ${median(at(c.idb, 'firstAnswerMs')).toFixed(1)} ms, by hand ${median(at(c.idbRaw, 'firstAnswerMs')).toFixed(1)} ms; revalidated ${median(at(c.revalidated, 'firstAnswerMs')).toFixed(1)} ms`,
     )
     // Listed last; measured first.
     const coldRow = row({
@@ -204,19 +236,29 @@ export async function run({ quick }) {
       baseline: median(moduleStarts),
       ratio: median(moduleStarts) / median(firsts),
       goal: atMost(100),
-      note: `navigation start → first getFlag() answered from the IndexedDB cache (1 000 flags cached, ${COLD_OPS} edits queued in the outbox, both clients offline via manualOnlineSource(false)), page and ${Math.round(served.bundleBytes / 1024)} KB bundle from the flat API over loopback (HTTP-cached after a warm-up load), the page preloading the bundle (<link rel="modulepreload">, as a Vite-built page does; without it: browser.cold_start.no_preload_ms); ${spread(firsts)} ms; the queued edits show on top at ${spread(pendings)} ms; baseline = the same navigation until the page's module starts running (${spread(moduleStarts)} ms), i.e. what any script on this page pays first; module start → answer ${spread(afterStart)} ms, against the floor measured in the same page and run (interleaved): the same navigation answering by hand from IndexedDB (open the cache database, get the one record of 1 000 flags) at ${spread(rawFirsts)} ms, ${spread(rawAfterStart)} ms after its module started (the open alone ${spread(rawOpen)} ms)`,
-      extra: { runs: colds, raw: raws },
+      note: `navigation start → first getFlag() answered from the flag cache with default options (localStorage: the set is there when createFlagClient returns, checked in every run), 1 000 flags cached and ${COLD_OPS} edits queued in the outbox, both clients offline via manualOnlineSource(false); the page as a built app ships it: its module and the ${Math.round(served.bundleBytes / 1024)} KB shipped bundle under content-hashed names in assets/, which the flat API serves immutable (so a repeat visit takes them from the browser's cache; the page itself is revalidated over loopback), the bundle preloaded (<link rel="modulepreload">); ${spread(firsts)} ms; the queued edits (IndexedDB) show on top at ${spread(at(c.ls, 'pendingVisibleMs'))} ms; baseline = the same navigation until the page's module starts running (${spread(moduleStarts)} ms), i.e. what any script on this page pays first; module start → answer ${spread(afterStart(c.ls))} ms, against the floor measured in the same page and run (interleaved): the same navigation reading and parsing the localStorage entry by hand at ${spread(at(c.lsRaw, 'firstAnswerMs'))} ms, ${spread(afterStart(c.lsRaw))} ms after its module started`,
+      extra: { runs: c.ls, raw: c.lsRaw },
     })
-    const plainFirsts = plains.map((c) => c.firstAnswerMs)
-    const plainStarts = plains.map((c) => c.moduleStartMs)
-    const plainRow = row({
-      id: 'browser.cold_start.no_preload_ms',
-      value: median(plainFirsts),
+    const idbFirsts = at(c.idb, 'firstAnswerMs')
+    const idbRawFirsts = at(c.idbRaw, 'firstAnswerMs')
+    const idbRow = row({
+      id: 'browser.cold_start.indexeddb_ms',
+      value: median(idbFirsts),
+      unit: 'ms',
+      baseline: median(idbRawFirsts),
+      ratio: median(idbRawFirsts) / median(idbFirsts),
+      note: `browser.cold_start.ms's page with the flag cache in IndexedDB (localStorage: null; where a set over 1 000 000 characters goes), interleaved with it: ${spread(idbFirsts)} ms, ${spread(afterStart(c.idb))} ms after its module started; baseline = the same navigation answering by hand from IndexedDB (open the cache database, get the one record of 1 000 flags) at ${spread(idbRawFirsts)} ms, ${spread(afterStart(c.idbRaw))} ms after its module started (the open alone ${spread(c.idbRaw.map((r) => r.openedMs - r.moduleStartMs))} ms); no goal`,
+      extra: { runs: c.idb, raw: c.idbRaw },
+    })
+    const revalidatedFirsts = at(c.revalidated, 'firstAnswerMs')
+    const revalidatedRow = row({
+      id: 'browser.cold_start.revalidated_ms',
+      value: median(revalidatedFirsts),
       unit: 'ms',
       baseline: median(firsts),
-      ratio: median(firsts) / median(plainFirsts),
-      note: `browser.cold_start.ms's page without its modulepreload line (the bundle is requested only once cold.js has been parsed), interleaved with it: ${spread(plainFirsts)} ms, its module starting at ${spread(plainStarts)} ms; baseline = browser.cold_start.ms (with the preload) in the same run; no goal (what a page that chains its module imports pays)`,
-      extra: { runs: plains },
+      ratio: median(firsts) / median(revalidatedFirsts),
+      note: `browser.cold_start.ms's page loading unhashed copies of its module and bundle, which the server revalidates on every load (max-age=0: three conditional requests, each a 304), interleaved with it: ${spread(revalidatedFirsts)} ms, its module starting at ${spread(at(c.revalidated, 'moduleStartMs'))} ms; baseline = browser.cold_start.ms in the same run; no goal (what a page pays whose scripts are not served as immutable)`,
+      extra: { runs: c.revalidated },
     })
     await cold.close()
 
@@ -360,7 +402,7 @@ export async function run({ quick }) {
       }),
     )
 
-    rows.push(coldRow, plainRow)
+    rows.push(coldRow, idbRow, revalidatedRow)
     await context.close()
     return rows
   } finally {

@@ -1,16 +1,21 @@
-// The cold-start page of bench/browser.mjs, loaded from the shipped bundle.
-//   ?mode=seed&flags=N&ops=M  online: the flag client takes the server's N flags from /stream and caches them in
-//                             IndexedDB; M flag edits are queued in the sync client's outbox (never delivered).
-//   ?mode=measure             both clients offline: how long from navigation start until the first getFlag
+// The cold-start page of bench/browser.mjs, loaded from the shipped bundle. `store` picks where the flag client keeps
+// its cache: `ls` (the default options: localStorage) or `idb` (`localStorage: null`: IndexedDB), each in a database
+// of its own.
+//   ?mode=seed&store=S&flags=N&ops=M  online: the flag client takes the server's N flags from /stream and caches
+//                             them; M flag edits are queued in the sync client's outbox (never delivered).
+//   ?mode=measure&store=S     both clients offline: how long from navigation start until the first getFlag
 //                             answers from the cache, and until the queued edits show on top.
-//   ?mode=raw                 the platform's floor for the same answer, no client: open the flag cache's IndexedDB
-//                             database and get the cached set (one record holding the 1 000 flags) by hand.
+//   ?mode=raw&store=S         the platform's floor for the same answer, no client: the cached set read by hand
+//                             (ls: localStorage.getItem + JSON.parse; idb: open the database, get the one record).
 // The outcome lands in window.coldResult (or window.coldError).
 import { createFlagClient, createSyncClient, manualOnlineSource } from './sync-client.browser.min.js'
 
 const moduleStartMs = performance.now()
 const params = new URLSearchParams(location.search)
-const DB = 'bench-cold'
+const STORE = params.get('store') === 'idb' ? 'idb' : 'ls'
+const DB = `bench-cold-${STORE}`
+/** What the flag client is given besides its stream URL: nothing for the default (localStorage), or no storage. */
+const CACHE_OPTIONS = STORE === 'idb' ? { localStorage: null } : {}
 const FIRST_KEY = 'flag-00000'
 
 /** @param {number} i */
@@ -27,7 +32,7 @@ async function seed() {
   const queued = Number(params.get('ops'))
   // One client at a time: the cache is filled from the stream first, then the edits are queued through the sync
   // client alone (no stream needed for that).
-  const flags = createFlagClient({ streamUrl: `${location.origin}/stream`, dbName: DB })
+  const flags = createFlagClient({ streamUrl: `${location.origin}/stream`, dbName: DB, ...CACHE_OPTIONS })
   await flags.ready()
   progress('ready')
   const deadline = performance.now() + 20_000
@@ -48,7 +53,15 @@ async function seed() {
 async function measure() {
   const online = manualOnlineSource(false)
   const sync = createSyncClient({ webhookUrl: `${location.origin}/sync`, dbName: DB, online })
-  const flags = createFlagClient({ streamUrl: `${location.origin}/stream`, dbName: DB, syncClient: sync, online })
+  const flags = createFlagClient({
+    streamUrl: `${location.origin}/stream`,
+    dbName: DB,
+    syncClient: sync,
+    online,
+    ...CACHE_OPTIONS,
+  })
+  // From localStorage the set is there before createFlagClient returns; from IndexedDB only after an await.
+  const answeredAtCreation = flags.status().source === 'cache'
   await flags.ready()
   const first = flags.getFlag(FIRST_KEY)
   const firstAnswerMs = performance.now()
@@ -79,6 +92,7 @@ async function measure() {
     firstAnswerMs,
     pendingVisibleMs,
     moduleStartMs,
+    answeredAtCreation,
     documentResponseEndMs: navigation?.responseEnd ?? null,
     flags: flags.allFlags().length,
     queued,
@@ -97,17 +111,25 @@ const settled = (request) =>
   })
 
 /**
- * The same answer with nothing but IndexedDB: the flag client's cache database (`<dbName>:flags`, version 10, store
- * `sets`, one record per stream URL) opened and read by hand, the flag looked up in the record's array.
+ * The same answer with nothing but the platform. ls: the flag client's localStorage entry
+ * (`<dbName>:flags:<stream URL>`, the set as JSON) read and parsed by hand. idb: its IndexedDB database
+ * (`<dbName>:flags`, version 10, store `sets`, one record per stream URL) opened and read by hand. Either way the
+ * flag is then looked up in the set's array.
  */
 async function raw() {
-  const db = /** @type {IDBDatabase} */ (await settled(indexedDB.open(`${DB}:flags`, 10)))
-  const openedMs = performance.now()
-  const saved = await settled(db.transaction('sets', 'readonly').objectStore('sets').get(`${location.origin}/stream`))
+  const id = `${location.origin}/stream`
+  let openedMs = performance.now()
+  let saved
+  if (STORE === 'ls') saved = JSON.parse(localStorage.getItem(`${DB}:flags:${id}`) ?? 'null')
+  else {
+    const db = /** @type {IDBDatabase} */ (await settled(indexedDB.open(`${DB}:flags`, 10)))
+    openedMs = performance.now()
+    saved = await settled(db.transaction('sets', 'readonly').objectStore('sets').get(id))
+    db.close()
+  }
   const flag = saved?.flags.find((/** @type {{ key: string }} */ f) => f.key === FIRST_KEY)
   const firstAnswerMs = performance.now()
-  db.close()
-  if (!flag) throw new Error(`${FIRST_KEY} is not in the cached set`)
+  if (!flag) throw new Error(`${FIRST_KEY} is not in the cached set (${STORE})`)
   return { firstAnswerMs, openedMs, moduleStartMs, flags: saved.flags.length }
 }
 

@@ -3,7 +3,7 @@
  * options: a page that saw the flat API's flags keeps them in its own
  * localStorage, and the next page, started offline, has them the moment
  * createFlagClient returns, before IndexedDB has even been opened. A set too
- * large for localStorage goes to IndexedDB and still answers offline.
+ * large for localStorage is kept in IndexedDB alone and still answers offline.
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -47,6 +47,18 @@ const PAGE = `<!doctype html>
     return { atOnce, afterReady }
   }
   window.stored = () => Object.keys(localStorage).map((key) => [key, localStorage.getItem(key).length])
+  window.inIndexedDb = () =>
+    new Promise((resolve, reject) => {
+      const open = indexedDB.open('flagsync:flags', 10)
+      open.onerror = () => reject(open.error)
+      open.onsuccess = () => {
+        const get = open.result.transaction('sets').objectStore('sets').get(streamUrl)
+        get.onsuccess = () => {
+          open.result.close()
+          resolve(get.result ? get.result.flags.length : 0)
+        }
+      }
+    })
 </script>`
 
 interface PageApi {
@@ -56,6 +68,7 @@ interface PageApi {
     afterReady: { count: number; source: string }
   }>
   stored(): Array<[string, number]>
+  inIndexedDb(): Promise<number>
 }
 
 const dir = tempDir('flagsync-e2e-cache-')
@@ -122,7 +135,8 @@ describe('the flag cache of the browser bundle, default options', () => {
     const page = await openPage()
     await call(page, 'online', 50)
     const stored = await call(page, 'stored')
-    expect(stored.map(([key]) => key)).toEqual([`flagsync:flags:${server.url}/stream`])
+    expect(stored.map(([key]) => key)).toEqual(['flagsync:flags'])
+    expect(await call(page, 'inIndexedDb')).toBe(50) // the copy is a copy: IndexedDB holds the set too
 
     await page.reload()
     await page.waitForFunction(() => 'offline' in window)
@@ -138,6 +152,7 @@ describe('the flag cache of the browser bundle, default options', () => {
     const page = await openPage()
     await call(page, 'online', 1150)
     expect(await call(page, 'stored')).toEqual([])
+    expect(await call(page, 'inIndexedDb')).toBe(1150)
 
     await page.reload()
     await page.waitForFunction(() => 'offline' in window)

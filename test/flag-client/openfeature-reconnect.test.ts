@@ -4,7 +4,7 @@
  * STALE → READY, flags keep updating, and the flag client's status drops the
  * old error; variants are reported by name, errors with OpenFeature's codes.
  */
-import { createFlagClient, type FlagClient, FlagsyncProvider } from '@flagsync/flag-client'
+import { createFlagClient, type FlagClient, FlagsyncProvider, manualOnlineSource } from '@flagsync/flag-client'
 import { ErrorCode, OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/web-sdk'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -119,5 +119,40 @@ describe('FlagsyncProvider details', () => {
 
     expect(of.getBooleanDetails('nope', true)).toMatchObject({ reason: 'ERROR', errorCode: ErrorCode.FLAG_NOT_FOUND })
     expect(of.getNumberDetails('banner', 1)).toMatchObject({ value: 1, errorCode: ErrorCode.TYPE_MISMATCH })
+  })
+
+  it('a client started offline from its cache: READY with the cached values, then STALE, never READY alone', async () => {
+    const items = new Map<string, string>()
+    const storage = {
+      getItem: (k: string) => items.get(k) ?? null,
+      setItem: (k: string, v: string) => void items.set(k, v),
+      removeItem: (k: string) => void items.delete(k),
+    }
+    const STREAM = 'http://127.0.0.1:9/stream'
+    const flag = { key: 'checkout', is_enabled: true, rollout_percentage: null, description: null, rules: [] }
+    items.set('cached:flags', JSON.stringify({ id: STREAM, flags: [flag], environmentId: null, savedAt: 1 }))
+    const offline = createFlagClient({
+      streamUrl: STREAM,
+      dbName: 'cached',
+      indexedDB: new IDBFactory(),
+      IDBKeyRange,
+      localStorage: storage,
+      online: manualOnlineSource(false),
+    })
+    clients.push(offline)
+    expect(offline.status()).toMatchObject({ state: 'offline', source: 'cache' })
+
+    const provider = new FlagsyncProvider(offline)
+    const emitted: string[] = []
+    for (const type of [ProviderEvents.Ready, ProviderEvents.Stale]) {
+      provider.events.addHandler(type, () => emitted.push(type))
+    }
+    await OpenFeature.setProviderAndWait(provider)
+    const of = OpenFeature.getClient()
+    expect(of.getBooleanValue('checkout', false)).toBe(true)
+    // The SDK's READY comes from initialize() resolving; the provider then says the stream is not there.
+    await expect.poll(() => of.providerStatus).toBe(ProviderStatus.STALE)
+    expect(emitted).toEqual([ProviderEvents.Stale])
+    expect(of.getBooleanValue('checkout', false)).toBe(true)
   })
 })

@@ -27,7 +27,7 @@ const systemClock: Clock = {
 }
 
 /**
- * Live flags: the server's set (from the stream, a snapshot or the IndexedDB
+ * Live flags: the server's set (from the stream, a snapshot or the flag
  * cache) with this client's unacknowledged edits on top, evaluated locally.
  *
  * @example
@@ -282,7 +282,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
     }
   }
-  // A set in localStorage answers before this function returns; one in IndexedDB once it has opened.
+  // The localStorage copy answers before this function returns; IndexedDB once it has opened.
   const saved = cache?.loadNow()
   if (cache && !saved) {
     void cache

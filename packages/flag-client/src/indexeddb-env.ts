@@ -49,13 +49,15 @@ function globalIndexedDb(): IndexedDbEnv | undefined {
 
 /**
  * The storage for the flag cache: the option's, else the page's `localStorage`
- * (read when the client is created) when the client uses the page's own
- * IndexedDB too. A client given an IndexedDB of its own (a test, a worker's
- * polyfill) keeps to it unless it is given a storage as well.
+ * (read when the client is created), but only where the client uses the page's
+ * own IndexedDB too. A client given an IndexedDB of its own (a test, a
+ * worker's polyfill), or in a runtime without one (Node, Deno, a DOM
+ * emulation in tests), keeps no copy unless it is given a storage.
  */
 export function resolveLocalStorage(options: IndexedDbOptions): KeyValueStorage | undefined {
   if (options.localStorage !== undefined) return options.localStorage ?? undefined
-  if (options.indexedDB !== undefined && options.indexedDB !== globalIndexedDb()?.indexedDB) return undefined
+  const page = globalIndexedDb()?.indexedDB
+  if (!page || (options.indexedDB ?? page) !== page) return undefined
   try {
     return (globalThis as { localStorage?: KeyValueStorage }).localStorage
   } catch {

@@ -45,6 +45,9 @@ export class FlagsyncProvider implements Provider {
       }
     })
     await this.#client.ready()
+    // A client already offline (a cached start) said so before this subscribed. The SDK marks the provider READY
+    // once this returns, so the STALE goes out after that.
+    if (STALE_STATES.has(this.#client.status().state)) setTimeout(() => this.#onStatus(this.#client.status()))
   }
 
   /** One STALE per outage and one READY when the stream is back (the SDK's status stays STALE until then). */

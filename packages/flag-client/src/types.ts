@@ -163,23 +163,23 @@ export interface FlagClientOptions {
   /** Document 2 sends no `ready`: the bootstrap counts as complete after this much quiet. Default 100 ms. */
   bootstrapIdleMs?: number
   /**
-   * Name prefix of the flag cache: the last complete flag set is kept in `localStorage` under
-   * `<dbName>:flags:<streamUrl>`, or in the IndexedDB database `<dbName>:flags` when it is too large for it.
-   * Default 'flagsync'.
+   * Name prefix of the flag cache: every saved set is kept in the IndexedDB database `<dbName>:flags` (one row per
+   * stream URL), and a copy of the last one saved in `localStorage` under `<dbName>:flags`. Default 'flagsync'.
    */
   dbName?: string
-  /** Keep the last complete flag set (`localStorage`, else IndexedDB), so an offline start has flags. Default true. */
+  /** Keep the last complete flag set (IndexedDB, and its `localStorage` copy), so an offline start has flags. Default true. */
   persist?: boolean
   /**
-   * Where the last complete flag set is kept first: read synchronously at creation, so a client started offline
+   * Where a copy of the last saved flag set is kept: read synchronously at creation, so a client started offline
    * answers from it at once, before IndexedDB has opened. A set over 1 000 000 characters of JSON, or one the
-   * storage refuses (quota), is kept in IndexedDB instead. Default: the page's `localStorage` when the client uses
-   * the page's own IndexedDB (no `indexedDB` option); otherwise none. `null`: IndexedDB only.
+   * storage refuses (quota), has no copy and is read from IndexedDB. Default: the page's `localStorage` where the
+   * client uses the page's own IndexedDB (no `indexedDB` option); otherwise none. `null`: no copy.
    */
   localStorage?: KeyValueStorage | null
   /**
    * Default: the page's own IndexedDB, read when first needed (in Node there
-   * is none: no flag cache, impressions in memory). Pass both or neither, from
+   * is none: no flag cache unless a `localStorage` is given, impressions in
+   * memory). Pass both or neither, from
    * one implementation (e.g. `fake-indexeddb`); one alone throws a TypeError.
    */
   indexedDB?: IDBFactory
@@ -272,7 +272,10 @@ export type FlagEvaluation = Omit<EvaluationResult, 'errorCode'> & {
  * ```
  */
 export interface FlagClient {
-  /** Resolves once a complete flag set is available: from the stream, a snapshot, or the IndexedDB cache. */
+  /**
+   * Resolves once a complete flag set is available: from the stream, a snapshot, or the flag cache (at once when the
+   * cache's `localStorage` copy answered during creation).
+   */
   ready(): Promise<void>
   /** The flag as it reads now (server state with this client's edits on top); undefined when there is none. */
   getFlag(key: string): ClientFlag | undefined
@@ -318,7 +321,7 @@ export interface FlagClient {
   /** The impression reporter's counters and state now. */
   impressionStatus(): ImpressionStatus
   /**
-   * Stops the stream, polls and timers, hands the last server set to the IndexedDB cache, closes the impression
+   * Stops the stream, polls and timers, hands the last server set to the flag cache, closes the impression
    * queue and emits a final `closed` status; listeners are dropped after it. Impressions still queued stay in
    * IndexedDB for the next client.
    */

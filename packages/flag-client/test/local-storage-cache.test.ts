@@ -4,7 +4,8 @@ import { FlagCache, STORAGE_LIMIT } from '../src/flag-cache.js'
 import { createFlagClient, type KeyValueStorage, manualOnlineSource } from '../src/index.js'
 
 const STREAM = 'http://flags.test/stream'
-const KEY = `cold:flags:${STREAM}`
+/** One copy per database name: no stream URL (nor the SDK key some put in it) in the entry's name. */
+const KEY = 'cold:flags'
 const flag = (key: string, description = '') => ({
   key,
   is_enabled: true,
@@ -113,14 +114,40 @@ describe('the flag cache in localStorage', () => {
     expect((await cache.load())?.flags.map((f) => f.key)).toEqual(['new'])
   })
 
-  it('never brings back an older set from IndexedDB once storage holds a newer one', async () => {
+  it('keeps every set in IndexedDB too, so clearing localStorage never brings back an older one (two tabs)', async () => {
     const storage = new MemoryStorage()
     const indexedDB = new IDBFactory()
-    await new FlagCache('cold:flags', STREAM, env(indexedDB), undefined).save([flag('older')], null, 1)
-    await new FlagCache('cold:flags', STREAM, env(indexedDB), storage).save([flag('newer')], null, 2)
-    // The app clears its localStorage (a logout, say): the older set in IndexedDB must not come back.
+    const tabA = new FlagCache('cold:flags', STREAM, env(indexedDB), storage)
+    const tabB = new FlagCache('cold:flags', STREAM, env(indexedDB), storage)
+    await tabA.save([flag('first')], null, 1)
+    await tabB.save(
+      Array.from({ length: 1100 }, (_, i) => flag(`large-${i}`, 'x'.repeat(1000))),
+      null,
+      2,
+    )
+    expect(storage.items.has(KEY)).toBe(false)
+    await tabA.save([flag('newest')], null, 3)
+    // The app clears its localStorage (a logout, say): IndexedDB answers with the newest set, not tab B's older one.
     storage.items.clear()
-    expect(await new FlagCache('cold:flags', STREAM, env(indexedDB), storage).load()).toBeUndefined()
+    expect(await new FlagCache('cold:flags', STREAM, env(indexedDB), storage).load()).toMatchObject({
+      flags: [flag('newest')],
+      savedAt: 3,
+    })
+    // And a client that stops using localStorage still has it.
+    expect(await new FlagCache('cold:flags', STREAM, env(indexedDB), undefined).load()).toMatchObject({ savedAt: 3 })
+  })
+
+  it('holds one copy per database name: another stream URL replaces it and the first answers from IndexedDB', async () => {
+    const storage = new MemoryStorage()
+    const indexedDB = new IDBFactory()
+    const other = 'http://flags.test/stream?sdk_key=sk_secret'
+    await new FlagCache('cold:flags', STREAM, env(indexedDB), storage).save([flag('mine')], null, 1)
+    await new FlagCache('cold:flags', other, env(indexedDB), storage).save([flag('theirs')], null, 2)
+    expect([...storage.items.keys()]).toEqual([KEY])
+    const mine = new FlagCache('cold:flags', STREAM, env(indexedDB), storage)
+    expect(mine.loadNow()).toBeUndefined()
+    expect((await mine.load())?.flags).toEqual([flag('mine')])
+    expect(new FlagCache('cold:flags', other, env(indexedDB), storage).loadNow()?.flags).toEqual([flag('theirs')])
   })
 
   it('reads IndexedDB when the storage is blocked, damaged or holds another stream’s set', async () => {
@@ -133,10 +160,23 @@ describe('the flag cache in localStorage', () => {
       setItem: () => {},
       removeItem: () => {},
     }
+    const entry = (flags: unknown) => {
+      const storage = new MemoryStorage()
+      storage.items.set(KEY, JSON.stringify({ id: STREAM, flags, environmentId: null, savedAt: 9 }))
+      return storage
+    }
     const damaged = new MemoryStorage()
     damaged.items.set(KEY, '{"id":')
     const other = new MemoryStorage()
     other.items.set(KEY, JSON.stringify({ id: 'http://other/stream', flags: [flag('other')] }))
+    // Entries a script (or a bug) left broken: each must be passed over, not fail the client.
+    const broken = [entry([null]), entry([42]), entry([{ key: 7 }]), entry('flags'), entry(undefined)]
+    for (const storage of [blocked, damaged, other, ...broken]) {
+      const client = createFlagClient(clientOptions(indexedDB, storage))
+      await client.ready()
+      expect(client.allFlags().map((f) => f.key)).toEqual(['from-idb'])
+      await client.close()
+    }
     for (const storage of [blocked, damaged, other]) {
       const cache = new FlagCache('cold:flags', STREAM, env(indexedDB), storage)
       expect(cache.loadNow()).toBeUndefined()
@@ -144,7 +184,7 @@ describe('the flag cache in localStorage', () => {
     }
   })
 
-  it('keeps the set in storage alone where there is no IndexedDB', async () => {
+  it('keeps the set in a given storage alone where there is no IndexedDB', async () => {
     const storage = new MemoryStorage()
     const cache = new FlagCache('cold:flags', STREAM, undefined, storage)
     await cache.save([flag('a')], 'env-2', 3)
@@ -188,6 +228,18 @@ describe('the default storage', () => {
     setGlobal('localStorage', () => storage)
     const { localStorage: _s, ...options } = clientOptions(new IDBFactory(), null)
     const client = createFlagClient(options)
+    await client.close()
+    expect(storage.reads).toBe(0)
+  })
+
+  it('is none where the runtime has a localStorage but no IndexedDB (Deno, Node with web storage, happy-dom)', async () => {
+    const storage = new MemoryStorage()
+    await new FlagCache('cold:flags', STREAM, undefined, storage).save([flag('a')], null, 1)
+    storage.reads = 0
+    setGlobal('localStorage', () => storage)
+    const { indexedDB: _i, IDBKeyRange: _k, localStorage: _s, ...defaults } = clientOptions(new IDBFactory(), null)
+    const client = createFlagClient(defaults)
+    expect(client.status().source).toBe('none')
     await client.close()
     expect(storage.reads).toBe(0)
   })

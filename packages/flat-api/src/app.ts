@@ -1,4 +1,4 @@
-import { join, resolve, sep } from 'node:path'
+import { join } from 'node:path'
 import { createReceiver, type ReceiverOptions } from '@flagsync/receiver'
 import {
   bearerAuth,
@@ -71,18 +71,12 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
 
   // After the API: a request for /api/... or /stream never touches the disk looking for a file.
   if (options.staticDir) {
-    const assets = join(resolve(options.staticDir), 'assets', sep)
-    app.use(
-      express.static(options.staticDir, {
-        index: 'index.html',
-        maxAge: 0,
-        // assets/ holds content-hashed files (Vite's layout): a new build gives new names, so a browser keeps them
-        // without asking again. Everything else (index.html, a service worker) is revalidated on each load.
-        setHeaders: (res, path) => {
-          if (path.startsWith(assets)) res.setHeader('Cache-Control', 'public, max-age=31536000, immutable')
-        },
-      }),
-    )
+    // assets/ holds content-hashed files (Vite's layout): a new build gives new names, so a browser keeps them without
+    // asking again (as the flag service's dashboard route does). A folder's index.html is left to the static below,
+    // like everything else there (index.html, a service worker): revalidated on each load, or a new build never shows.
+    const assets = join(options.staticDir, 'assets')
+    app.use('/assets', express.static(assets, { immutable: true, maxAge: '365d', index: false, redirect: false }))
+    app.use(express.static(options.staticDir, { index: 'index.html', maxAge: 0 }))
   }
   app.use(notFound)
   app.use(errorHandler(logger))

@@ -18,9 +18,24 @@ export function errorHandler(logger?: Logger): ErrorRequestHandler {
       res.destroy()
       return
     }
+    // A static file's answer may have set its caching and validators before failing (a 412 or 416 from `send`):
+    // an error must not be stored as that file, least of all as `immutable`.
+    for (const header of ANSWER_HEADERS) res.removeHeader(header)
+    res.setHeader('Cache-Control', 'no-store')
     if (error.details.retryAfterSeconds !== undefined) {
       res.setHeader('Retry-After', String(Math.ceil(error.details.retryAfterSeconds)))
     }
     res.status(error.status).json(error.toBody())
   }
 }
+
+/** What describes a successful answer's body, and so never belongs on an error's. */
+const ANSWER_HEADERS = [
+  'Cache-Control',
+  'Content-Type',
+  'ETag',
+  'Last-Modified',
+  'Content-Range',
+  'Accept-Ranges',
+  'Content-Disposition',
+]

@@ -31,6 +31,13 @@ describe('toHttpError', () => {
     }
   })
 
+  it('keeps the 412 and 416 of a static file as precondition_failed and range_not_satisfiable', () => {
+    const failed = toHttpError(Object.assign(new Error('Precondition Failed'), { status: 412, expose: true }))
+    expect([failed.status, failed.code]).toEqual([412, 'precondition_failed'])
+    const range = toHttpError(Object.assign(new Error('Range Not Satisfiable'), { status: 416, expose: true }))
+    expect([range.status, range.code]).toEqual([416, 'range_not_satisfiable'])
+  })
+
   it('has a status for every code', () => {
     for (const status of Object.values(STATUS_BY_CODE)) expect(status).toBeGreaterThanOrEqual(400)
   })

@@ -111,8 +111,8 @@ const settled = (request) =>
   })
 
 /**
- * The same answer with nothing but the platform. ls: the flag client's localStorage entry
- * (`<dbName>:flags:<stream URL>`, the set as JSON) read and parsed by hand. idb: its IndexedDB database
+ * The same answer with nothing but the platform. ls: the flag client's localStorage copy (`<dbName>:flags`, the
+ * last saved set as JSON, its `id` the stream URL) read and parsed by hand. idb: its IndexedDB database
  * (`<dbName>:flags`, version 10, store `sets`, one record per stream URL) opened and read by hand. Either way the
  * flag is then looked up in the set's array.
  */
@@ -120,8 +120,10 @@ async function raw() {
   const id = `${location.origin}/stream`
   let openedMs = performance.now()
   let saved
-  if (STORE === 'ls') saved = JSON.parse(localStorage.getItem(`${DB}:flags:${id}`) ?? 'null')
-  else {
+  if (STORE === 'ls') {
+    saved = JSON.parse(localStorage.getItem(`${DB}:flags`) ?? 'null')
+    if (saved?.id !== id) throw new Error(`the localStorage copy is ${saved?.id}'s set, not ${id}'s`)
+  } else {
     const db = /** @type {IDBDatabase} */ (await settled(indexedDB.open(`${DB}:flags`, 10)))
     openedMs = performance.now()
     saved = await settled(db.transaction('sets', 'readonly').objectStore('sets').get(id))

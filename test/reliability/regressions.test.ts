@@ -61,7 +61,12 @@ describe('error normalisation', () => {
     const missing = Object.assign(new Error('ENOENT: /srv/www/index.html'), { status: 404 })
     expect(toHttpError(missing)).toMatchObject({ status: 404, code: 'not_found', message: 'not found' })
     const exposed = Object.assign(new Error('range not satisfiable'), { status: 416, expose: true })
-    expect(toHttpError(exposed)).toMatchObject({ status: 400, message: 'range not satisfiable' })
+    // A status the table has keeps its code: a static file's 416 stays a 416 (`range_not_satisfiable`).
+    expect(toHttpError(exposed)).toMatchObject({
+      status: 416,
+      code: 'range_not_satisfiable',
+      message: 'range not satisfiable',
+    })
     expect(toHttpError(Object.assign(new Error('x'), { status: 503 })).status).toBe(500)
   })
 

@@ -50,10 +50,9 @@ export class FlagCache {
     return undefined
   }
 
+  /** This stream URL's row in IndexedDB (the caller has tried `loadNow()` first). */
   async load(): Promise<SavedSet | undefined> {
-    return (
-      this.loadNow() ?? settle((await this.#open()).transaction('sets', 'readonly').objectStore('sets').get(this.id))
-    )
+    return settle((await this.#open()).transaction('sets', 'readonly').objectStore('sets').get(this.id))
   }
 
   async save(flags: ClientFlag[], environmentId: string | null, now: number): Promise<void> {

@@ -220,6 +220,7 @@ describe.each(DIALECTS)('kill -9 of the server while a client delivers 10 000 op
     const crashMidTransaction = async (crash: Crash, victim: string, request: () => Promise<Response>) => {
       const locker = await pgClient(db.url)
       const probe = await pgClient(db.url)
+      const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid
       await locker.query('BEGIN')
       const locked = await locker.query(`SELECT key FROM ${TABLES.flags} WHERE scope = '' AND key = $1 FOR UPDATE`, [
         victim,
@@ -227,13 +228,16 @@ describe.each(DIALECTS)('kill -9 of the server while a client delivers 10 000 op
       expect(locked.rowCount).toBe(1)
       const response = request()
       response.catch(() => {})
-      // The server's transaction (lock_timeout 5 s) waits for our row lock: it is inside the batch.
+      // The server's transaction (lock_timeout 5 s) waits for our row lock: it is inside the batch. Only a wait on
+      // our transaction counts: a backend can also wait a moment on autovacuum's relation lock, in any statement.
       const blocked = await until(
-        'the server to block inside the batch transaction',
+        'the server to block on our row lock inside the batch transaction',
         async () =>
           (
             await probe.query<{ pid: number; query: string }>(
-              `SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              `SELECT pid, query FROM pg_stat_activity
+               WHERE datname = current_database() AND $1::int = ANY(pg_blocking_pids(pid))`,
+              [lockerPid],
             )
           ).rows[0],
         4_000,

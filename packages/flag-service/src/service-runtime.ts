@@ -9,6 +9,7 @@ import {
   type WriteResult,
 } from '@flagsync/store'
 import type { Knex } from 'knex'
+import { verifyAccess, type WriteCaller } from './auth/verify-access.js'
 
 export interface ServiceRuntimeOptions {
   databaseUrl: string
@@ -42,10 +43,20 @@ export interface ServiceRuntime {
    * reach the change log atomically with it. Flag changes are handed to the
    * `onFlagChanges` listeners after the commit, before this resolves.
    * `audit` (who and through what) is recorded on every change-log row the write appends.
+   * `caller` (a route's `req`): its credential and roles are checked again inside the transaction, before `fn`
+   * (see `verifyAccess`), so a write that waited for the lock while its access was revoked changes nothing.
    */
-  write<T>(fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>, audit?: AuditContext): Promise<T>
+  write<T>(
+    fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>,
+    audit?: AuditContext,
+    caller?: WriteCaller,
+  ): Promise<T>
   /** `write`, also resolving the committed flag changes (their revisions, for the answer's `revision`). */
-  commit<T>(fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>, audit?: AuditContext): Promise<WriteResult<T>>
+  commit<T>(
+    fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>,
+    audit?: AuditContext,
+    caller?: WriteCaller,
+  ): Promise<WriteResult<T>>
   /**
    * Hands changes committed outside `write` (the sync receiver writes through the store itself)
    * to the `onFlagChanges` listeners; a failing listener is logged, never thrown.
@@ -86,8 +97,16 @@ export function createServiceRuntime(
   async function commit<T>(
     fn: (trx: Knex.Transaction, flags: FlagWriter) => Promise<T>,
     audit?: AuditContext,
+    caller?: WriteCaller,
   ): Promise<WriteResult<T>> {
-    const written = await store.write((writer) => fn(writer.trx, writer), '', audit)
+    const written = await store.write(
+      async (writer) => {
+        if (caller) await verifyAccess(writer.trx, caller, clock())
+        return fn(writer.trx, writer)
+      },
+      '',
+      audit,
+    )
     await publish(written.changes)
     return written
   }
@@ -100,8 +119,8 @@ export function createServiceRuntime(
     logger,
     commit,
     publish,
-    async write(fn, audit) {
-      return (await commit(fn, audit)).result
+    async write(fn, audit, caller) {
+      return (await commit(fn, audit, caller)).result
     },
     onFlagChanges(listener) {
       listeners.add(listener)

@@ -46,7 +46,7 @@ export function authenticate(runtime: ServiceRuntime): RequestHandler {
     } else {
       const sid = sessionCookieValue(req)
       const user = sid === undefined ? undefined : await sessionUser(runtime, sid)
-      if (user) auth = { kind: 'session', user }
+      if (user && sid !== undefined) auth = { kind: 'session', user, sessionHash: hashSecret(sid) }
     }
     req.auth = auth
     if (auth && isStateChange(req.method)) {

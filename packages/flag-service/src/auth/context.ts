@@ -24,6 +24,8 @@ export interface AuthContext {
   kind: 'session' | 'pat' | 'sdk_key'
   /** The user (session or personal access token); absent for an SDK key. */
   user?: AuthUser
+  /** Sessions only: the SHA-256 of the cookie's value, so a write can check the session still stands. */
+  sessionHash?: string
   /** Personal access tokens only. */
   tokenScope?: TokenScope
   tokenId?: number

@@ -236,30 +236,34 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
     const force = forceOf(req)
     const actor = await actorOf(knex, authOf(req))
     const audit = await auditOf(knex, req, `change-request:${id}`)
-    const { result, changes } = await runtime.commit(async (trx, flags) => {
-      const row = await find(trx, env.id, id)
-      if (row.status !== 'pending') throw notPending(row)
-      if (isRequester(row, actor)) {
-        throw new HttpError('forbidden', 'a change request must be approved by someone other than its requester')
-      }
-      const current = (await flags.get(row.flag_key, env.id)) as ServiceFlag | undefined
-      if (!current) {
-        throw new HttpError(
-          'conflict',
-          `flag ${JSON.stringify(row.flag_key)} was deleted after this request was filed: reject or cancel it`,
-        )
-      }
-      const patch = parseOr422(flagPatchSchema, JSON.parse(row.patch), 'stored patch')
-      if (row.base_revision !== null && !force) await refuseConflicting(flags, env.id, row, patch, current)
-      const merged = mergeFlag(current, patch)
-      await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
-      // A patch that meanwhile changes nothing (the flag already reads so) is approved and records nothing.
-      flags.put(merged, env.id)
-      await trx(CHANGE_REQUESTS_TABLE)
-        .where('id', id)
-        .update({ status: 'approved', reviewed_by: actor.label, reviewed_at: runtime.clock() })
-      return { flag: merged, before: (await flags.committed(row.flag_key, env.id)).revision }
-    }, audit)
+    const { result, changes } = await runtime.commit(
+      async (trx, flags) => {
+        const row = await find(trx, env.id, id)
+        if (row.status !== 'pending') throw notPending(row)
+        if (isRequester(row, actor)) {
+          throw new HttpError('forbidden', 'a change request must be approved by someone other than its requester')
+        }
+        const current = (await flags.get(row.flag_key, env.id)) as ServiceFlag | undefined
+        if (!current) {
+          throw new HttpError(
+            'conflict',
+            `flag ${JSON.stringify(row.flag_key)} was deleted after this request was filed: reject or cancel it`,
+          )
+        }
+        const patch = parseOr422(flagPatchSchema, JSON.parse(row.patch), 'stored patch')
+        if (row.base_revision !== null && !force) await refuseConflicting(flags, env.id, row, patch, current)
+        const merged = mergeFlag(current, patch)
+        await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
+        // A patch that meanwhile changes nothing (the flag already reads so) is approved and records nothing.
+        flags.put(merged, env.id)
+        await trx(CHANGE_REQUESTS_TABLE)
+          .where('id', id)
+          .update({ status: 'approved', reviewed_by: actor.label, reviewed_at: runtime.clock() })
+        return { flag: merged, before: (await flags.committed(row.flag_key, env.id)).revision }
+      },
+      audit,
+      req,
+    )
     const { flag } = result
     const revision = revisionIn(changes, env.id, flag.key, result.before)
     res.type('application/json').send(revision === undefined ? JSON.stringify(flag) : flagJson(flag, revision))
@@ -270,13 +274,22 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
     const id = idOf(req.params.id)
     const { reason } = parseOr422(rejectSchema, req.body, 'rejection')
     const actor = await actorOf(knex, authOf(req))
-    await runtime.write(async (trx) => {
-      const row = await find(trx, env.id, id)
-      if (row.status !== 'pending') throw notPending(row)
-      await trx(CHANGE_REQUESTS_TABLE)
-        .where('id', id)
-        .update({ status: 'rejected', reason: reason ?? null, reviewed_by: actor.label, reviewed_at: runtime.clock() })
-    })
+    await runtime.write(
+      async (trx) => {
+        const row = await find(trx, env.id, id)
+        if (row.status !== 'pending') throw notPending(row)
+        await trx(CHANGE_REQUESTS_TABLE)
+          .where('id', id)
+          .update({
+            status: 'rejected',
+            reason: reason ?? null,
+            reviewed_by: actor.label,
+            reviewed_at: runtime.clock(),
+          })
+      },
+      undefined,
+      req,
+    )
     noContent(res)
   })
 
@@ -285,16 +298,20 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
     const env = environmentOf(req)
     const id = idOf(req.params.id)
     const actor = await actorOf(knex, authOf(req))
-    await runtime.write(async (trx) => {
-      const row = await find(trx, env.id, id)
-      if (!isRequester(row, actor) && !actor.workspaceAdmin) {
-        throw new HttpError('not_found', `no change request ${id} of yours in this environment`)
-      }
-      if (row.status !== 'pending') throw notPending(row)
-      await trx(CHANGE_REQUESTS_TABLE)
-        .where('id', id)
-        .update({ status: 'cancelled', reviewed_by: actor.label, reviewed_at: runtime.clock() })
-    })
+    await runtime.write(
+      async (trx) => {
+        const row = await find(trx, env.id, id)
+        if (!isRequester(row, actor) && !actor.workspaceAdmin) {
+          throw new HttpError('not_found', `no change request ${id} of yours in this environment`)
+        }
+        if (row.status !== 'pending') throw notPending(row)
+        await trx(CHANGE_REQUESTS_TABLE)
+          .where('id', id)
+          .update({ status: 'cancelled', reviewed_by: actor.label, reviewed_at: runtime.clock() })
+      },
+      undefined,
+      req,
+    )
     noContent(res)
   })
 

@@ -92,6 +92,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
         return (await flags.committed(flag.key, env.id)).revision
       },
       await auditOf(knex, req),
+      req,
     )
     sendFlag(res, flag, revisionIn(changes, env.id, flag.key, before))
   })
@@ -105,36 +106,40 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
     const patch = parseOr422(flagPatchSchema, rest, 'patch')
     const audit = await auditOf(knex, req)
     type Outcome = { flag: ServiceFlag; before: number | null; filed?: undefined } | { flag?: undefined; filed: object }
-    const { result, changes } = await runtime.commit(async (trx, flags): Promise<Outcome> => {
-      const current = (await flags.get(key, env.id)) as ServiceFlag | undefined
-      if (base !== undefined) {
-        // What the patch sets, as values of the merged flag (a null that removes a field is its absence).
-        const sets = current ? patchedFields(patch, mergeFlag(current, patch)) : { ...patch }
-        const conflict = await checkFlagBase(flags, env.id, key, 'update', sets, base)
-        if (conflict) throw flagConflictError(key, conflict)
-      }
-      if (!current) throw noFlag(key)
-      const merged = mergeFlag(current, patch)
-      await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
-      const before = (await flags.committed(key, env.id)).revision
-      // A patch that changes nothing is answered as applied, also where approval is required: nothing to review.
-      if (jsonEqual(merged, current)) return { flag: merged, before }
-      if (await requiresApproval(trx, env.id)) {
-        const request = await fileChangeRequest(trx, {
-          environmentId: env.id,
-          flagKey: key,
-          patch,
-          actor: await actorOf(trx, authOf(req)),
-          now: runtime.clock(),
-          baseRevision: before,
-        })
-        return {
-          filed: changeRequestJson(request, request.base_revision === null ? null : Number(request.base_revision)),
+    const { result, changes } = await runtime.commit(
+      async (trx, flags): Promise<Outcome> => {
+        const current = (await flags.get(key, env.id)) as ServiceFlag | undefined
+        if (base !== undefined) {
+          // What the patch sets, as values of the merged flag (a null that removes a field is its absence).
+          const sets = current ? patchedFields(patch, mergeFlag(current, patch)) : { ...patch }
+          const conflict = await checkFlagBase(flags, env.id, key, 'update', sets, base)
+          if (conflict) throw flagConflictError(key, conflict)
         }
-      }
-      flags.put(merged, env.id)
-      return { flag: merged, before }
-    }, audit)
+        if (!current) throw noFlag(key)
+        const merged = mergeFlag(current, patch)
+        await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
+        const before = (await flags.committed(key, env.id)).revision
+        // A patch that changes nothing is answered as applied, also where approval is required: nothing to review.
+        if (jsonEqual(merged, current)) return { flag: merged, before }
+        if (await requiresApproval(trx, env.id)) {
+          const request = await fileChangeRequest(trx, {
+            environmentId: env.id,
+            flagKey: key,
+            patch,
+            actor: await actorOf(trx, authOf(req)),
+            now: runtime.clock(),
+            baseRevision: before,
+          })
+          return {
+            filed: changeRequestJson(request, request.base_revision === null ? null : Number(request.base_revision)),
+          }
+        }
+        flags.put(merged, env.id)
+        return { flag: merged, before }
+      },
+      audit,
+      req,
+    )
     if (result.flag) sendFlag(res, result.flag, revisionIn(changes, env.id, key, result.before))
     else res.status(202).json(result.filed)
   })
@@ -156,6 +161,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
         await flags.delete(key, env.id)
       },
       await auditOf(knex, req),
+      req,
     )
     noContent(res)
   })
@@ -193,6 +199,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
         return { copy, targetId: target.id, before }
       },
       await auditOf(knex, req),
+      req,
     )
     sendFlag(res, promoted.copy, revisionIn(changes, promoted.targetId, key, promoted.before))
   })

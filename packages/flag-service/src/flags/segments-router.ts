@@ -66,6 +66,7 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
         flags.put({ ...segment }, segmentScope(projectId))
       },
       await auditOf(runtime.knex, req),
+      req,
     )
     res.json(segment)
   })
@@ -109,6 +110,7 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
         return next
       },
       await auditOf(runtime.knex, req),
+      req,
     )
     res.json(segment)
   })
@@ -131,6 +133,7 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
         await flags.delete(key, segmentScope(projectId))
       },
       await auditOf(runtime.knex, req),
+      req,
     )
     noContent(res)
   })

@@ -11,6 +11,7 @@ import { type FlagWriter, jsonEqual } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import { type EnvironmentAccess, roleAtLeast } from '../auth/context.js'
 import { authOf, environmentOf } from '../auth/guards.js'
+import { verifyAccess } from '../auth/verify-access.js'
 import { allowOnly, type RouterOptions } from '../routes/common.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { type Actor, actorOf, fileChangeRequest } from './change-requests.js'
@@ -130,6 +131,8 @@ function environmentFlagsCollection(caller: SyncCaller): Collection {
 
   return {
     async prepare({ writer }, recordIds, bases) {
+      // Once per batch, inside its transaction: a credential revoked while the batch waited for the lock applies nothing.
+      await verifyAccess(writer.trx, caller.req, caller.runtime.clock())
       await writer.load(recordIds, env.id)
       await writer.statesAt(bases, env.id)
     },

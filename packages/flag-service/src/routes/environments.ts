@@ -76,6 +76,7 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
         await reorderEnvironments(trx, flags, projectId, input.environment_ids)
       },
       await auditOf(knex, req),
+      req,
     )
     res.json((await list(projectId)).map(environmentJson))
   })
@@ -97,15 +98,19 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
       require_approval: false,
       created_at: runtime.clock(),
     }
-    await runtime.write(async (trx) => {
-      if (!(await trx(T.projects).where('id', projectId).first('id')))
-        throw new HttpError('not_found', 'no such project')
-      if (await trx(T.environments).where({ project_id: projectId, slug }).first('id')) {
-        throw new HttpError('conflict', `an environment with the slug ${JSON.stringify(slug)} exists in this project`)
-      }
-      const last = await trx(T.environments).where('project_id', projectId).max({ p: 'position' }).first()
-      await trx(T.environments).insert({ ...row, position: Number(last?.p ?? 0) + 1 })
-    })
+    await runtime.write(
+      async (trx) => {
+        if (!(await trx(T.projects).where('id', projectId).first('id')))
+          throw new HttpError('not_found', 'no such project')
+        if (await trx(T.environments).where({ project_id: projectId, slug }).first('id')) {
+          throw new HttpError('conflict', `an environment with the slug ${JSON.stringify(slug)} exists in this project`)
+        }
+        const last = await trx(T.environments).where('project_id', projectId).max({ p: 'position' }).first()
+        await trx(T.environments).insert({ ...row, position: Number(last?.p ?? 0) + 1 })
+      },
+      undefined,
+      req,
+    )
     res.json(environmentJson(row))
   })
 
@@ -149,6 +154,7 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
         await trx(T.environments).where({ project_id: projectId, id }).delete()
       },
       await auditOf(knex, req),
+      req,
     )
     noContent(res)
   })
@@ -156,11 +162,15 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
   router.post('/:env_id/default', requireProjectRole('admin'), async (req, res) => {
     const id = envId(req)
     const projectId = projectOf(req).id
-    await runtime.write(async (trx) => {
-      if (!(await trx(T.environments).where({ project_id: projectId, id }).first('id'))) throw noEnvironment(id)
-      await trx(T.environments).where('project_id', projectId).whereNot('id', id).update({ is_default: false })
-      await trx(T.environments).where({ project_id: projectId, id }).update({ is_default: true })
-    })
+    await runtime.write(
+      async (trx) => {
+        if (!(await trx(T.environments).where({ project_id: projectId, id }).first('id'))) throw noEnvironment(id)
+        await trx(T.environments).where('project_id', projectId).whereNot('id', id).update({ is_default: false })
+        await trx(T.environments).where({ project_id: projectId, id }).update({ is_default: true })
+      },
+      undefined,
+      req,
+    )
     res.json(environmentJson(await find(projectId, id)))
   })
 

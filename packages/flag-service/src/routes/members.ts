@@ -37,22 +37,26 @@ export function createMembersRouter(runtime: ServiceRuntime, options: RouterOpti
   router.post('/', requireProjectRole('admin'), ...body, async (req, res) => {
     const input = parseOr422(addMemberSchema, req.body, 'member')
     const projectId = projectOf(req).id
-    await runtime.write(async (trx) => {
-      if (!(await trx(T.users).where('id', input.user_id).first('id'))) {
-        throw new HttpError('validation_failed', `invalid member: user_id: no user ${input.user_id}`, {
-          issues: [{ path: 'user_id', message: `no user ${input.user_id}` }],
+    await runtime.write(
+      async (trx) => {
+        if (!(await trx(T.users).where('id', input.user_id).first('id'))) {
+          throw new HttpError('validation_failed', `invalid member: user_id: no user ${input.user_id}`, {
+            issues: [{ path: 'user_id', message: `no user ${input.user_id}` }],
+          })
+        }
+        if (await trx(T.members).where({ project_id: projectId, user_id: input.user_id }).first('user_id')) {
+          throw new HttpError('conflict', `user ${input.user_id} is already a member of this project`)
+        }
+        await trx(T.members).insert({
+          project_id: projectId,
+          user_id: input.user_id,
+          role: input.role,
+          created_at: runtime.clock(),
         })
-      }
-      if (await trx(T.members).where({ project_id: projectId, user_id: input.user_id }).first('user_id')) {
-        throw new HttpError('conflict', `user ${input.user_id} is already a member of this project`)
-      }
-      await trx(T.members).insert({
-        project_id: projectId,
-        user_id: input.user_id,
-        role: input.role,
-        created_at: runtime.clock(),
-      })
-    })
+      },
+      undefined,
+      req,
+    )
     res.json(memberJson((await members(projectId).where('m.user_id', input.user_id).first()) as MemberRow))
   })
 
@@ -68,11 +72,15 @@ export function createMembersRouter(runtime: ServiceRuntime, options: RouterOpti
   router.delete('/:user_id', requireProjectRole('admin'), async (req, res) => {
     const { raw, id } = memberId(req)
     const projectId = projectOf(req).id
-    await runtime.write(async (trx, flags) => {
-      const deleted = await trx(T.members).where({ project_id: projectId, user_id: id }).delete()
-      if (deleted === 0) throw noMember(raw)
-      recordRevocation(flags, `member:${projectId}:${id}`, runtime.clock()) // their streams of the project end now
-    })
+    await runtime.write(
+      async (trx, flags) => {
+        const deleted = await trx(T.members).where({ project_id: projectId, user_id: id }).delete()
+        if (deleted === 0) throw noMember(raw)
+        recordRevocation(flags, `member:${projectId}:${id}`, runtime.clock()) // their streams of the project end now
+      },
+      undefined,
+      req,
+    )
     noContent(res)
   })
 

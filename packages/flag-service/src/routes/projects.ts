@@ -57,7 +57,7 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
   // The response carries the seeded Production SDK key with its full value: the only time anyone sees it.
   router.post('/', requireWorkspaceAdmin, ...body, async (req, res) => {
     const { name } = parseOr422(projectNameSchema, req.body, 'project')
-    const created = await runtime.write((trx) => createProject(trx, name, runtime.clock()))
+    const created = await runtime.write((trx) => createProject(trx, name, runtime.clock()), undefined, req)
     res.json({
       ...projectJson(created.project),
       sdk_key: { ...sdkKeyJson(created.sdkKey.row), key: created.sdkKey.key },
@@ -74,11 +74,15 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
     const { name } = parseOr422(projectNameSchema, req.body, 'project')
     const id = projectOf(req).id
     const slug = projectSlug(name)
-    await runtime.write(async (trx) => {
-      await assertSlugFree(trx, slug, id)
-      const updated = await trx(T.projects).where('id', id).update({ name, slug })
-      if (updated === 0) throw new HttpError('not_found', 'the project was just deleted')
-    })
+    await runtime.write(
+      async (trx) => {
+        await assertSlugFree(trx, slug, id)
+        const updated = await trx(T.projects).where('id', id).update({ name, slug })
+        if (updated === 0) throw new HttpError('not_found', 'the project was just deleted')
+      },
+      undefined,
+      req,
+    )
     res.json(projectJson((await projectRow(knex, id)) as ProjectRow))
   })
 
@@ -98,6 +102,7 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
         await trx(T.projects).where('id', id).delete()
       },
       await auditOf(knex, req),
+      req,
     )
     noContent(res)
   })

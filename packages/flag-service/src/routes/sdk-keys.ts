@@ -42,26 +42,30 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
   router.post('/', requireProjectRole('admin'), ...body, async (req, res) => {
     const input = parseOr422(createSdkKeySchema, req.body, 'SDK key')
     const projectId = projectOf(req).id
-    const created = await runtime.write(async (trx) => {
-      const env = UUID_PATTERN.test(input.environment_id)
-        ? ((await trx(T.environments).where({ project_id: projectId, id: input.environment_id }).first('id', 'name')) as
-            | { id: string; name: string }
-            | undefined)
-        : undefined
-      if (!env) {
-        const message = `no environment ${JSON.stringify(input.environment_id)} in this project`
-        throw new HttpError('validation_failed', `invalid SDK key: environment_id: ${message}`, {
-          issues: [{ path: 'environment_id', message }],
+    const created = await runtime.write(
+      async (trx) => {
+        const env = UUID_PATTERN.test(input.environment_id)
+          ? ((await trx(T.environments)
+              .where({ project_id: projectId, id: input.environment_id })
+              .first('id', 'name')) as { id: string; name: string } | undefined)
+          : undefined
+        if (!env) {
+          const message = `no environment ${JSON.stringify(input.environment_id)} in this project`
+          throw new HttpError('validation_failed', `invalid SDK key: environment_id: ${message}`, {
+            issues: [{ path: 'environment_id', message }],
+          })
+        }
+        return insertSdkKey(trx, {
+          projectId,
+          environmentId: env.id,
+          environmentName: env.name,
+          name: input.name,
+          now: runtime.clock(),
         })
-      }
-      return insertSdkKey(trx, {
-        projectId,
-        environmentId: env.id,
-        environmentName: env.name,
-        name: input.name,
-        now: runtime.clock(),
-      })
-    })
+      },
+      undefined,
+      req,
+    )
     res.json({ ...sdkKeyJson(created.row), key: created.key })
   })
 
@@ -70,15 +74,19 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
     const id = intId(raw)
     if (id === undefined) throw noKey(raw)
     const projectId = projectOf(req).id
-    await runtime.write(async (trx, flags) => {
-      if (!(await trx(T.sdkKeys).where({ project_id: projectId, id }).first('id'))) throw noKey(raw)
-      const count = await trx(T.sdkKeys).where('project_id', projectId).count({ n: '*' }).first()
-      if (Number(count?.n ?? 0) <= 1) {
-        throw new HttpError('validation_failed', 'cannot delete the last SDK key of a project: create another first')
-      }
-      await trx(T.sdkKeys).where({ project_id: projectId, id }).delete()
-      recordRevocation(flags, `sdk_key:${id}`, runtime.clock()) // its open streams end now
-    })
+    await runtime.write(
+      async (trx, flags) => {
+        if (!(await trx(T.sdkKeys).where({ project_id: projectId, id }).first('id'))) throw noKey(raw)
+        const count = await trx(T.sdkKeys).where('project_id', projectId).count({ n: '*' }).first()
+        if (Number(count?.n ?? 0) <= 1) {
+          throw new HttpError('validation_failed', 'cannot delete the last SDK key of a project: create another first')
+        }
+        await trx(T.sdkKeys).where({ project_id: projectId, id }).delete()
+        recordRevocation(flags, `sdk_key:${id}`, runtime.clock()) // its open streams end now
+      },
+      undefined,
+      req,
+    )
     noContent(res)
   })
 

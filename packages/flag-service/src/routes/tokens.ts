@@ -57,11 +57,15 @@ export function createTokensRouter(runtime: ServiceRuntime, options: RouterOptio
     const id = intId(raw)
     if (id === undefined) throw noToken(raw)
     const user = userOf(req)
-    await runtime.write(async (trx, flags) => {
-      const deleted = await trx(T.tokens).where({ id, user_id: user.id }).delete()
-      if (deleted === 0) throw noToken(raw)
-      recordRevocation(flags, `token:${id}`, runtime.clock()) // its open streams end now
-    })
+    await runtime.write(
+      async (trx, flags) => {
+        const deleted = await trx(T.tokens).where({ id, user_id: user.id }).delete()
+        if (deleted === 0) throw noToken(raw)
+        recordRevocation(flags, `token:${id}`, runtime.clock()) // its open streams end now
+      },
+      undefined,
+      req,
+    )
     noContent(res)
   })
 

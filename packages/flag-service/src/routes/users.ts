@@ -28,15 +28,19 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
     const input = parseOr422(createUserSchema, req.body, 'user')
     const email = input.email.toLowerCase()
     const passwordHash = await hashPassword(input.password)
-    const row = await runtime.write(async (trx) => {
-      if (await trx(T.users).where('email', email).first('id')) {
-        throw new HttpError('conflict', `the email ${JSON.stringify(email)} is in use`)
-      }
-      const now = runtime.clock()
-      const record = { email, name: input.name, role: input.role, password_hash: passwordHash, created_at: now }
-      const [inserted] = (await trx(T.users).insert(record, ['id'])) as Array<{ id: number | string }>
-      return { ...record, id: Number(inserted?.id) }
-    })
+    const row = await runtime.write(
+      async (trx) => {
+        if (await trx(T.users).where('email', email).first('id')) {
+          throw new HttpError('conflict', `the email ${JSON.stringify(email)} is in use`)
+        }
+        const now = runtime.clock()
+        const record = { email, name: input.name, role: input.role, password_hash: passwordHash, created_at: now }
+        const [inserted] = (await trx(T.users).insert(record, ['id'])) as Array<{ id: number | string }>
+        return { ...record, id: Number(inserted?.id) }
+      },
+      undefined,
+      req,
+    )
     res.json(userJson(row))
   })
 
@@ -45,20 +49,24 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
     const raw = String(req.params.id)
     const id = intId(raw)
     if (id === undefined) throw noUser(raw)
-    await runtime.write(async (trx, flags) => {
-      const target = (await trx(T.users).where('id', id).first('id', 'role')) as { role: string } | undefined
-      if (!target) throw noUser(raw)
-      if (target.role === 'admin') {
-        const admins = await trx(T.users).where('role', 'admin').count({ n: '*' }).first()
-        if (Number(admins?.n ?? 0) <= 1) {
-          throw new HttpError('validation_failed', 'cannot delete the last admin: make another user admin first')
+    await runtime.write(
+      async (trx, flags) => {
+        const target = (await trx(T.users).where('id', id).first('id', 'role')) as { role: string } | undefined
+        if (!target) throw noUser(raw)
+        if (target.role === 'admin') {
+          const admins = await trx(T.users).where('role', 'admin').count({ n: '*' }).first()
+          if (Number(admins?.n ?? 0) <= 1) {
+            throw new HttpError('validation_failed', 'cannot delete the last admin: make another user admin first')
+          }
         }
-      }
-      if (id === caller.id) throw new HttpError('validation_failed', 'you cannot delete yourself')
-      // Sessions, tokens and project memberships go with the user (ON DELETE CASCADE).
-      await trx(T.users).where('id', id).delete()
-      recordRevocation(flags, `user:${id}`, runtime.clock()) // their open streams end now
-    })
+        if (id === caller.id) throw new HttpError('validation_failed', 'you cannot delete yourself')
+        // Sessions, tokens and project memberships go with the user (ON DELETE CASCADE).
+        await trx(T.users).where('id', id).delete()
+        recordRevocation(flags, `user:${id}`, runtime.clock()) // their open streams end now
+      },
+      undefined,
+      req,
+    )
     noContent(res)
   })
 

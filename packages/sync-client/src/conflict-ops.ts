@@ -93,8 +93,9 @@ export function conflictOps(kit: ConflictKit) {
     if (!isObject(resolution)) throw invalidResolution("a resolution is 'mine', 'theirs', 'recreate' or { record }")
     // A JSON copy, as for any write: what is stored is what will be sent.
     const record = withoutRevision(toJsonObject(resolution.record, 'record'))
-    if (current === null || mine.action === 'insert')
-      return { action: 'insert', collection, recordId, record, ...onTop }
+    // On top of the current record even when mine was an insert (an `exists` conflict): an insert would replace it,
+    // and every field of theirs the merged record leaves out would go back to its default.
+    if (current === null) return { action: 'insert', collection, recordId, record, ...onTop }
     return { action: 'update', collection, recordId, changes: record, ...onTop }
   }
 

@@ -59,6 +59,23 @@ describe.each(DIALECTS)('conflicts against the real receiver (%s)', (dialect) =>
     return res.status === 404 ? null : ((await res.json()) as Record<string, unknown>)
   }
 
+  it("a merged record resolving an `exists` conflict goes on top of the other editor's flag, keeping the fields it leaves out", async () => {
+    await start()
+    const before = await createFlag('unrelated')
+    await createFlag('shared', { rollout_percentage: 40, description: 'theirs' })
+    const b = editor({ actor: 'Bob' })
+    // Bob saw no flag "shared" at `before`, and creates his own: someone else created it meanwhile.
+    await b.client.insert('flags', { key: 'shared', is_enabled: true }, { baseRevision: before })
+    expect(await b.client.flush()).toMatchObject({ pending: 0 })
+    const [conflict] = await b.client.conflicts()
+    expect(conflict).toMatchObject({ kind: 'exists', mine: { action: 'insert' } })
+    await b.client.resolve(conflict?.id as number, { record: { is_enabled: true } })
+    expect(await b.client.flush()).toMatchObject({ pending: 0 })
+    expect(b.sent.map((s) => s.status)).toEqual([409, 200])
+    expect(await flag('shared')).toMatchObject({ is_enabled: true, rollout_percentage: 40, description: 'theirs' })
+    expect(await b.client.conflicts()).toEqual([])
+  })
+
   it('a 409 moves the conflicting edit aside, re-sends the rest under a new batchId, and holds later edits of the record', async () => {
     await start()
     const base = await createFlag('checkout')

@@ -10,6 +10,12 @@ import type { DeadLetter, DeliveryError } from './types.js'
 
 type AsideKit = ReturnType<typeof repairOps> & ReturnType<typeof conflictOps>
 
+/**
+ * Rejections that say nothing about the operations (credentials, the URL, the method, the batch's size or
+ * encoding): dead-lettering the batch would file every queued edit away for a fault fixed elsewhere, so it blocks.
+ */
+const NOT_THE_OPERATIONS = new Set([401, 403, 404, 405, 413, 415])
+
 /** The operations on what was set aside, bound to the repair and conflict operations. */
 export function asideOps({ deadLetter, parseConflicts, storeConflicts }: AsideKit) {
   return { setRejectedAside, deadLetters, clearDeadLetters }
@@ -35,7 +41,11 @@ export function asideOps({ deadLetter, parseConflicts, storeConflicts }: AsideKi
       events.conflicted?.(stored)
       return true
     }
-    if (deadLetters && (await deadLetter(db, batch.batchId, error, now)) > 0) {
+    if (
+      deadLetters &&
+      !NOT_THE_OPERATIONS.has(outcome.status) &&
+      (await deadLetter(db, batch.batchId, error, now)) > 0
+    ) {
       events.deadLettered(error)
       return true
     }

@@ -221,6 +221,27 @@ describe('dead-letter option', () => {
     expect(await client.deadLetters()).toEqual([])
   })
 
+  it.each([401, 403, 404, 405, 413, 415])(
+    'a %i says nothing about the operations: it blocks, files nothing away, and the same operations go out once fixed',
+    async (code) => {
+      const r = new ModelReceiver()
+      server.use(r.handler)
+      r.reply(status(code, { error: 'not about the operations', code: 'x' }))
+      const client = h.client({ deadLetter: true })
+      await client.update('c', '1', { v: 1 })
+      await client.delete('c', '2')
+      expect(await client.flush()).toEqual({ delivered: 0, pending: 2 })
+      expect(await client.deadLetters()).toEqual([])
+      expect(await client.status()).toMatchObject({ state: 'blocked', lastError: { kind: 'rejected', status: code } })
+      expect(await client.flush()).toEqual({ delivered: 2, pending: 0 })
+      expect(r.requests.map((q) => q.operations.map((op) => op.recordId))).toEqual([
+        ['1', '2'],
+        ['1', '2'],
+      ])
+      expect(await client.deadLetters()).toEqual([])
+    },
+  )
+
   it('does not dead-letter transient failures', async () => {
     const r = new ModelReceiver()
     server.use(r.handler)

@@ -302,6 +302,8 @@ describe('security headers (helmet)', () => {
         expect(h.get('x-content-type-options'), name).toBe('nosniff')
         expect(h.get('content-security-policy'), name).toContain("frame-ancestors 'none'")
         expect(h.get('content-security-policy'), name).toContain("default-src 'self'")
+        // A page served over http from a host other than localhost must load its own scripts over http.
+        expect(h.get('content-security-policy'), name).not.toContain('upgrade-insecure-requests')
         expect(h.get('x-frame-options'), name).toMatch(/^(DENY|SAMEORIGIN)$/)
         expect(h.get('referrer-policy'), name).toBe('no-referrer')
         expect(h.get('cross-origin-resource-policy'), name).toBe('same-site')

@@ -14,6 +14,10 @@ export function securityHeaders(): RequestHandler {
         imgSrc: ["'self'", 'data:'],
         objectSrc: ["'none'"],
         frameAncestors: ["'none'"],
+        // Off: helmet's default would make a browser fetch every script and stylesheet of a page served over plain
+        // http from any host but localhost over https instead, which breaks the console and the dashboard there
+        // (a server on 0.0.0.0 in a container, TLS ended in front or not at all).
+        upgradeInsecureRequests: null,
       },
     },
     crossOriginResourcePolicy: { policy: 'same-site' },

@@ -4,7 +4,7 @@
 import type * as z from 'zod/mini'
 import type { flagPatchSchema, flagSchema } from './flag.js'
 import type { connectedDataSchema, snapshotSchema, streamUpdateSchema } from './stream.js'
-import { array, bool, lazy, nullable, num, object, oneOf, optional, pipe, record, result, str, union, withDefault, type P } from './parse-kit.js'
+import { array, bool, json, nullable, num, object, oneOf, optional, pipe, result, str, union, withDefault, type P } from './parse-kit.js'
 
 const p0: P = /* @__PURE__ */ oneOf(true)
 const p1: P = /* @__PURE__ */ str()
@@ -30,47 +30,42 @@ const p20: P = /* @__PURE__ */ optional(p19)
 const p21: P = /* @__PURE__ */ str(1, 100)
 const p22: P = /* @__PURE__ */ nullable(p21)
 const p23: P = /* @__PURE__ */ optional(p22)
-const p24: P = /* @__PURE__ */ lazy(() => p29)
-const p25: P = /* @__PURE__ */ num(false)
-const p26: P = /* @__PURE__ */ oneOf(null)
-const p27: P = /* @__PURE__ */ array(p24)
-const p28: P = /* @__PURE__ */ record(p24)
-const p29: P = /* @__PURE__ */ union(p1, p25, p7, p26, p27, p28)
-const p30: P = /* @__PURE__ */ optional(p24)
-const p31: P = /* @__PURE__ */ object({ attribute: p15, operator: p17, values: p20, segment_key: p23, variant: p30 }, 'strict')
-const p32: P = /* @__PURE__ */ array(p31, 0, 200)
-const p33: P = /* @__PURE__ */ withDefault(p32, () => [])
-const p34: P = /* @__PURE__ */ oneOf("boolean", "string", "integer", "json")
-const p35: P = /* @__PURE__ */ withDefault(p34, () => "boolean")
-const p36: P = /* @__PURE__ */ num(true, 0)
-const p37: P = /* @__PURE__ */ object({ weight: p36, value: p24 }, 'strict')
-const p38: P = /* @__PURE__ */ array(p37, 0, 100)
-const p39: P = /* @__PURE__ */ withDefault(p38, () => [])
-const p40: P = /* @__PURE__ */ object({ flag_key: p6, required_value: p30 }, 'strict')
-const p41: P = /* @__PURE__ */ array(p40, 0, 100)
-const p42: P = /* @__PURE__ */ withDefault(p41, () => [])
-const p43: P = /* @__PURE__ */ object({ key: p6, is_enabled: p7, rollout_percentage: p10, description: p13, rules: p33, flag_type: p35, default_value: p30, disabled_value: p30, variants: p39, prerequisites: p42 }, 'loose')
-const p44: P = /* @__PURE__ */ optional(p1)
-const p45: P = /* @__PURE__ */ object({ type: p5, flag: p43, env_id: p44 }, 'strip')
-const p46: P = /* @__PURE__ */ oneOf("DELETE")
-const p47: P = /* @__PURE__ */ object({ type: p46, key: p1, env_id: p44 }, 'strip')
-const p48: P = /* @__PURE__ */ union(p45, p47)
-const p49: P = /* @__PURE__ */ array(p43)
-const p50: P = /* @__PURE__ */ optional(p6)
-const p51: P = /* @__PURE__ */ optional(p7)
-const p52: P = /* @__PURE__ */ optional(p9)
-const p53: P = /* @__PURE__ */ optional(p12)
-const p54: P = /* @__PURE__ */ oneOf("equals", "not_equals", "contains", "starts_with", "ends_with")
-const p55: P = /* @__PURE__ */ array(p18, 1, 1000)
-const p56: P = /* @__PURE__ */ object({ attribute: p14, operator: p54, values: p55 }, 'strict')
-const p57: P = /* @__PURE__ */ array(p56, 0, 200)
-const p58: P = /* @__PURE__ */ optional(p57)
-const p59: P = /* @__PURE__ */ optional(p36)
-const p60: P = /* @__PURE__ */ object({ key: p50, is_enabled: p51, rollout_percentage: p52, description: p53, rules: p58, revision: p59 }, 'strict')
-const p61: P = /* @__PURE__ */ pipe(p60, (({ revision: _readOnly, ...patch }) => patch) as (v: Record<string, unknown>) => unknown)
-const p62: P = /* @__PURE__ */ withDefault(p57, () => [])
-const p63: P = /* @__PURE__ */ object({ key: p6, is_enabled: p7, rollout_percentage: p10, description: p13, rules: p62, revision: p59 }, 'strict')
-const p64: P = /* @__PURE__ */ pipe(p63, (({ revision: _readOnly, ...flag }) => flag) as (v: Record<string, unknown>) => unknown)
+const p24: P = json
+const p25: P = /* @__PURE__ */ optional(p24)
+const p26: P = /* @__PURE__ */ object({ attribute: p15, operator: p17, values: p20, segment_key: p23, variant: p25 }, 'strict')
+const p27: P = /* @__PURE__ */ array(p26, 0, 200)
+const p28: P = /* @__PURE__ */ withDefault(p27, () => [])
+const p29: P = /* @__PURE__ */ oneOf("boolean", "string", "integer", "json")
+const p30: P = /* @__PURE__ */ withDefault(p29, () => "boolean")
+const p31: P = /* @__PURE__ */ num(true, 0)
+const p32: P = /* @__PURE__ */ object({ weight: p31, value: p24 }, 'strict')
+const p33: P = /* @__PURE__ */ array(p32, 0, 100)
+const p34: P = /* @__PURE__ */ withDefault(p33, () => [])
+const p35: P = /* @__PURE__ */ object({ flag_key: p6, required_value: p25 }, 'strict')
+const p36: P = /* @__PURE__ */ array(p35, 0, 100)
+const p37: P = /* @__PURE__ */ withDefault(p36, () => [])
+const p38: P = /* @__PURE__ */ object({ key: p6, is_enabled: p7, rollout_percentage: p10, description: p13, rules: p28, flag_type: p30, default_value: p25, disabled_value: p25, variants: p34, prerequisites: p37 }, 'loose')
+const p39: P = /* @__PURE__ */ optional(p1)
+const p40: P = /* @__PURE__ */ object({ type: p5, flag: p38, env_id: p39 }, 'strip')
+const p41: P = /* @__PURE__ */ oneOf("DELETE")
+const p42: P = /* @__PURE__ */ object({ type: p41, key: p1, env_id: p39 }, 'strip')
+const p43: P = /* @__PURE__ */ union(p40, p42)
+const p44: P = /* @__PURE__ */ array(p38)
+const p45: P = /* @__PURE__ */ optional(p6)
+const p46: P = /* @__PURE__ */ optional(p7)
+const p47: P = /* @__PURE__ */ optional(p9)
+const p48: P = /* @__PURE__ */ optional(p12)
+const p49: P = /* @__PURE__ */ oneOf("equals", "not_equals", "contains", "starts_with", "ends_with")
+const p50: P = /* @__PURE__ */ array(p18, 1, 1000)
+const p51: P = /* @__PURE__ */ object({ attribute: p14, operator: p49, values: p50 }, 'strict')
+const p52: P = /* @__PURE__ */ array(p51, 0, 200)
+const p53: P = /* @__PURE__ */ optional(p52)
+const p54: P = /* @__PURE__ */ optional(p31)
+const p55: P = /* @__PURE__ */ object({ key: p45, is_enabled: p46, rollout_percentage: p47, description: p48, rules: p53, revision: p54 }, 'strict')
+const p56: P = /* @__PURE__ */ pipe(p55, (({ revision: _readOnly, ...patch }) => patch) as (v: Record<string, unknown>) => unknown)
+const p57: P = /* @__PURE__ */ withDefault(p52, () => [])
+const p58: P = /* @__PURE__ */ object({ key: p6, is_enabled: p7, rollout_percentage: p10, description: p13, rules: p57, revision: p54 }, 'strict')
+const p59: P = /* @__PURE__ */ pipe(p58, (({ revision: _readOnly, ...flag }) => flag) as (v: Record<string, unknown>) => unknown)
 
 /** A `connected` event as `connectedDataSchema.safeParse` reads it, or undefined where that fails. */
 export function parseConnectedData(data: unknown): z.output<typeof connectedDataSchema> | undefined {
@@ -79,20 +74,20 @@ export function parseConnectedData(data: unknown): z.output<typeof connectedData
 
 /** An `update` event as `streamUpdateSchema.safeParse` reads it, or undefined where that fails. */
 export function parseStreamUpdate(data: unknown): z.output<typeof streamUpdateSchema> | undefined {
-  return result(p48(data))
+  return result(p43(data))
 }
 
 /** A snapshot body as `snapshotSchema.safeParse` reads it, or undefined where that fails. */
 export function parseSnapshot(data: unknown): z.output<typeof snapshotSchema> | undefined {
-  return result(p49(data))
+  return result(p44(data))
 }
 
 /** A flat merge patch as `flagPatchSchema.safeParse` reads it, or undefined where that fails. */
 export function parseFlagPatch(data: unknown): z.output<typeof flagPatchSchema> | undefined {
-  return result(p61(data))
+  return result(p56(data))
 }
 
 /** A flat flag as `flagSchema.safeParse` reads it, or undefined where that fails. */
 export function parseFlag(data: unknown): z.output<typeof flagSchema> | undefined {
-  return result(p64(data))
+  return result(p59(data))
 }

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 import { flagKeySchema, LIMITS, operatorSchema } from './flag.js'
+import { isJsonValue, type JsonValue } from './json-value.js'
 
 /**
  * Document 1's full flag model. Document 2's flag is its boolean subset, so
@@ -9,8 +10,14 @@ export const flagTypeSchema = z.enum(['boolean', 'string', 'integer', 'json'])
 /** The type of a flag's values: `boolean`, `string`, `integer` or `json`. */
 export type FlagType = z.infer<typeof flagTypeSchema>
 
-/** Any JSON value: what a flag's default, disabled and variant values may be. */
-export const flagValueSchema = z.json()
+/**
+ * Any JSON value: what a flag's default, disabled and variant values may be. Checked in place and passed through
+ * as it is, not rebuilt (as `z.json()` does): rebuilding an object assigns each key, and assigning `__proto__` sets
+ * the prototype, so a value with a `"__proto__"` key lost it without an error.
+ */
+export const flagValueSchema = z.custom<JsonValue>((value) => isJsonValue(value), {
+  error: 'must be a JSON value (null, a boolean, a finite number, a string, or an array or object of them)',
+})
 /** A JSON value served by a flag. */
 export type FlagValue = z.infer<typeof flagValueSchema>
 

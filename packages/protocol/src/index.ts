@@ -49,6 +49,8 @@ export {
   prerequisiteSchema,
   weightedVariantSchema,
 } from './full-flag.js'
+export type { JsonValue } from './json-value.js'
+export { isJsonValue } from './json-value.js'
 export { patchFlag } from './patch-flag.js'
 export { SLUG_MAX_LENGTH, slugify } from './slug.js'
 export type { ConnectedData, DeleteUpdate, EnvironmentOrderEvent, StreamUpdate, UpsertUpdate } from './stream.js'

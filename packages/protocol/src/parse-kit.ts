@@ -6,6 +6,8 @@
  * wire, only of how a kind of schema reads a value.
  */
 
+import { isJsonValue } from './json-value.js'
+
 /** A parser: the parsed value, or {@link FAIL}. `k` marks an optional ('o') or defaulted ('d') object field. */
 export type P = ((v: unknown) => unknown) & { k?: 'o' | 'd' }
 
@@ -141,6 +143,9 @@ export function record(p: P): P {
     return out
   }
 }
+
+/** Any JSON value, passed through as it is (`flagValueSchema`: a `__proto__` key is data, kept). */
+export const json: P = (v) => (isJsonValue(v) ? v : FAIL)
 
 /** `p`, then `then` (a zod transform) on what it parsed. */
 export function pipe<T>(p: P, then: (v: T) => unknown): P {

@@ -187,6 +187,26 @@ describe.each(DIALECTS)('environment flags on %s', (dialect) => {
     expect((await api.get('json-flag')).body).toMatchObject(flag)
   })
 
+  it('keeps "__proto__" and "constructor" keys inside JSON values as data, through POST and PATCH', async () => {
+    const api = flagsOf(h, p.development)
+    // Built by JSON.parse: in an object literal, `__proto__` would set the prototype instead of making a key.
+    const value = '{"__proto__":{"a":1},"constructor":1,"nested":{"__proto__":5}}'
+    const flag = JSON.parse(
+      `{"key":"proto-values","is_enabled":true,"flag_type":"json","default_value":${value},"variants":[{"weight":1,"value":${value}}]}`,
+    )
+    const created = await api.put(flag)
+    expect(created.status, JSON.stringify(created.body)).toBe(200)
+    const read = async () =>
+      (await h.request(`/api/environments/${p.development}/flags/proto-values`, { as: h.admin })).text()
+    const stored = JSON.parse(await read())
+    expect(JSON.stringify(stored.default_value)).toBe(value)
+    expect(JSON.stringify(stored.variants[0].value)).toBe(value)
+    const patched = await api.patch('proto-values', JSON.parse(`{"disabled_value":${value}}`))
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200)
+    const after = JSON.parse(await read())
+    expect([after.default_value, after.disabled_value].map((v) => JSON.stringify(v))).toEqual([value, value])
+  })
+
   it('prerequisites must exist in the environment, form no cycle and have required values of their type', async () => {
     const api = flagsOf(h, p.staging)
     await putFlag(h, p.staging, { key: 'p-base', is_enabled: true })

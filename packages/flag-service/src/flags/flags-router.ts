@@ -80,11 +80,18 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
   })
 
   // Create, or replace entirely when the key exists. A `revision` in the body is read-only: ignored.
+  // With a base (If-Match: "<revision>" or base_revision), a replacement that would undo what others changed since
+  // is a 409, by the receiver's three-way rules for an insert.
   router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
-    const flag = parseOr422(flagBodySchema, withoutRevision(req.body), 'flag')
+    const { base, body: rest } = baseRevisionOf(req, withoutRevision(req.body))
+    const flag = parseOr422(flagBodySchema, rest, 'flag')
     const { result: before, changes } = await runtime.commit(
       async (trx, flags) => {
+        if (base !== undefined) {
+          const conflict = await checkFlagBase(flags, env.id, flag.key, 'insert', flag, base)
+          if (conflict) throw flagConflictError(flag.key, conflict)
+        }
         const existing = await flags.get(flag.key, env.id)
         if (existing && (await requiresApproval(trx, env.id))) assertMayBypassApproval(env, 'replacing a flag')
         await assertFitsEnvironment(flags, env, flag)
@@ -166,11 +173,14 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
     noContent(res)
   })
 
-  // Copies the flag into another environment of the same project, in one transaction.
+  // Copies the flag into another environment of the same project, in one transaction. With a base (If-Match or
+  // base_revision: the revision of the flag in the TARGET environment), overwriting what others changed there since
+  // is a 409; 0 says the target had no such flag.
   router.post('/:key/promote', requireProjectRole('editor'), ...body, async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
-    const { target_env_id: targetId } = parseOr422(promoteSchema, req.body, 'promotion')
+    const { base, body: rest } = baseRevisionOf(req, req.body)
+    const { target_env_id: targetId } = parseOr422(promoteSchema, rest, 'promotion')
     const badTarget = (message: string) =>
       new HttpError('validation_failed', `invalid promotion: target_env_id: ${message}`, {
         issues: [{ path: 'target_env_id', message }],
@@ -192,6 +202,10 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
           assertMayBypassApproval({ name: target.name, role: env.role }, 'promoting over an existing flag')
         }
         const copy = parseOr422(flagBodySchema, source, 'flag')
+        if (base !== undefined) {
+          const conflict = await checkFlagBase(flags, target.id, key, 'insert', copy, base)
+          if (conflict) throw flagConflictError(key, conflict)
+        }
         await assertFitsEnvironment(flags, { id: target.id, projectId: env.projectId }, copy, `flag in ${target.name}`)
         // Read first, so promoting onto an identical flag records nothing (see FlagWriter.changes).
         const before = (await flags.committed(key, target.id)).revision

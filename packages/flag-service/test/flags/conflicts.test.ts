@@ -155,6 +155,51 @@ describe.each(DIALECTS)('flag revisions and conflicts on %s', (dialect) => {
     expect(ok.status).toBe(204)
   })
 
+  it('POST replace and promote take If-Match too: replacing what others changed since is a 409 that changes nothing', async () => {
+    const api = flagsOf(h, p.production)
+    const { key, revision } = await fresh(p.production)
+    const got = (await api.get(key)).body
+    expect((await patch(p.production, key, { rollout_percentage: 30 })).status).toBe(200)
+    // A stale GET → edit → POST: the replacement would put rollout back to 10.
+    const stale = await h.call(`/api/environments/${p.production}/flags`, {
+      method: 'POST',
+      as: h.admin,
+      body: { ...got, description: 'mine' },
+      headers: ifMatch(revision),
+    })
+    expect(stale.status, JSON.stringify(stale.body)).toBe(409)
+    expect(conflictBodySchema.parse(stale.body).conflicts[0]).toMatchObject({
+      recordId: key,
+      fields: ['rollout_percentage'],
+    })
+    expect((await api.get(key)).body).toMatchObject({ rollout_percentage: 30, description: 'start' })
+    // The same with base_revision in the body; and with the current revision it applies.
+    const inBody = await api.put({ ...got, description: 'mine', base_revision: revision })
+    expect(inBody.status).toBe(409)
+    const current = (await api.get(key)).body
+    const fresh200 = await api.put({ ...current, description: 'mine', base_revision: current.revision })
+    expect(fresh200.status, JSON.stringify(fresh200.body)).toBe(200)
+    expect(fresh200.body).toMatchObject({ rollout_percentage: 30, description: 'mine' })
+
+    // Promote: the base is the flag's revision in the target environment (0: there was none).
+    const promote = (headers: Record<string, string>) =>
+      h.call(`/api/environments/${p.production}/flags/${key}/promote`, {
+        method: 'POST',
+        as: h.admin,
+        body: { target_env_id: p.staging },
+        headers,
+      })
+    expect((await promote(ifMatch(0))).status).toBe(200)
+    const target = await storeRevision(h.server.runtime.knex, p.staging, key)
+    expect((await patch(p.staging, key, { description: 'staging only' })).status).toBe(200)
+    const over = await promote(ifMatch(target))
+    expect(over.status, JSON.stringify(over.body)).toBe(409)
+    expect((await flagsOf(h, p.staging).get(key)).body.description).toBe('staging only')
+    const now = await storeRevision(h.server.runtime.knex, p.staging, key)
+    expect((await promote(ifMatch(now))).status).toBe(200)
+    expect((await flagsOf(h, p.staging).get(key)).body.description).toBe('mine')
+  })
+
   it('an If-Match the store never issued (a client of a restored database) is a conflict, not a blind write', async () => {
     const { key, revision } = await fresh(p.production)
     expect((await patch(p.production, key, { rollout_percentage: 20 }, ifMatch(revision))).status).toBe(200)

@@ -7,6 +7,26 @@ type EvaluableFlag = Parameters<typeof evaluate>[0]
 const NOT_FOUND: FlagEvaluation = { value: undefined, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND', flagFound: false }
 
 /**
+ * The bootstrap as a view: only objects with a string `key` (a server page that embedded an error body, such as
+ * `{error, code}` from a 401, or a broken entry must not take the whole render down: evaluation never throws, so
+ * neither does what feeds it). Anything but an array is no bootstrap, said once on the console.
+ */
+function bootstrapView(bootstrap: unknown): FlagView | undefined {
+  if (bootstrap === undefined || bootstrap === null) return undefined
+  if (!Array.isArray(bootstrap)) {
+    console.warn('FlagsyncProvider: `bootstrap` must be an array of flags; ignored', bootstrap)
+    return undefined
+  }
+  const view = new Map<string, ClientFlag>()
+  for (const flag of bootstrap as unknown[]) {
+    if (typeof flag === 'object' && flag !== null && typeof (flag as ClientFlag).key === 'string') {
+      view.set((flag as ClientFlag).key, flag as ClientFlag)
+    }
+  }
+  return view
+}
+
+/**
  * What the hooks read: a flag client's view when there is one, else the
  * bootstrap flags (on the server, before a provider-made client exists, and
  * while a client has no flag set of its own yet, so hydration never flashes
@@ -19,7 +39,7 @@ export class FlagStore {
 
   constructor(client: FlagClient | undefined, bootstrap: readonly ClientFlag[] | undefined) {
     this.client = client
-    this.bootstrap = bootstrap ? new Map(bootstrap.map((flag) => [flag.key, flag])) : undefined
+    this.bootstrap = bootstrapView(bootstrap)
   }
 
   readonly subscribe = (onChange: () => void): (() => void) => {

@@ -79,6 +79,31 @@ describe('server rendering', () => {
     expect(html).toContain('<p id="checkout">old checkout</p>')
   })
 
+  it('a bootstrap that is not a list of flags (an error body, broken entries) renders the fallbacks, never throws', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    try {
+      for (const bad of [{ error: 'invalid credentials', code: 'unauthorized' }, 'x', 5]) {
+        const html = renderToString(
+          <FlagsyncProvider bootstrap={bad as never}>
+            <Page />
+          </FlagsyncProvider>,
+        )
+        expect(html).toContain('<p id="checkout">old checkout</p>')
+        expect(html).toContain('<p id="keys"></p>')
+      }
+      expect(warn).toHaveBeenCalledTimes(3)
+      const html = renderToString(
+        <FlagsyncProvider bootstrap={[null, 7, { key: 3 }, bootstrap[0]] as never}>
+          <Page />
+        </FlagsyncProvider>,
+      )
+      expect(html).toContain('<p id="checkout">new checkout</p>')
+      expect(html).toContain('<p id="keys">new-checkout</p>')
+    } finally {
+      warn.mockRestore()
+    }
+  })
+
   it('a hook without a provider says what is missing', () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
     expect(() => renderToString(<Page />)).toThrow('useFlag() needs a <FlagsyncProvider> above it')

@@ -32,6 +32,26 @@ function client(streamUrl: string): FlagClient {
   return c
 }
 
+describe('FlagsyncProvider with an SDK key the server refuses', () => {
+  it('fails setProviderAndWait with PROVIDER_FATAL instead of waiting forever; evaluations answer their defaults', async () => {
+    const server = await startTestServer({ sdkKey: 'sk_right' })
+    servers.push(server)
+    const flags = createFlagClient({
+      streamUrl: `${server.url}/stream`,
+      sdkKey: 'sk_wrong',
+      indexedDB: new IDBFactory(),
+      IDBKeyRange,
+      reconnect: { baseMs: 50, maxMs: 200, jitter: 0 },
+    })
+    clients.push(flags)
+    await expect(OpenFeature.setProviderAndWait(new FlagsyncProvider(flags))).rejects.toThrow(/refused the SDK key/)
+    const of = OpenFeature.getClient()
+    expect(of.providerStatus).toBe(ProviderStatus.FATAL)
+    expect(of.getBooleanDetails('anything', true)).toMatchObject({ value: true, errorCode: ErrorCode.PROVIDER_FATAL })
+    expect(flags.status().lastError).toMatchObject({ status: 401 })
+  })
+})
+
 describe('FlagsyncProvider through a server restart', () => {
   it('goes STALE once while the stream is down and READY again when it is back, with the new flags', async () => {
     const server = await startTestServer()

@@ -5,6 +5,7 @@ import {
   OpenFeatureEventEmitter,
   type Provider,
   ProviderEvents,
+  ProviderFatalError,
   type ResolutionDetails,
 } from '@openfeature/web-sdk'
 import type { ClientFlag, FlagClient, FlagClientStatus } from './types.js'
@@ -44,10 +45,34 @@ export class FlagsyncProvider implements Provider {
         this.#onStatus(event.status)
       }
     })
-    await this.#client.ready()
+    await this.#readyOrRefused()
     // A client already offline (a cached start) said so before this subscribed. The SDK marks the provider READY
     // once this returns, so the STALE goes out after that.
     if (STALE_STATES.has(this.#client.status().state)) setTimeout(() => this.#onStatus(this.#client.status()))
+  }
+
+  /**
+   * The client's `ready()`, or a ProviderFatalError as soon as the stream refuses the SDK key (401/403) before any
+   * flag set arrived: a wrong key is configuration, and `setProviderAndWait` must not wait for it forever. The
+   * OpenFeature client then answers every evaluation with its default and PROVIDER_FATAL.
+   */
+  #readyOrRefused(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const refused = (status: FlagClientStatus) => {
+        const code = status.lastError?.status
+        if (code !== 401 && code !== 403) return false
+        reject(new ProviderFatalError(`the flag stream refused the SDK key: ${status.lastError?.message}`))
+        return true
+      }
+      if (refused(this.#client.status())) return
+      const off = this.#client.subscribe((event) => {
+        if (event.type === 'status' && refused(event.status)) off()
+      })
+      this.#client.ready().then(() => {
+        off()
+        resolve()
+      })
+    })
   }
 
   /** One STALE per outage and one READY when the stream is back (the SDK's status stays STALE until then). */

@@ -48,10 +48,12 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   const actor = sdkKey ? 'sdk-key' : null
   app.use('/api/flags', ...cors, auth, createFlagsRouter({ runtime, bodyLimit: options.bodyLimit, actor }))
   app.use(createAuditRouter(runtime, [...cors, auth]))
-  app.get('/stream', ...cors, auth, streamRoute(runtime))
+  // The browser's own EventSource cannot send headers: /stream also takes the key as ?sdk_key= (as document 1's does).
+  const streamAuth = bearerAuth(sdkKey, { queryParam: 'sdk_key' })
+  app.get('/stream', ...cors, streamAuth, streamRoute(runtime))
   // A stream client that sends Authorization from another origin (fetch, not EventSource) is preflighted.
   if (cors.length) app.options('/stream', ...cors)
-  app.route('/stream').all(...cors, auth, methodNotAllowed('GET, HEAD'))
+  app.route('/stream').all(...cors, streamAuth, methodNotAllowed('GET, HEAD'))
 
   if (options.receiver !== false) {
     const receiverOptions = options.receiver ?? {}

@@ -18,17 +18,33 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1]
 }
 
-/** Requires `Authorization: Bearer <token>`; with no token configured it lets everything through. */
-export function bearerAuth(token: string | undefined): RequestHandler {
+/** Options of `bearerAuth`. */
+export interface BearerAuthOptions {
+  /**
+   * A query parameter that may carry the token when no Authorization header is sent (e.g. `sdk_key`): for routes a
+   * browser's own EventSource opens, which cannot send headers. A URL lands in access logs, so only for those.
+   */
+  queryParam?: string
+}
+
+/**
+ * Requires `Authorization: Bearer <token>` (or, with `queryParam`, the token in that query parameter when no
+ * Authorization header is sent); with no token configured it lets everything through.
+ */
+export function bearerAuth(token: string | undefined, options: BearerAuthOptions = {}): RequestHandler {
   return (req, res, next) => {
     if (!token) return next()
-    const given = bearerToken(req.headers.authorization)
+    const header = req.headers.authorization
+    const inQuery = options.queryParam && header === undefined ? req.query[options.queryParam] : undefined
+    const given = typeof inQuery === 'string' ? inQuery : bearerToken(header)
     if (given !== undefined && secretsEqual(given, token)) return next()
     res.setHeader('WWW-Authenticate', 'Bearer')
     next(
       new HttpError(
         'unauthorized',
-        given === undefined ? 'missing Authorization: Bearer <key> header' : 'invalid credentials',
+        given !== undefined
+          ? 'invalid credentials'
+          : `missing Authorization: Bearer <key> header${options.queryParam ? ` (or ?${options.queryParam}=<key>)` : ''}`,
       ),
     )
   }

@@ -1,3 +1,4 @@
+export type { BearerAuthOptions } from './bearer-auth.js'
 export { bearerAuth, bearerToken, secretsEqual } from './bearer-auth.js'
 export { byteLimit } from './byte-size.js'
 export type { Env } from './config-env.js'

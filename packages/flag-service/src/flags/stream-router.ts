@@ -38,8 +38,17 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
     const caller = authOf(req)
     const head = req.method === 'HEAD'
     if (caller.kind === 'sdk_key' && caller.sdkKey) {
-      if (head) return streams.answerHead(req, res)
       const key = caller.sdkKey
+      // An SDK key streams its own environment. Naming another one is a misconfigured SDK: refused, not re-scoped
+      // (it would evaluate the key's environment while its owner believes it follows the one named).
+      const named = req.query.environment_id
+      if (named !== undefined && named !== key.environmentId) {
+        throw new HttpError(
+          'forbidden',
+          `this SDK key belongs to environment ${key.environmentId}; environment_id names another (drop it or use that environment's key)`,
+        )
+      }
+      if (head) return streams.answerHead(req, res)
       await streams.current()
       streams.openEnvironmentStream(req, res, key) // bootstrap and subscription in one tick
       return

@@ -149,6 +149,11 @@ describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
     await putFlag(h, p.staging, { key: 'two', is_enabled: true })
     await stream.waitFor((e) => e.data.includes('"two"'), 5000, from)
     expect(parsed(stream, from).map(([, d]) => d.flag.key)).toEqual(['two'])
+    // Naming another environment with the key is refused, not silently re-scoped to the key's own.
+    const misnamed = await open(keyHeader(stagingKey), `?environment_id=${p.production}`)
+    expect(misnamed.status).toBe(403)
+    const own = await open(keyHeader(stagingKey), `?environment_id=${p.staging}`)
+    expect((await bootstrapOf(own)).connected).toEqual({ environment_id: p.staging })
   })
 
   it('takes the key as ?sdk_key= for EventSource; refuses bad keys and other credentials there (401)', async () => {

@@ -40,7 +40,17 @@ export function tableCollection<S extends z.ZodObject>(options: TableCollectionO
   // On conflict these take the new row's values (or their defaults when the record omits them).
   const replaced = Object.keys(schema.shape).filter((column) => column !== idColumn)
 
-  const validate = (value: unknown, what: 'record' | 'changes', zodSchema: z.ZodType): Record<string, unknown> => {
+  // Every field must be a column of the schema (or the version column, read-only), whatever the schema's own mode:
+  // a plain z.object would strip `titel` and answer applied, and the typo's value would be lost without a word.
+  const known = new Set([...Object.keys(schema.shape), idColumn, ...(revisionColumn ? [revisionColumn] : [])])
+  const validate = (value: Record<string, unknown>, what: 'record' | 'changes', zodSchema: z.ZodType) => {
+    const unknown = Object.keys(value).filter((key) => !known.has(key))
+    if (unknown.length > 0) {
+      throw new OperationRejected(
+        `invalid ${what}: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`,
+        unknown.map((key) => ({ path: `${what}.${key}`, message: `not a column of ${table} (the collection's schema)` })),
+      )
+    }
     const parsed = zodSchema.safeParse(value)
     if (!parsed.success) throw new OperationRejected(`invalid ${what}`, toIssues(parsed.error, [what]))
     return parsed.data as Record<string, unknown>

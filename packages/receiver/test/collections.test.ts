@@ -98,6 +98,9 @@ describe.each(DIALECTS)('on %s', (dialect) => {
         [[update('t1', { done: 'yes' }, 'todos')], 0, 'operations[0].changes.done'],
         [[update('t1', { id: 'moved' }, 'todos')], 0, 'operations[0].changes.id'],
         [[update('missing', { title: 'x' }, 'todos')], 0, 'operations[0].recordId'],
+        // A typo is refused, not stripped by the plain z.object and answered applied.
+        [[insert('t2', { title: 'ok', titel: 'typo' }, 'todos')], 0, 'operations[0].record.titel'],
+        [[update('t1', { dnoe: true }, 'todos')], 0, 'operations[0].changes.dnoe'],
       ]
       for (const [ops, operationIndex, path] of cases) {
         const res = await h.post(batch(ops))

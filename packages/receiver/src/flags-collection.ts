@@ -1,4 +1,4 @@
-import { applyFlagPatch, type Flag, flagSchema, toIssues } from '@flagsync/protocol'
+import { applyFlagPatch, type Flag, flagKeySchema, flagSchema, toIssues } from '@flagsync/protocol'
 import type { CommittedFlag, FlagWriter } from '@flagsync/store'
 import type { Collection, OperationMeta } from './collection.js'
 import { type ConflictCheck, detectConflict } from './detect-conflict.js'
@@ -69,6 +69,9 @@ export const flagsCollection: Collection = {
   },
 
   async delete({ writer }, recordId, meta) {
+    // A key no flag can have is a client's mistake (a wrong id), not a flag that is already gone.
+    const key = flagKeySchema.safeParse(recordId)
+    if (!key.success) throw new OperationRejected('recordId is not a flag key', toIssues(key.error, ['recordId']))
     await checkBase(writer, recordId, 'delete', null, meta)
     await writer.delete(recordId)
   },

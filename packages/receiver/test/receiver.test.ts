@@ -88,6 +88,17 @@ describe.each(DIALECTS)('on %s', (dialect) => {
       expect(await h.store.changesSince(0)).toEqual([])
     })
 
+    it('deleting a key no flag can have is a 422 naming the operation, and the batch applies nothing', async () => {
+      const h = await startHarness()
+      for (const bad of ['../../etc', 'a b', 'Ünïcode']) {
+        const res = await h.post(batch([insert('fine', { is_enabled: true }), remove(bad)]))
+        expect(res.status, bad).toBe(422)
+        expect(res.body).toMatchObject({ code: 'validation_failed', operationIndex: 1 })
+        expect(res.body.issues.map((i: { path: string }) => i.path)).toContain('operations[1].recordId')
+      }
+      expect(await h.store.get('fine')).toBeUndefined()
+    })
+
     it('operations of one batch see each other in order (insert then update then delete of another)', async () => {
       const h = await startHarness()
       const res = await h.post(

@@ -1,4 +1,4 @@
-import { type Issue, toIssues } from '@flagsync/protocol'
+import { flagKeySchema, type Issue, toIssues } from '@flagsync/protocol'
 import {
   type Collection,
   createReceiver,
@@ -191,6 +191,9 @@ function environmentFlagsCollection(caller: SyncCaller): Collection {
 
     async delete({ writer }, key, meta) {
       mayWrite('deleting', meta)
+      // A key no flag can have is a wrong id, not a flag that is already gone.
+      const valid = flagKeySchema.safeParse(key)
+      if (!valid.success) throw new OperationRejected('recordId is not a flag key', toIssues(valid.error, ['recordId']))
       await conflict(writer, key, 'delete', null, meta)
       if (!(await writer.get(key, env.id))) return // already gone: not an error
       if (env.requireApproval && !roleAtLeast(env.role, 'admin')) {

@@ -293,6 +293,8 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/sync on %s', (dialect) =
         [{ action: 'insert', collection: 'flags', recordId: key(), record: { is_enabled: 'yes' } }],
         'operations[0].record.is_enabled',
       ],
+      // A key no flag can have is a wrong id, not a flag already gone.
+      [[{ action: 'delete', collection: 'flags', recordId: '../../etc' }], 'operations[0].recordId'],
       [
         [{ action: 'update', collection: 'flags', recordId: pre, changes: { rollout_percentage: 101 } }],
         'operations[0].changes.rollout_percentage',

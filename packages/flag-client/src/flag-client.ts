@@ -36,7 +36,7 @@ const systemClock: Clock = {
  * if (flags.isEnabled('new-checkout', { user_id: user.id })) showNewCheckout()
  */
 export function createFlagClient(options: FlagClientOptions): FlagClient {
-  const url = new URL(options.streamUrl) // throws on a relative or malformed URL
+  const url = streamUrlOf(options.streamUrl)
   checkIndexedDbOptions(options)
   const clock = options.clock ?? systemClock
   const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args))
@@ -105,7 +105,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   const reporter = new ImpressionReporter({
     options: options.impressions === false ? { ...impressionOptions, enabled: false } : impressionOptions,
     sdkKey: options.sdkKey,
-    baseUrl: new URL(impressionOptions.baseUrl?.replace(/\/?$/, '/') ?? '.', options.streamUrl),
+    baseUrl: new URL(impressionOptions.baseUrl?.replace(/\/?$/, '/') ?? '.', url),
     environmentId: () => status.environmentId,
     queue: () => {
       const db = resolveIndexedDb(options)
@@ -380,4 +380,13 @@ function withKeyInQuery(url: string, sdkKey: string | undefined): string {
   const withKey = new URL(url)
   withKey.searchParams.set('sdk_key', sdkKey)
   return withKey.toString()
+}
+
+/** The stream URL: absolute, or relative to the page (as EventSource takes it); anything else names the option. */
+function streamUrlOf(value: unknown): URL {
+  try {
+    return new URL(value as string, (globalThis as { location?: { href?: string } }).location?.href)
+  } catch {
+    throw new TypeError(`options.streamUrl must be a URL (got ${JSON.stringify(value)})`)
+  }
 }

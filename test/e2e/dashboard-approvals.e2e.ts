@@ -269,3 +269,57 @@ describe('personal access tokens in the dashboard', () => {
     expect(errors).toEqual([])
   })
 })
+
+describe('a conflicting approval in the dashboard', () => {
+  it('shows when requested / now / requested for the refused approval, and approves anyway on request', async () => {
+    expect(
+      (
+        await call('POST', `/api/environments/${production}/flags`, {
+          key: 'rollout',
+          is_enabled: true,
+          rollout_percentage: 10,
+        })
+      ).status,
+    ).toBe(200)
+    const filed = await call<{ id: number }>(
+      'PATCH',
+      `/api/environments/${production}/flags/rollout`,
+      { rollout_percentage: 50 },
+      { cookie: await service.login({ email: EDITOR.email, password: EDITOR.password }) },
+    )
+    expect(filed.status).toBe(202)
+    // After the request was filed, the admin (who may replace flags in an approval environment) sets the same field.
+    const replaced = await call('POST', `/api/environments/${production}/flags`, {
+      key: 'rollout',
+      is_enabled: true,
+      rollout_percentage: 30,
+    })
+    expect(replaced.status).toBe(200)
+
+    await admin.getByRole('tab', { name: 'Flags' }).click()
+    await admin.getByRole('tab', { name: 'Change requests' }).click()
+    const request = admin.locator(`li[data-request="${filed.body.id}"]`)
+    await request.waitFor()
+    await request.getByRole('button', { name: 'Approve' }).click()
+    const panel = request.getByRole('region', { name: `Conflict of request ${filed.body.id}` })
+    await panel.waitFor()
+    expect(await panel.getByRole('alert').textContent()).toContain('rollout_percentage also changed')
+    expect(await panel.locator('tbody tr').allTextContents()).toEqual(['rollout_percentage103050'])
+    await screenshot(admin, 'dashboard-cr-conflict')
+    expect(await axeViolations(admin)).toEqual([])
+    // The flag is untouched until the reviewer decides.
+    expect(
+      (await call<{ rollout_percentage: number }>('GET', `/api/environments/${production}/flags/rollout`)).body
+        .rollout_percentage,
+    ).toBe(30)
+    await panel.getByRole('button', { name: 'Approve anyway' }).click()
+    await request.waitFor({ state: 'detached' })
+    expect(
+      (await call<{ rollout_percentage: number }>('GET', `/api/environments/${production}/flags/rollout`)).body
+        .rollout_percentage,
+    ).toBe(50)
+    // The refused approval's 409 is the one console error this test makes.
+    expect(errors.filter((e) => !/409/.test(e))).toEqual([])
+    errors.splice(0)
+  })
+})

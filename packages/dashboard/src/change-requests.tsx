@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react'
-import { api, errorText } from './api.js'
-import { patchDiff } from './diff.js'
+import { ApiError, api, errorText } from './api.js'
+import { type ApprovalConflict, approvalConflictOf, conflictRows, patchDiff } from './diff.js'
 import type { ChangeRequest, Environment, Flag, Me, Role } from './types.js'
 
 type Request = ChangeRequest & { environment_id: string; stale?: boolean }
@@ -16,6 +16,8 @@ export function ChangeRequests(props: { me: Me; role: Role; environments: Enviro
   const [flags, setFlags] = useState<Map<string, Flag>>(new Map())
   const [status, setStatus] = useState('pending')
   const [error, setError] = useState<string | null>(null)
+  // Approvals the service refused as conflicting (409), by request: shown as base / now / requested, to force.
+  const [conflicts, setConflicts] = useState<ReadonlyMap<string, ApprovalConflict>>(new Map())
   const approvalEnvs = props.environments.filter((e) => e.require_approval)
 
   const load = useCallback(async () => {
@@ -49,15 +51,19 @@ export function ChangeRequests(props: { me: Me; role: Role; environments: Enviro
     void load()
   }, [load])
 
-  async function act(request: Request, action: 'approve' | 'reject' | 'cancel') {
+  async function act(request: Request, action: 'approve' | 'reject' | 'cancel', force = false) {
     setError(null)
+    const id = `${request.environment_id}-${request.id}`
     const base = `/api/environments/${request.environment_id}/change-requests/${request.id}`
     try {
       if (action === 'cancel') await api('DELETE', base)
-      else await api('POST', `${base}/${action}`, action === 'reject' ? {} : undefined)
+      else await api('POST', `${base}/${action}${force ? '?force=true' : ''}`, action === 'reject' ? {} : undefined)
+      setConflicts((all) => withoutKey(all, id))
       await load()
     } catch (e) {
-      setError(errorText(e))
+      const conflict = e instanceof ApiError && e.status === 409 ? approvalConflictOf(e.body) : undefined
+      if (action === 'approve' && conflict) setConflicts((all) => new Map(all).set(id, conflict))
+      else setError(errorText(e))
     }
   }
 
@@ -139,6 +145,14 @@ export function ChangeRequests(props: { me: Me; role: Role; environments: Enviro
                   ) : null}
                 </tbody>
               </table>
+              {pending && conflicts.has(`${r.environment_id}-${r.id}`) ? (
+                <ConflictPanel
+                  request={r}
+                  conflict={conflicts.get(`${r.environment_id}-${r.id}`) as ApprovalConflict}
+                  disabled={!canReview || mine}
+                  onForce={() => void act(r, 'approve', true)}
+                />
+              ) : null}
               {pending ? (
                 <div className="actions">
                   <button
@@ -176,5 +190,64 @@ export function ChangeRequests(props: { me: Me; role: Role; environments: Enviro
         })}
       </ul>
     </div>
+  )
+}
+
+function withoutKey<V>(map: ReadonlyMap<string, V>, key: string): ReadonlyMap<string, V> {
+  if (!map.has(key)) return map
+  const next = new Map(map)
+  next.delete(key)
+  return next
+}
+
+/**
+ * A refused approval: someone changed the fields this request sets after it was filed. The reviewer sees, per
+ * field, what the requester saw, what is there now and what the request sets, and decides: approve anyway
+ * (overwriting the newer value, `?force=true`), or reject.
+ */
+function ConflictPanel(props: {
+  request: Request
+  conflict: ApprovalConflict
+  disabled: boolean
+  onForce: () => void
+}) {
+  const { request, conflict } = props
+  const rows = conflictRows(conflict, request.patch)
+  return (
+    <section className="conflict" aria-label={`Conflict of request ${request.id}`}>
+      <p role="alert" className="error">
+        Not approved: {conflict.reason}. Approving anyway replaces what was set since with what the request sets.
+      </p>
+      <table className="diff">
+        <caption className="sr-only">Conflicting fields of request {request.id}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Field</th>
+            <th scope="col">When requested</th>
+            <th scope="col">Now</th>
+            <th scope="col">Requested</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.field}>
+              <th scope="row">{row.field}</th>
+              <td>{row.base}</td>
+              <td>
+                <del>{row.now}</del>
+              </td>
+              <td>
+                <ins>{row.requested}</ins>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="actions">
+        <button type="button" className="danger" disabled={props.disabled} onClick={props.onForce}>
+          Approve anyway
+        </button>
+      </div>
+    </section>
   )
 }

@@ -25,3 +25,39 @@ export function patchDiff(current: Flag | undefined, patch: Readonly<Record<stri
   }
   return rows.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
 }
+
+/** What a 409 says of one conflicting field (the receiver's conflict report, first entry). */
+export interface ApprovalConflict {
+  fields: string[]
+  base: Record<string, unknown> | null
+  current: Record<string, unknown> | null
+  reason: string
+}
+
+export interface ConflictRow {
+  field: string
+  /** The flag's value when the request was filed (what its requester saw). */
+  base: string
+  /** Its value now, which someone else set since. */
+  now: string
+  /** What the request sets. */
+  requested: string
+}
+
+/** The conflicting approval of a change request as base / now / requested, one row per field the 409 names. */
+export function conflictRows(conflict: ApprovalConflict, patch: Readonly<Record<string, unknown>>): ConflictRow[] {
+  return conflict.fields.map((field) => ({
+    field,
+    base: conflict.base ? show(conflict.base[field]) : '(no flag)',
+    now: conflict.current ? show(conflict.current[field]) : '(deleted)',
+    requested: show(patch[field]),
+  }))
+}
+
+/** The first conflict of a 409 body, or undefined for any other answer. */
+export function approvalConflictOf(body: unknown): ApprovalConflict | undefined {
+  const first = (body as { conflicts?: unknown } | null)?.conflicts
+  const c = Array.isArray(first) ? (first[0] as Partial<ApprovalConflict> | undefined) : undefined
+  if (!c || !Array.isArray(c.fields)) return undefined
+  return { fields: c.fields, base: c.base ?? null, current: c.current ?? null, reason: String(c.reason ?? '') }
+}

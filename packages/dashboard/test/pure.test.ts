@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { patchDiff } from '../src/diff.js'
+import { approvalConflictOf, conflictRows, patchDiff } from '../src/diff.js'
 import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
 import { explainCycle, type FlagFilter, flagRows, servedAtGlance, tagsOf } from '../src/flag-view.js'
 import { sourceOf, whoOf } from '../src/history.js'
@@ -219,6 +219,39 @@ describe('change request diffs', () => {
     expect(patchDiff(undefined, { is_enabled: true })).toEqual([
       { field: 'is_enabled', before: '(not set)', after: 'true' },
     ])
+  })
+})
+
+describe('a conflicting approval', () => {
+  it('reads the first conflict of a 409 body, and lays each field out as when requested / now / requested', () => {
+    const body = {
+      error: 'flag "x" conflicts',
+      code: 'conflict',
+      conflicts: [
+        {
+          fields: ['rollout_percentage'],
+          base: { key: 'x', rollout_percentage: 10 },
+          current: { key: 'x', rollout_percentage: 30 },
+          reason: 'rollout_percentage also changed after revision 4',
+        },
+      ],
+    }
+    const conflict = approvalConflictOf(body)
+    expect(conflict).toEqual({
+      fields: ['rollout_percentage'],
+      base: { key: 'x', rollout_percentage: 10 },
+      current: { key: 'x', rollout_percentage: 30 },
+      reason: 'rollout_percentage also changed after revision 4',
+    })
+    expect(conflictRows(conflict as NonNullable<typeof conflict>, { rollout_percentage: 50 })).toEqual([
+      { field: 'rollout_percentage', base: '10', now: '30', requested: '50' },
+    ])
+    expect(
+      conflictRows({ fields: ['is_enabled'], base: null, current: null, reason: '' }, { is_enabled: true }),
+    ).toEqual([{ field: 'is_enabled', base: '(no flag)', now: '(deleted)', requested: 'true' }])
+    for (const other of [{ error: 'x' }, null, { conflicts: [] }, { conflicts: [{ fields: 'no' }] }]) {
+      expect(approvalConflictOf(other)).toBeUndefined()
+    }
   })
 })
 

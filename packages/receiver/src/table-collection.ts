@@ -48,7 +48,10 @@ export function tableCollection<S extends z.ZodObject>(options: TableCollectionO
     if (unknown.length > 0) {
       throw new OperationRejected(
         `invalid ${what}: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`,
-        unknown.map((key) => ({ path: `${what}.${key}`, message: `not a column of ${table} (the collection's schema)` })),
+        unknown.map((key) => ({
+          path: `${what}.${key}`,
+          message: `not a column of ${table} (the collection's schema)`,
+        })),
       )
     }
     const parsed = zodSchema.safeParse(value)

@@ -250,11 +250,12 @@ export function createDeliveryPipeline(
     // The app discards by outbox id: name the queued operations behind the one the receiver rejected.
     const culprits = error.operationIndex === undefined ? undefined : batch.sourceIds[error.operationIndex]
     if (culprits) error.outboxIds = [...culprits]
-    // A 409's conflicts, or dead letters: in the lazy chunk, as a receiver rejects a batch only when something is wrong.
+    // A 409's conflicts, a 413's re-cut, or dead letters: in the lazy chunk, as a receiver rejects a batch only when
+    // something is wrong. `(status | 4) === 413` holds for 409 and 413 only (they differ in that one bit): bytes.
     if (
       outcome.kind === 'rejected' &&
-      (outcome.status === 409 || o.deadLetter) &&
-      (await (await loadLazyOps()).setRejectedAside(store.db, batch, outcome, error, o.deadLetter, clock.now(), events))
+      ((outcome.status | 4) === 413 || o.deadLetter) &&
+      (await (await loadLazyOps()).setRejectedAside(store.db, batch, outcome, error, o, clock.now(), events))
     ) {
       return 'continue'
     }

@@ -17,7 +17,7 @@ type AsideKit = ReturnType<typeof repairOps> & ReturnType<typeof conflictOps>
 const NOT_THE_OPERATIONS = new Set([401, 403, 404, 405, 413, 415])
 
 /** The operations on what was set aside, bound to the repair and conflict operations. */
-export function asideOps({ deadLetter, parseConflicts, storeConflicts }: AsideKit) {
+export function asideOps({ deadLetter, recut, parseConflicts, storeConflicts }: AsideKit) {
   return { setRejectedAside, deadLetters, clearDeadLetters }
 
   /**
@@ -30,10 +30,15 @@ export function asideOps({ deadLetter, parseConflicts, storeConflicts }: AsideKi
     batch: BatchRow,
     outcome: Extract<DeliveryOutcome, { kind: 'rejected' }>,
     error: DeliveryError,
-    deadLetters: boolean,
+    o: { deadLetter: boolean; batchSize: number },
     now: number,
     events: PipelineEvents,
   ): Promise<boolean> {
+    // Too large for the receiver, and the client now cuts smaller batches (a new `batchSize`): the same operations go
+    // out again under new batchIds, nothing filed away. At the same size it would only be refused again: blocked.
+    if (outcome.status === 413) {
+      return o.batchSize < batch.operations.length && (await recut(db, batch.batchId, now))
+    }
     // Nothing of the batch was applied: its conflicts wait for the app, the rest goes out again at once.
     const reports = outcome.status === 409 ? parseConflicts(outcome.body, batch.operations) : null
     const stored = reports ? await storeConflicts(db, batch.batchId, reports, now) : 0
@@ -42,7 +47,7 @@ export function asideOps({ deadLetter, parseConflicts, storeConflicts }: AsideKi
       return true
     }
     if (
-      deadLetters &&
+      o.deadLetter &&
       !NOT_THE_OPERATIONS.has(outcome.status) &&
       (await deadLetter(db, batch.batchId, error, now)) > 0
     ) {

@@ -26,7 +26,7 @@ export interface DiscardContext {
 
 /** The repair operations, bound to what they use from the eager modules. */
 export function repairOps({ decodeBatch, recordKey, SyncClientError }: LazyKit) {
-  return { setAside, recomputeTombstones, discard, discardLoop, deadLetter }
+  return { setAside, recomputeTombstones, discard, discardLoop, deadLetter, recut }
 
   /** Whether the receiver may have applied the batch: then it must go out again unchanged, under its batchId. */
   function mayHaveBeenApplied(batch: BatchRow): boolean {
@@ -141,6 +141,21 @@ export function repairOps({ decodeBatch, recordKey, SyncClientError }: LazyKit) 
         named !== undefined && named >= 0 && named < row.operations.length ? [named] : row.operations.map((_, i) => i),
       (_, operation, sources) => ({ batchId, operation, sources, error, deadAt: now }),
     )
+  }
+
+  /**
+   * Drops the rejected batch `batchId` and puts all its operations back into the queue (with those of the batches
+   * cut after it, which must not overtake them), to be cut again under new batchIds: the receiver applied nothing of
+   * it. False when that is not safe (a later batch may have been applied): the batch then stays, blocked.
+   */
+  function recut(db: OutboxDexie, batchId: string, now: number): Promise<boolean> {
+    return db.transaction('rw', db.ops, db.batches, async () => {
+      const batches = (await db.batches.toArray()).map(decodeBatch)
+      const index = batches.findIndex((b) => b.batchId === batchId)
+      if (index < 0 || dissolveBlocker(batches.slice(index + 1), now) !== null) return false
+      await dissolve(db, batches.slice(index), () => true)
+      return true
+    })
   }
 
   /** See `OutboxDb.discard`. */

@@ -242,6 +242,35 @@ describe('dead-letter option', () => {
     },
   )
 
+  it.each([false, true])(
+    'a 413 blocks; a client of the same outbox with a smaller batchSize re-cuts the batch and delivers it (deadLetter %s)',
+    async (deadLetter) => {
+      const r = new ModelReceiver()
+      server.use(r.handler)
+      r.reply(status(413, { error: 'at most 2 operations', code: 'payload_too_large', maxOperations: 2 }))
+      const big = h.client({ batchSize: 5, deadLetter })
+      for (let i = 0; i < 5; i++) await big.update('c', String(i), { v: i })
+      expect(await big.flush()).toEqual({ delivered: 0, pending: 5 })
+      expect(await big.status()).toMatchObject({ state: 'blocked', lastError: { status: 413 } })
+      // The same size again is refused again: it stays blocked, one batch, the same id.
+      r.reply(status(413, { error: 'at most 2 operations', code: 'payload_too_large', maxOperations: 2 }))
+      expect(await big.flush()).toEqual({ delivered: 0, pending: 5 })
+      expect(new Set(r.requests.map((q) => q.batchId)).size).toBe(1)
+      await big.close()
+
+      // The receiver refuses the stored 5-operation batch once more; this client cuts 2 at most, so it re-cuts.
+      r.reply(status(413, { error: 'at most 2 operations', code: 'payload_too_large', maxOperations: 2 }))
+      const small = h.client({ batchSize: 2, deadLetter })
+      expect(await small.flush()).toEqual({ delivered: 5, pending: 0 })
+      expect(r.requests[2]?.batchId).toBe(r.requests[0]?.batchId)
+      const resent = r.requests.slice(3)
+      expect(resent.map((q) => q.operations.map((op) => op.recordId))).toEqual([['0', '1'], ['2', '3'], ['4']])
+      expect(resent.map((q) => q.batchId)).not.toContain(r.requests[0]?.batchId)
+      expect(await small.deadLetters()).toEqual([])
+      expect(await small.status()).toMatchObject({ state: 'idle', lastError: null })
+    },
+  )
+
   it('does not dead-letter transient failures', async () => {
     const r = new ModelReceiver()
     server.use(r.handler)

@@ -46,9 +46,10 @@ export function detectConflict(check: ConflictCheck): ConflictVerdict {
       : `; the change log no longer holds revision ${baseRevision}, so the check was record-level`
 
   if (current === null) {
-    // Absent now. Inserting is applied as always; an update or delete is a conflict
-    // only if the record existed at the base (or the log cannot say that it did not).
-    if (action === 'insert' || (base.known && base.record === null)) return APPLY
+    // Absent now. An update or delete is a conflict only if the record existed at the base (or the log cannot say
+    // that it did not); an insert only if the log says it existed at the base: the sender replaced what someone has
+    // deleted since, and recreating it would undo that delete unseen ('recreate' resolves it, sent without a base).
+    if (action === 'insert' ? !(base.known && base.record !== null) : base.known && base.record === null) return APPLY
     return {
       outcome: 'conflict',
       kind: 'deleted',

@@ -110,6 +110,18 @@ describe('detectConflict', () => {
     expect(verdict).toEqual({ outcome: 'apply' })
   })
 
+  it('is a deleted conflict for an insert replacing a record deleted since the base; applies when the base had none or the log cannot tell', () => {
+    const insert = {
+      action: 'insert' as const,
+      sets: { ...base, is_enabled: false },
+      current: null,
+      currentRevision: null,
+    }
+    expect(detectConflict(check(insert))).toMatchObject({ outcome: 'conflict', kind: 'deleted' })
+    expect(detectConflict(check({ ...insert, base: known(null) }))).toEqual({ outcome: 'apply' })
+    expect(detectConflict(check({ ...insert, base: { record: null, known: false } }))).toEqual({ outcome: 'apply' })
+  })
+
   it('is an exists conflict for an insert of a key someone else created since the base', () => {
     const verdict = detectConflict(
       check({ action: 'insert', sets: { ...base, is_enabled: false }, base: known(null), currentRevision: 7 }),

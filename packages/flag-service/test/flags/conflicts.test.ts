@@ -198,6 +198,25 @@ describe.each(DIALECTS)('flag revisions and conflicts on %s', (dialect) => {
     const now = await storeRevision(h.server.runtime.knex, p.staging, key)
     expect((await promote(ifMatch(now))).status).toBe(200)
     expect((await flagsOf(h, p.staging).get(key)).body.description).toBe('mine')
+
+    // Deleted since the base: a replacement or a promotion would bring back what a colleague deleted.
+    const before = (await api.get(key)).body
+    const inStaging = await storeRevision(h.server.runtime.knex, p.staging, key)
+    expect(
+      (await h.call(`/api/environments/${p.production}/flags/${key}`, { method: 'DELETE', as: h.admin })).status,
+    ).toBe(204)
+    expect(
+      (await h.call(`/api/environments/${p.staging}/flags/${key}`, { method: 'DELETE', as: h.admin })).status,
+    ).toBe(204)
+    const revived = await api.put({ ...before, base_revision: before.revision })
+    expect(revived.status, JSON.stringify(revived.body)).toBe(409)
+    expect(revived.body.conflicts[0]).toMatchObject({ kind: 'deleted' })
+    expect((await api.get(key)).status).toBe(404)
+    expect((await api.put({ ...before, description: 'back' })).status).toBe(200) // no base: a plain create
+    const promoted = await promote(ifMatch(inStaging))
+    expect(promoted.status, JSON.stringify(promoted.body)).toBe(409)
+    expect(promoted.body.conflicts[0]).toMatchObject({ kind: 'deleted' })
+    expect((await flagsOf(h, p.staging).get(key)).status).toBe(404)
   })
 
   it('an If-Match the store never issued (a client of a restored database) is a conflict, not a blind write', async () => {

@@ -385,8 +385,10 @@ function withKeyInQuery(url: string, sdkKey: string | undefined): string {
 /** The stream URL: absolute, or relative to the page (as EventSource takes it); anything else names the option. */
 function streamUrlOf(value: unknown): URL {
   try {
-    return new URL(value as string, (globalThis as { location?: { href?: string } }).location?.href)
-  } catch {
-    throw new TypeError(`options.streamUrl must be a URL (got ${JSON.stringify(value)})`)
-  }
+    // Only a non-blank string: in a page `new URL(undefined, page)` would resolve to <page>/undefined.
+    if (typeof value === 'string' && value.trim()) {
+      return new URL(value, (globalThis as { location?: { href?: string } }).location?.href)
+    }
+  } catch {}
+  throw new TypeError(`options.streamUrl must be a URL (got ${JSON.stringify(value)})`)
 }

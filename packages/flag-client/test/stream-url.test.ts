@@ -16,6 +16,15 @@ describe('options.streamUrl', () => {
     expect(() => createFlagClient({ streamUrl: '/stream', persist: false })).toThrow(/options\.streamUrl/)
   })
 
+  it('in a page too, anything but a non-blank string is refused (not resolved to <page>/undefined)', () => {
+    vi.stubGlobal('location', { href: 'https://app.example.com/console/index.html' })
+    for (const streamUrl of [undefined, null, 123, {}, '', '   ']) {
+      expect(() => createFlagClient({ streamUrl: streamUrl as string, persist: false })).toThrow(
+        /^options\.streamUrl must be a URL \(got /,
+      )
+    }
+  })
+
   it('a relative one resolves against the page, as EventSource does', async () => {
     vi.stubGlobal('location', { href: 'https://app.example.com/console/index.html' })
     const asked: string[] = []

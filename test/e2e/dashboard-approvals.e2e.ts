@@ -270,6 +270,8 @@ describe('personal access tokens in the dashboard', () => {
   })
 })
 
+const longValues = Array.from({ length: 12 }, (_, i) => `@team-${i}.subsidiary.example.com`)
+
 describe('a conflicting approval in the dashboard', () => {
   it('shows when requested / now / requested for the refused approval, and approves anyway on request', async () => {
     expect(
@@ -284,7 +286,8 @@ describe('a conflicting approval in the dashboard', () => {
     const filed = await call<{ id: number }>(
       'PATCH',
       `/api/environments/${production}/flags/rollout`,
-      { rollout_percentage: 50 },
+      // Long JSON in the diff: the tables must wrap it, not widen the page.
+      { rollout_percentage: 50, rules: [{ attribute: 'email', operator: 'ends_with', values: longValues }] },
       { cookie: await service.login({ email: EDITOR.email, password: EDITOR.password }) },
     )
     expect(filed.status).toBe(202)
@@ -305,6 +308,8 @@ describe('a conflicting approval in the dashboard', () => {
     await panel.waitFor()
     expect(await panel.getByRole('alert').textContent()).toContain('rollout_percentage also changed')
     expect(await panel.locator('tbody tr').allTextContents()).toEqual(['rollout_percentage103050'])
+    const viewport = admin.viewportSize()?.width ?? 0
+    expect(await admin.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport)
     await screenshot(admin, 'dashboard-cr-conflict')
     expect(await axeViolations(admin)).toEqual([])
     // The flag is untouched until the reviewer decides.

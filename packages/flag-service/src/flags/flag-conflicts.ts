@@ -10,10 +10,10 @@ export type FlagConflict = Omit<SyncConflict, 'operationIndex' | 'collection' | 
 const REVISION = /^(?:W\/)?"?(\d{1,15})"?$/
 
 const badBase = (path: string, message: string) =>
-  new HttpError('validation_failed', `invalid patch: ${path}: ${message}`, { issues: [{ path, message }] })
+  new HttpError('validation_failed', `invalid base revision: ${path}: ${message}`, { issues: [{ path, message }] })
 
 /**
- * The base revision of a PATCH: `If-Match: "<revision>"` (the flag's
+ * The base revision of a write (PATCH, POST replace, promote, DELETE): `If-Match: "<revision>"` (the flag's
  * `revision` as an entity tag; `*` means none) or `base_revision` in the
  * body, which is taken out of the body. Both must agree when both are sent.
  */

@@ -338,17 +338,26 @@ describe.each(DIALECTS)('SQL only through bound parameters, on %s', (dialect) =>
     const { revision: _readOnly, ...stored } = back
     expect(await server.runtime.store.get('sqli')).toEqual(stored)
 
-    // Deletes by hostile keys (the API refuses them before the database; the receiver passes them to it).
+    // Deletes by hostile keys: the API answers 204 (no flag has such a key), the receiver a 422 naming the operation
+    // (a wrong id in a batch); the hostile batch id and field values below still reach the database, bound.
     expect(
       (await server.request(`/api/flags/${encodeURIComponent("x' OR '1'='1")}`, { method: 'DELETE' })).status,
     ).toBe(204)
+    const refused = await server.request('/sync', {
+      method: 'POST',
+      body: {
+        batchId: `${injection}'refused`,
+        operations: [
+          { action: 'delete', collection: 'flags', recordId: "x' OR '1'='1" },
+          { action: 'delete', collection: 'flags', recordId: `${injection}` },
+        ],
+      },
+    })
+    expect(refused.status).toBe(422)
+    expect(await refused.json()).toMatchObject({ operationIndex: 0, code: 'validation_failed' })
     const batch = {
       batchId: `${injection}'batch`,
-      operations: [
-        { action: 'delete', collection: 'flags', recordId: "x' OR '1'='1" },
-        { action: 'delete', collection: 'flags', recordId: `${injection}` },
-        { action: 'update', collection: 'flags', recordId: 'sqli', changes: { description: injection } },
-      ],
+      operations: [{ action: 'update', collection: 'flags', recordId: 'sqli', changes: { description: injection } }],
     }
     const res = await server.request('/sync', { method: 'POST', body: batch })
     expect(res.status).toBe(200)

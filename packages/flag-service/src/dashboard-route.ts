@@ -62,5 +62,10 @@ export function dashboardRoute(dir: string): Router {
       }
     })
   })
+  // `/` is the dashboard's own path: another method is a 405 naming the ones it answers, as on every known path.
+  router.all('/', (_req, res) => {
+    res.setHeader('Allow', 'GET, HEAD')
+    throw new HttpError('method_not_allowed', 'use GET, HEAD')
+  })
   return router
 }

@@ -61,13 +61,19 @@ describe.each(DIALECTS)('the dashboard at / on %s', (dialect) => {
     expect((await h.call('/stream', { headers: { Accept: HTML } })).status).toBe(401)
   })
 
-  it('answers API clients (no text/html) a JSON 404 for a path that does not exist, and only GETs get the page', async () => {
+  it('answers API clients (no text/html) a JSON 404 for a path that does not exist; only GETs get the page, other methods on / a 405', async () => {
     const missing = await h.call('/nope', { headers: { Accept: '*/*' } })
     expect(missing).toMatchObject({ status: 404, body: { code: 'not_found', error: 'no route for GET /nope' } })
     const missingAsset = await h.call('/assets/nope.js', { headers: { Accept: '*/*' } })
     expect(missingAsset.status).toBe(404)
-    const post = await h.call('/', { method: 'POST', body: {}, headers: { Accept: HTML } })
-    expect(post).toMatchObject({ status: 404, body: { code: 'not_found' } })
+    // `/` is a known path: another method is a 405 with Allow, as everywhere; a client-side route is no server path.
+    for (const method of ['POST', 'DELETE', 'PUT']) {
+      const other = await h.call('/', { method, body: {}, headers: { Accept: HTML } })
+      expect(other).toMatchObject({ status: 405, body: { code: 'method_not_allowed' } })
+      expect(other.res.headers.get('allow')).toBe('GET, HEAD')
+    }
+    const deep = await h.call('/projects/abc', { method: 'POST', body: {}, headers: { Accept: HTML } })
+    expect(deep).toMatchObject({ status: 404, body: { code: 'not_found' } })
   })
 })
 

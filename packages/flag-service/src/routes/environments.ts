@@ -122,7 +122,15 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
     const changes: Partial<EnvironmentRow> = {}
     if (input.name !== undefined) changes.name = input.name
     if (input.color !== undefined) changes.color = input.color
-    await knex(T.environments).where({ project_id: projectId, id }).update(changes)
+    // In a write, like every other change: it serializes with revocations (see verifyAccess).
+    await runtime.write(
+      async (trx) => {
+        if (Object.keys(changes).length > 0)
+          await trx(T.environments).where({ project_id: projectId, id }).update(changes)
+      },
+      undefined,
+      req,
+    )
     res.json(environmentJson(await find(projectId, id)))
   })
 

@@ -187,7 +187,12 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
     const input = parseOr422(requireApprovalSchema, req.body, 'require-approval setting')
     const projectId = projectOf(req).id
     await find(projectId, id)
-    await knex(T.environments).where({ project_id: projectId, id }).update({ require_approval: input.require_approval })
+    await runtime.write(
+      (trx) =>
+        trx(T.environments).where({ project_id: projectId, id }).update({ require_approval: input.require_approval }),
+      undefined,
+      req,
+    )
     res.json(environmentJson(await find(projectId, id)))
   })
 

@@ -64,7 +64,11 @@ export function createMembersRouter(runtime: ServiceRuntime, options: RouterOpti
     const { raw, id } = memberId(req)
     const { role } = parseOr422(updateMemberSchema, req.body, 'member')
     const projectId = projectOf(req).id
-    const updated = await knex(T.members).where({ project_id: projectId, user_id: id }).update({ role })
+    const updated = await runtime.write(
+      (trx) => trx(T.members).where({ project_id: projectId, user_id: id }).update({ role }),
+      undefined,
+      req,
+    )
     if (updated === 0) throw noMember(raw)
     res.json(memberJson((await members(projectId).where('m.user_id', id).first()) as MemberRow))
   })

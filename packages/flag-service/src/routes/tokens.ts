@@ -48,7 +48,10 @@ export function createTokensRouter(runtime: ServiceRuntime, options: RouterOptio
       last_used_at: null,
       expires_at: input.expires_in_days == null ? null : now + input.expires_in_days * DAY_MS,
     }
-    const [inserted] = (await knex(T.tokens).insert(record, ['id'])) as Array<{ id: number | string }>
+    // In a write, so a session or token revoked meanwhile cannot mint a new token (see verifyAccess).
+    const [inserted] = (await runtime.write((trx) => trx(T.tokens).insert(record, ['id']), undefined, req)) as Array<{
+      id: number | string
+    }>
     res.json({ ...tokenJson({ ...record, id: Number(inserted?.id) }), token })
   })
 

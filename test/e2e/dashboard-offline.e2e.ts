@@ -34,6 +34,16 @@ async function signedInPage(label: string): Promise<Page> {
   return p
 }
 
+/**
+ * Takes the page offline and waits until the dashboard shows it, the offline hint above the table included: it
+ * moves the rows down, and a click aimed at a row while that happens can land on the row above (seen in CI).
+ */
+async function goOffline(): Promise<void> {
+  await context.setOffline(true)
+  await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
+  await page.locator('#offline-editing').waitFor()
+}
+
 beforeAll(async () => {
   service = await startService({ prefix: 'flagsync-e2e-dashboard-offline-', admin: ADMIN })
   call = service.call
@@ -173,9 +183,9 @@ describe('editing every field offline', () => {
   })
 
   it('queues variants with weights, a rule and the rollout from the editor, as one update of those fields', async () => {
-    await context.setOffline(true)
-    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
-    await page.getByRole('button', { name: 'Edit checkout in Production' }).click()
+    await goOffline()
+    // Dispatched on the button itself, not a click at its coordinates: rows can still move as the table re-renders.
+    await page.getByRole('button', { name: 'Edit checkout in Production' }).dispatchEvent('click')
     const editor = page.getByRole('dialog', { name: 'checkout in Production' })
     await editor.getByText('Offline: your changes are queued').waitFor()
     // Promote and history cannot be queued: they say so instead of failing.
@@ -287,9 +297,8 @@ describe('editing every field offline', () => {
   })
 
   it('shows base, mine and theirs when someone changed the same field meanwhile, and keeps mine', async () => {
-    await context.setOffline(true)
-    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
-    await page.getByRole('button', { name: 'Edit checkout in Production' }).click()
+    await goOffline()
+    await page.getByRole('button', { name: 'Edit checkout in Production' }).dispatchEvent('click')
     const editor = page.getByRole('dialog', { name: 'checkout in Production' })
     await editor.getByLabel('Rollout %').fill('70')
     await editor.getByLabel('Description').fill('checkout #payments')
@@ -368,9 +377,8 @@ describe('deleting a flag', () => {
       (await call('POST', `/api/environments/${production}/flags`, { key: 'gone-soon', is_enabled: true })).status,
     ).toBe(200)
     await page.getByRole('switch', { name: 'gone-soon in Production' }).waitFor()
-    await context.setOffline(true)
-    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
-    await page.getByRole('button', { name: 'Edit gone-soon in Production' }).click()
+    await goOffline()
+    await page.getByRole('button', { name: 'Edit gone-soon in Production' }).dispatchEvent('click')
     const editor = page.getByRole('dialog', { name: 'gone-soon in Production' })
     await editor.getByRole('button', { name: 'Delete flag' }).click()
     const confirm = page.getByRole('dialog', { name: 'Delete gone-soon?' })
@@ -395,9 +403,8 @@ describe('deleting a flag', () => {
       (await call('POST', `/api/environments/${production}/flags`, { key: 'raced', is_enabled: true })).status,
     ).toBe(200)
     await page.getByRole('switch', { name: 'raced in Production' }).waitFor()
-    await context.setOffline(true)
-    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('offline')
-    await page.getByRole('button', { name: 'Edit raced in Production' }).click()
+    await goOffline()
+    await page.getByRole('button', { name: 'Edit raced in Production' }).dispatchEvent('click')
     await page.getByRole('dialog', { name: 'raced in Production' }).getByRole('button', { name: 'Delete flag' }).click()
     await page.getByRole('dialog', { name: 'Delete raced?' }).getByRole('button', { name: 'Queue delete' }).click()
     await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('1')

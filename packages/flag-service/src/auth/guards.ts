@@ -11,6 +11,7 @@ import {
   type Role,
   roleAtLeast,
 } from './context.js'
+import { userProjectRole } from './project-role.js'
 
 const missingCredentials = () => new HttpError('unauthorized', 'missing or invalid credentials')
 
@@ -88,15 +89,7 @@ export async function projectRole(
   projectId: string,
 ): Promise<Role | undefined> {
   if (auth.kind === 'sdk_key') return auth.sdkKey?.projectId === projectId ? 'admin' : undefined
-  const user = auth.user
-  if (!user) return undefined
-  if (user.role === 'admin') return 'admin'
-  const member = (await runtime
-    .knex(SERVICE_TABLES.members)
-    .where({ project_id: projectId, user_id: user.id })
-    .first('role')) as { role: Role } | undefined
-  if (!member) return undefined
-  return user.role === 'viewer' ? 'viewer' : member.role
+  return auth.user ? userProjectRole(runtime.knex, auth.user, projectId) : undefined
 }
 
 const noProject = (id: string) => new HttpError('not_found', `no project ${JSON.stringify(id)}`)

@@ -3,6 +3,7 @@ import type { Knex } from 'knex'
 import { SERVICE_TABLES as T } from '../tables.js'
 import type { AuthContext, EnvironmentAccess, ProjectAccess, Role } from './context.js'
 import { roleAtLeast } from './context.js'
+import { userProjectRole } from './project-role.js'
 
 /** What a write knows of its caller: `req` itself, as `authenticate` and the project guards left it. */
 export interface WriteCaller {
@@ -65,22 +66,7 @@ export async function verifyAccess(trx: Knex.Transaction, caller: WriteCaller, n
   const projectId = caller.project?.id ?? caller.environment?.projectId
   const granted = caller.project?.role ?? caller.environment?.role
   if (projectId === undefined || granted === undefined) return
-  const role = await projectRoleIn(trx, row.role, user.id, projectId)
+  const role = await userProjectRole(trx, { id: user.id, role: row.role }, projectId)
   if (role === undefined) throw new HttpError('not_found', `no project ${JSON.stringify(projectId)}`)
   if (!roleAtLeast(role, granted)) throw demoted('in this project')
-}
-
-/** `projectRole` of guards.ts, read in the write's transaction. */
-async function projectRoleIn(
-  trx: Knex.Transaction,
-  workspaceRole: Role,
-  userId: number,
-  projectId: string,
-): Promise<Role | undefined> {
-  if (workspaceRole === 'admin') return 'admin'
-  const member = (await trx(T.members).where({ project_id: projectId, user_id: userId }).first('role')) as
-    | { role: Role }
-    | undefined
-  if (!member) return undefined
-  return workspaceRole === 'viewer' ? 'viewer' : member.role
 }

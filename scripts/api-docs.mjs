@@ -1,4 +1,4 @@
-// API reference of the browser packages (issue 17), generated from their TSDoc comments with typedoc's model and
+// API reference of the browser packages, generated from their TSDoc comments with typedoc's model and
 // rendered here as one markdown file per package in docs/api/ (typedoc-plugin-markdown is not a dependency).
 //   node scripts/api-docs.mjs           regenerate docs/api/
 //   node scripts/api-docs.mjs --check   fail when docs/api/ is out of date (npm test)

@@ -1,4 +1,4 @@
-// Browser parsers (issue 17): compiles the zod/mini schemas the flag client parses into plain functions, so the
+// Browser parsers: compiles the zod/mini schemas the flag client parses into plain functions, so the
 // browser checks wire data against the servers' own schema definitions without carrying zod (whose smallest
 // object schema is ~4.4 kB gz on its own). Each parser answers what `schema.safeParse` answers on JSON data
 // (the parsed value, defaults filled and unknown keys stripped or refused as the schema says) or undefined

@@ -1,4 +1,4 @@
-// Checks what each published package would ship (issue 17): every non-private workspace under packages/ is packed
+// Checks what each published package would ship: every non-private workspace under packages/ is packed
 // once with `npm pack` (one npm process for all of them), then each tarball is checked by
 //   - publint (strict: warnings and suggestions fail too): exports, files, types, package.json fields;
 //   - @arethetypeswrong/core, the library behind the attw CLI, with the CLI's `--profile esm-only` (node10 and

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 
-// What npm publishes for each package (issue 17). The tarballs themselves are checked by `npm run lint:packages`
+// What npm publishes for each package. The tarballs themselves are checked by `npm run lint:packages`
 // (publint, attw, file list); this pins the package.json decisions that no linter knows about.
 const root = new URL('../../', import.meta.url)
 

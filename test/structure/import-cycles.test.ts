@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 
-// No import circles inside a package (issue 15). A static scan, not the compiler's view: every `import … from`,
+// No import circles inside a package. A static scan, not the compiler's view: every `import … from`,
 // `export … from`, bare `import '…'` and `import('…')` of a relative path counts, type-only ones included, since
 // a circle of types still ties the files' layers together.
 

@@ -13,7 +13,7 @@ const EMPTY: EvaluationContext = Object.freeze({})
  * a malformed flag or context, a `getFlag` that throws, anything unexpected
  * becomes `reason: 'ERROR'` with an `errorCode` and `value: undefined`.
  *
- * @param flag a flag of document 1 or document 2 (any shape is tolerated)
+ * @param flag a flag service (full) or flat API flag (any shape is tolerated)
  * @param context flat attributes; `user_id` is the bucketing id
  * @param getFlag resolves prerequisites by key; without it every prerequisite fails
  * @example

@@ -26,7 +26,7 @@ describe('master switch', () => {
     expect(evaluate(flag, { user_id: 'u', country: 'DE' })).toEqual({ value: false, reason: 'DISABLED' })
   })
 
-  it('evaluates a flat (document 2) flag: on is true, off is false', () => {
+  it('evaluates a flat API flag: on is true, off is false', () => {
     const flat: FlagInput = { key: 'flat', is_enabled: true, rollout_percentage: null, description: null, rules: [] }
     expect(evaluate(flat, {})).toEqual({ value: true, reason: 'DEFAULT' })
     expect(evaluate({ ...flat, is_enabled: false }, {})).toEqual({ value: false, reason: 'DISABLED' })

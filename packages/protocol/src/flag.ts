@@ -3,7 +3,7 @@ import { revisionSchema } from './audit.js'
 
 /**
  * Keys appear in URL paths and SSE payloads, so they are restricted to a safe
- * alphabet (document 1's rule, applied to the flat variant as well).
+ * alphabet (the flag service's rule, applied to the flat variant as well).
  */
 export const flagKeySchema = z
   .string()
@@ -13,9 +13,9 @@ export const flagKeySchema = z
     z.regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, underscores and hyphens'),
   )
 
-/** The five string operators of document 2. */
+/** The five string operators of the flat API. */
 export const flatOperatorSchema = z.enum(['equals', 'not_equals', 'contains', 'starts_with', 'ends_with'])
-/** One of document 2's five string operators. */
+/** One of the flat API's five string operators. */
 export type FlatOperator = z.infer<typeof flatOperatorSchema>
 
 /** Document 1's nine operators: the flat five plus four numeric comparisons. */
@@ -26,7 +26,7 @@ export const operatorSchema = z.enum([
   'less_than',
   'less_than_or_equal',
 ])
-/** One of document 1's nine operators. */
+/** One of the flag service's nine operators. */
 export type Operator = z.infer<typeof operatorSchema>
 
 /** Size limits every server enforces on a flag (and the clients may check early). */
@@ -48,13 +48,13 @@ const ruleValuesSchema = z
   .check(z.minLength(1, 'needs at least one value'), z.maxLength(LIMITS.ruleValues))
 const attributeSchema = z.string().check(z.minLength(1), z.maxLength(LIMITS.attributeLength))
 
-/** A rule of document 2: the attribute's value compared with one of `values` by `operator`. */
+/** A rule of the flat API: the attribute's value compared with one of `values` by `operator`. */
 export const targetingRuleSchema = z.strictObject({
   attribute: attributeSchema,
   operator: flatOperatorSchema,
   values: ruleValuesSchema,
 })
-/** A targeting rule of document 2 (see {@link targetingRuleSchema}). */
+/** A targeting rule of the flat API (see {@link targetingRuleSchema}). */
 export type TargetingRule = z.infer<typeof targetingRuleSchema>
 
 const rolloutSchema = z.nullable(z.number().check(z.int(), z.gte(0), z.lte(100)))
@@ -62,7 +62,7 @@ const descriptionSchema = z.nullable(z.string().check(z.maxLength(LIMITS.descrip
 const rulesSchema = z.array(targetingRuleSchema).check(z.maxLength(LIMITS.rules))
 
 /**
- * The flag of document 2 (the flat-path variant). Unknown fields are rejected
+ * The flat API's flag (the flat-path variant). Unknown fields are rejected
  * so that a typo such as `is_enable` never passes silently. `revision`, which
  * every flag the servers return carries (read-only), is accepted and dropped,
  * so a GET → edit → POST round trip works.

@@ -21,7 +21,7 @@ export const flagValueSchema = z.custom<JsonValue>((value) => isJsonValue(value)
 /** A JSON value served by a flag. */
 export type FlagValue = z.infer<typeof flagValueSchema>
 
-/** A rule of document 1: an attribute condition or a segment reference, optionally serving a variant. */
+/** A rule of the flag service: an attribute condition or a segment reference, optionally serving a variant. */
 export const fullTargetingRuleSchema = z.strictObject({
   attribute: z.optional(z.string().check(z.minLength(1), z.maxLength(LIMITS.attributeLength))),
   operator: z.optional(operatorSchema),
@@ -31,7 +31,7 @@ export const fullTargetingRuleSchema = z.strictObject({
   segment_key: z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(100)))),
   variant: z.optional(flagValueSchema),
 })
-/** A targeting rule of document 1 (see {@link fullTargetingRuleSchema}). */
+/** A targeting rule of the flag service (see {@link fullTargetingRuleSchema}). */
 export type FullTargetingRule = z.infer<typeof fullTargetingRuleSchema>
 
 /** A value served to a share of the rollout, in proportion to its `weight`. */

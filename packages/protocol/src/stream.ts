@@ -4,7 +4,7 @@ import { fullFlagSchema } from './full-flag.js'
 /** SSE event names used on /stream. */
 export const STREAM_EVENTS = { connected: 'connected', update: 'update', ready: 'ready' } as const
 
-/** Document 2 sends `true`; document 1 sends the environment the key is bound to. */
+/** The flat API sends `true`; the flag service sends the environment the key is bound to. */
 export const connectedDataSchema = z.union([z.literal(true), z.object({ environment_id: z.nullable(z.string()) })])
 /** The data of the `connected` event (see {@link connectedDataSchema}). */
 export type ConnectedData = z.infer<typeof connectedDataSchema>
@@ -44,7 +44,7 @@ export const readyDataSchema = z.union([
 export const snapshotSchema = z.array(streamFlagSchema)
 
 /**
- * Events only dashboard (session or token) connections of document 1's `/stream` receive, beside the flag
+ * Events only dashboard (session or token) connections of the flag service's `/stream` receive, beside the flag
  * events: `environments` says a project's environments were reordered, in their new order.
  */
 export const DASHBOARD_STREAM_EVENTS = { environments: 'environments' } as const

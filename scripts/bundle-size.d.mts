@@ -18,5 +18,19 @@ export const ENTRIES: readonly BundleEntry[]
 export function measureBundles(): Promise<
   (BundleEntry & { esbuild: BundleFigures; rollup: BundleFigures; gz: number; over: boolean; failing: boolean })[]
 >
-/** The README section (markdown table) for these rows. */
-export function renderSection(rows: Awaited<ReturnType<typeof measureBundles>>): string
+/** A small Vite app that imports a package as its README does (scripts/bundle-app.mjs). */
+export interface BundleApp {
+  id: string
+  /** The ENTRIES id of the package's own code, or null. */
+  own: string | null
+  what: string
+  file: string
+  main: string
+}
+/** Every app built with Vite: what its page loads up front (`lazy`: on first use). */
+export function measureApps(): Promise<(BundleApp & { vite: BundleFigures })[]>
+/** The README section (markdown table) for these rows and apps. */
+export function renderSection(
+  rows: Awaited<ReturnType<typeof measureBundles>>,
+  apps: Awaited<ReturnType<typeof measureApps>>,
+): string

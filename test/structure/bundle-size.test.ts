@@ -1,6 +1,6 @@
 import { build } from 'esbuild'
 import { describe, expect, it } from 'vitest'
-import { ENTRIES, measureBundles } from '../../scripts/bundle-size.mjs'
+import { ENTRIES, measureApps, measureBundles, renderSection } from '../../scripts/bundle-size.mjs'
 
 // The bundle budgets count what a page loads up front. The rare paths are split off behind `import()`; the
 // measurement must keep it out of the first load, and must still count every chunk the entry imports statically
@@ -47,5 +47,32 @@ describe('bundle-size: first load and lazy chunks', () => {
       expect(r.esbuild.lazy).toBeNull()
       expect(r.rollup.lazy).toBeNull()
     }
+  }, 120_000)
+})
+
+describe('bundle-size: what an app pays', () => {
+  it('builds a Vite app per README and counts the peers it loads up front, the lazy chunk apart', async () => {
+    const [rows, apps] = await Promise.all([measureBundles(), measureApps()])
+    const app = (id: string) => {
+      const found = apps.find((a) => a.id === id)
+      if (!found) throw new Error(`no ${id} app`)
+      return found
+    }
+    const own = rows.find((r) => r.id === 'bundle.sync_client')
+    if (!own) throw new Error('no bundle.sync_client row')
+    // Dexie (about 30 kB gz) is in what the sync app loads up front, on top of the client's own code.
+    expect(app('bundle.app_sync').vite.gz).toBeGreaterThan(own.gz + 20_000)
+    expect(app('bundle.app_sync').vite.lazy?.min ?? 0).toBeGreaterThan(2000)
+    // The React README's app holds both clients: more than either alone (React itself is external).
+    expect(app('bundle.app_react').vite.gz).toBeGreaterThan(app('bundle.app_sync').vite.gz)
+    expect(app('bundle.app_react').vite.gz).toBeGreaterThan(app('bundle.app_flag').vite.gz)
+    expect(app('bundle.app_react').vite.gz).toBeLessThan(100_000)
+    // The README table leads with the app figure, own code beside it, and states the lazy chunk once.
+    const table = renderSection(rows, apps)
+    const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`
+    expect(table).toContain(
+      `| ${app('bundle.app_sync').what} | ${kb(app('bundle.app_sync').vite.gz)} | ${kb(own.esbuild.gz)}`,
+    )
+    expect(table.split(kb(app('bundle.app_sync').vite.lazy?.gz ?? 0)).length).toBe(2)
   }, 120_000)
 })

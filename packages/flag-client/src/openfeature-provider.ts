@@ -19,9 +19,13 @@ type Kind = 'boolean' | 'string' | 'number' | 'object'
  * evaluator's; a missing flag or a value of the wrong type yields the default
  * with reason ERROR and FLAG_NOT_FOUND or TYPE_MISMATCH.
  *
- * Events follow the stream: PROVIDER_STALE when it drops (reconnecting,
- * polling the snapshot, offline), PROVIDER_READY when it is live again, and
- * PROVIDER_CONFIGURATION_CHANGED for every flag change in between.
+ * Events follow the stream once the provider is ready: PROVIDER_STALE when
+ * it drops (reconnecting, polling the snapshot, offline), PROVIDER_READY when
+ * it is live again, and PROVIDER_CONFIGURATION_CHANGED for every flag change.
+ * Until `initialize()` has resolved none is emitted: the flag set that makes
+ * the client ready is what the SDK's READY announces, and handlers must not
+ * see a change (or a STALE the SDK's READY would then overwrite) while the
+ * SDK still reports NOT_READY.
  */
 export class FlagsyncProvider implements Provider {
   /** How OpenFeature names this provider (in hooks, events and evaluation details). */
@@ -32,6 +36,8 @@ export class FlagsyncProvider implements Provider {
   #unsubscribe: (() => void) | undefined
   /** Whether STALE was emitted and no READY since. */
   #stale = false
+  /** `initialize()` has resolved: from now on the SDK reports READY (or STALE), so events may go out. */
+  #ready = false
 
   constructor(client: FlagClient) {
     this.#client = client
@@ -39,6 +45,7 @@ export class FlagsyncProvider implements Provider {
 
   async initialize(): Promise<void> {
     this.#unsubscribe = this.#client.subscribe((event) => {
+      if (!this.#ready) return
       if (event.type === 'flags') {
         this.events.emit(ProviderEvents.ConfigurationChanged, { flagsChanged: event.changedKeys })
       } else if (event.type === 'status') {
@@ -46,8 +53,9 @@ export class FlagsyncProvider implements Provider {
       }
     })
     await this.#readyOrRefused()
-    // A client already offline (a cached start) said so before this subscribed. The SDK marks the provider READY
-    // once this returns, so the STALE goes out after that.
+    this.#ready = true
+    // A client offline or reconnecting by now (a cached start) said so before this was ready. The SDK marks the
+    // provider READY once this returns, so the STALE goes out after that.
     if (STALE_STATES.has(this.#client.status().state)) setTimeout(() => this.#onStatus(this.#client.status()))
   }
 
@@ -90,6 +98,8 @@ export class FlagsyncProvider implements Provider {
 
   async onClose(): Promise<void> {
     this.#unsubscribe?.()
+    this.#ready = false
+    this.#stale = false
   }
 
   resolveBooleanEvaluation(flagKey: string, defaultValue: boolean, context: EvaluationContext) {

@@ -7,6 +7,7 @@ import { createEnvironmentChangesRouter, createProjectChangesRouter } from './au
 import { changeRequestBaseMigration, changeRequestMigration, createChangeRequestsRouter } from './change-requests.js'
 import { type FlagStreamOptions, FlagStreams } from './engine.js'
 import { createEnvironmentFlagsRouter } from './flags-router.js'
+import { createProjectFlagsRouter } from './project-flags-router.js'
 import { createSegmentsRouter } from './segments-router.js'
 import { createStreamRouter } from './stream-router.js'
 import { createEnvironmentSyncRouter } from './sync-route.js'
@@ -70,6 +71,12 @@ export function mountFlagFeature(app: Express, runtime: ServiceRuntime, ctx: Fea
   )
   app.use('/api/environments/:env_id/changes', auth, loadEnvironment(runtime), createEnvironmentChangesRouter(runtime))
   app.use('/api/projects/:project_id/changes', auth, loadProject(runtime), createProjectChangesRouter(runtime))
+  app.use(
+    '/api/projects/:project_id/flags',
+    auth,
+    loadProject(runtime),
+    createProjectFlagsRouter(runtime, ctx.routerOptions),
+  )
   app.use(
     '/api/projects/:project_id/segments',
     auth,

@@ -228,6 +228,12 @@ export interface Segment {
 
 export const promoteSchema = z.strictObject({ target_env_id: z.string().max(64) })
 
+/** `POST /api/projects/:id/flags`: one new flag (checked as a flag body) for several environments of the project. */
+export const createInEnvironmentsSchema = z.strictObject({
+  flag: z.unknown(),
+  environment_ids: z.array(z.string().max(64)).min(1).max(100),
+})
+
 export const rejectSchema = z
   .strictObject({ reason: z.string().max(LIMITS.descriptionLength).nullable().optional() })
   .default({})

@@ -27,6 +27,9 @@ export type AuditQuery = z.output<typeof auditQuerySchema>
 
 const storedFlag = z.nullable(z.looseObject({ key: z.string() }))
 
+/** An authenticated identity the audit trail names. */
+const verifiedActor = z.object({ name: z.string(), verified: z.literal(true) })
+
 /** One entry of the audit trail as the audit routes send it. */
 export const auditEntrySchema = z.object({
   revision: revisionSchema,
@@ -40,15 +43,22 @@ export const auditEntrySchema = z.object({
   after: storedFlag,
   changedFields: z.array(z.string()),
   /** The authenticated identity (the token used). */
-  actor: z.nullable(z.object({ name: z.string(), verified: z.literal(true) })),
+  actor: z.nullable(verifiedActor),
   /** What the client declared in `X-Flagsync-Actor`: recorded as sent, never verified. */
   declaredActor: z.nullable(z.object({ name: z.string(), verified: z.literal(false) })),
   source: z.nullable(
     z.union([
       z.object({ type: z.literal('api'), route: z.string() }),
       z.object({ type: z.literal('sync'), batchId: z.string(), operationIndex: z.number().check(z.int()) }),
-      /** The flag service: the approval of this change request applied the change. */
-      z.object({ type: z.literal('change_request'), id: z.number().check(z.int()) }),
+      /**
+       * The flag service: the approval of this change request applied the change. `actor` is the approver,
+       * `requestedBy` who filed the request (absent where the request is not known).
+       */
+      z.object({
+        type: z.literal('change_request'),
+        id: z.number().check(z.int()),
+        requestedBy: z.optional(verifiedActor),
+      }),
       z.object({ type: z.literal('other'), name: z.string() }),
     ]),
   ),
@@ -60,6 +70,26 @@ export type AuditEntryWire = z.infer<typeof auditEntrySchema>
 export const auditPageSchema = z.object({ entries: z.array(auditEntrySchema), nextCursor: z.nullable(z.string()) })
 /** A page of audit entries (see {@link auditPageSchema}). */
 export type AuditPageWire = z.infer<typeof auditPageSchema>
+
+/**
+ * One entry of the flag service's audit routes: a flag's change (`collection: 'flags'`, `environment_id` its
+ * environment) or a segment's (`collection: 'segments'`, `key` the segment's, `environment_id` null: segments
+ * belong to the project). A flag's history lists the changes of the segments its rules referenced at the time.
+ */
+export const serviceAuditEntrySchema = z.extend(auditEntrySchema, {
+  collection: z.enum(['flags', 'segments']),
+  environment_id: z.nullable(z.string()),
+})
+/** One entry of the flag service's audit trail (see {@link serviceAuditEntrySchema}). */
+export type ServiceAuditEntryWire = z.infer<typeof serviceAuditEntrySchema>
+
+/** A page of the flag service's audit entries, newest first (see {@link auditPageSchema}). */
+export const serviceAuditPageSchema = z.object({
+  entries: z.array(serviceAuditEntrySchema),
+  nextCursor: z.nullable(z.string()),
+})
+/** A page of the flag service's audit entries (see {@link serviceAuditPageSchema}). */
+export type ServiceAuditPageWire = z.infer<typeof serviceAuditPageSchema>
 
 /** One conflicting operation of a 409 from the receiver. */
 export const syncConflictSchema = z.object({

@@ -1,10 +1,20 @@
-export type { AuditEntryWire, AuditPageWire, AuditQuery, ConflictBody, SyncConflict } from './audit.js'
+export type {
+  AuditEntryWire,
+  AuditPageWire,
+  AuditQuery,
+  ConflictBody,
+  ServiceAuditEntryWire,
+  ServiceAuditPageWire,
+  SyncConflict,
+} from './audit.js'
 export {
   auditEntrySchema,
   auditPageSchema,
   auditQuerySchema,
   conflictBodySchema,
   revisionSchema,
+  serviceAuditEntrySchema,
+  serviceAuditPageSchema,
   syncConflictSchema,
 } from './audit.js'
 export type { RetryPolicy } from './backoff.js'

@@ -1,14 +1,18 @@
-import { type AuditEntryWire, auditQuerySchema } from '@flagsync/protocol'
+import { auditQuerySchema, type ServiceAuditEntryWire } from '@flagsync/protocol'
 import { parseOr422 } from '@flagsync/server-kit'
 import { type AuditEntry, AuditLog, type AuditPage, auditEntryToWire, auditPageToWire } from '@flagsync/store'
 import { type Response, Router } from 'express'
+import type { Knex } from 'knex'
 import { environmentOf, projectOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly } from '../routes/common.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
+import { CHANGE_REQUESTS_TABLE } from './change-requests.js'
+import { isSegmentScope, segmentScope } from './expand.js'
+import { flagHistoryWithSegments } from './segment-history.js'
 
-/** One entry of the service's audit trail: the flat API's entry plus the environment it happened in. */
-export type ServiceAuditEntry = AuditEntryWire & { environment_id: string }
+/** One entry of the service's audit trail (`serviceAuditEntrySchema`). */
+export type ServiceAuditEntry = ServiceAuditEntryWire
 
 /** `?since=&cursor=&limit=` (422 for anything else), as the store's query; 100 entries a page unless asked. */
 export function auditQueryOf(query: unknown) {
@@ -16,29 +20,70 @@ export function auditQueryOf(query: unknown) {
   return { since: q.since, cursor: q.cursor, limit: q.limit ?? 100 }
 }
 
-/** Sends a page, newest first; `nextCursor` (a string, null on the last page) asks for the next, older one. */
-export function sendAuditPage(res: Response, page: AuditPage): void {
+/**
+ * Sends a page, newest first; `nextCursor` (a string, null on the last page) asks for the next, older one.
+ * Entries applied by a change request name its requester beside the approver (`source.requestedBy`).
+ */
+export async function sendAuditPage(knex: Knex, res: Response, page: AuditPage): Promise<void> {
+  const wire = auditPageToWire(page, auditEntryJson)
+  await addRequesters(knex, wire.entries)
   res.setHeader('Cache-Control', 'no-store')
-  res.json(auditPageToWire(page, auditEntryJson))
+  res.json(wire)
 }
 
-/** The store's wire form of the entry, with the environment (the entry's scope) after its time. */
+/**
+ * The store's wire form of the entry, with its collection and the environment
+ * (the entry's scope) after its time. Segments belong to the project: their
+ * entries have no environment.
+ */
 export function auditEntryJson(entry: AuditEntry): ServiceAuditEntry {
   const { revision, time, ...rest } = auditEntryToWire(entry)
-  return { revision, time, environment_id: entry.scope, ...rest }
+  const segment = isSegmentScope(entry.scope)
+  return {
+    revision,
+    time,
+    collection: segment ? 'segments' : 'flags',
+    environment_id: segment ? null : entry.scope,
+    ...rest,
+  }
+}
+
+/** Sets `source.requestedBy` on entries a change request applied, from the request's `requested_by`. */
+async function addRequesters(knex: Knex, entries: ServiceAuditEntry[]): Promise<void> {
+  const ids = new Set<number>()
+  for (const e of entries) if (e.source?.type === 'change_request') ids.add(e.source.id)
+  if (ids.size === 0) return
+  const rows = (await knex(CHANGE_REQUESTS_TABLE)
+    .whereIn('id', [...ids])
+    .select('id', 'environment_id', 'requested_by')) as Array<{
+    id: number | string
+    environment_id: string
+    requested_by: string
+  }>
+  const byId = new Map(rows.map((r) => [Number(r.id), r]))
+  for (const e of entries) {
+    if (e.source?.type !== 'change_request') continue
+    const request = byId.get(e.source.id)
+    if (request && request.environment_id === e.environment_id) {
+      e.source = { ...e.source, requestedBy: { name: request.requested_by, verified: true } }
+    }
+  }
 }
 
 /**
  * `GET /api/environments/:env_id/changes` (after `loadEnvironment`): every
- * change of the environment's flags, deleted flags included. Project viewers
- * read it, as they read the flags and the change requests (whose requester
- * and reviewer the trail names too).
+ * change of the environment's flags, deleted flags included, and of the
+ * project's segments, which every environment's flags may use. Project
+ * viewers read it, as they read the flags and the change requests (whose
+ * requester and reviewer the trail names too).
  */
 export function createEnvironmentChangesRouter(runtime: ServiceRuntime): Router {
   const router = Router({ mergeParams: true })
   const audit = new AuditLog(runtime.db)
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
-    sendAuditPage(res, await audit.changes({ ...auditQueryOf(req.query), scope: environmentOf(req).id }))
+    const env = environmentOf(req)
+    const scopes = [env.id, segmentScope(env.projectId)]
+    await sendAuditPage(runtime.knex, res, await audit.changes({ ...auditQueryOf(req.query), scopes }))
   })
   allowOnly(router, '/', 'GET')
   return router
@@ -46,31 +91,38 @@ export function createEnvironmentChangesRouter(runtime: ServiceRuntime): Router 
 
 /**
  * `GET /api/projects/:project_id/changes` (after `loadProject`): the changes
- * of every environment the project has now, merged newest first.
+ * of every environment the project has now and of its segments, merged newest
+ * first.
  */
 export function createProjectChangesRouter(runtime: ServiceRuntime): Router {
   const router = Router({ mergeParams: true })
   const audit = new AuditLog(runtime.db)
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
     const query = auditQueryOf(req.query)
-    const scopes = (await runtime
+    const projectId = projectOf(req).id
+    const environments = (await runtime
       .knex(SERVICE_TABLES.environments)
-      .where('project_id', projectOf(req).id)
+      .where('project_id', projectId)
       .pluck('id')) as string[]
-    sendAuditPage(res, await audit.changes({ ...query, scopes }))
+    const scopes = [...environments, segmentScope(projectId)]
+    await sendAuditPage(runtime.knex, res, await audit.changes({ ...query, scopes }))
   })
   allowOnly(router, '/', 'GET')
   return router
 }
 
-/** `GET …/flags/:key/history`: one flag's entries in the environment, newest first (its deletes included). */
+/**
+ * `GET …/flags/:key/history`: one flag's entries in the environment, newest
+ * first (its deletes included), with the changes of the segments its rules
+ * referenced when they changed (see `flagHistoryWithSegments`).
+ */
 export async function sendFlagHistory(
   runtime: ServiceRuntime,
   res: Response,
-  environmentId: string,
+  environment: { id: string; projectId: string },
   key: string,
   query: unknown,
 ): Promise<void> {
   const audit = new AuditLog(runtime.db)
-  sendAuditPage(res, await audit.history(key, { ...auditQueryOf(query), scope: environmentId }))
+  await sendAuditPage(runtime.knex, res, await flagHistoryWithSegments(audit, environment, key, auditQueryOf(query)))
 }

@@ -220,7 +220,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
 
   // The flag's audit trail; a key that was deleted still has one.
   router.get('/:key/history', requireProjectRole('viewer'), async (req, res) => {
-    await sendFlagHistory(runtime, res, environmentOf(req).id, keyOf(req), req.query)
+    await sendFlagHistory(runtime, res, environmentOf(req), keyOf(req), req.query)
   })
 
   allowOnly(router, '/', 'GET, POST')

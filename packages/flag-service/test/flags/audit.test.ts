@@ -1,3 +1,4 @@
+import { serviceAuditPageSchema } from '@flagsync/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../../test/support/databases.js'
 import { type Caller, type Harness, type Json, startHarness } from '../harness.js'
@@ -91,7 +92,7 @@ describe.each(DIALECTS)('the flag service audit trail on %s', (dialect) => {
     )
   })
 
-  it('an approved change request is its source, the approver its actor', async () => {
+  it('an approved change request is its source, the approver its actor, the requester beside them', async () => {
     await setRequireApproval(h, p, p.development, true)
     const requester = await member(h, p.id, 'editor', 'editor')
     await putFlag(h, p.development, { key: 'reviewed', is_enabled: false })
@@ -102,11 +103,22 @@ describe.each(DIALECTS)('the flag service audit trail on %s', (dialect) => {
       as: h.admin,
     })
     expect(approved.status).toBe(200)
-    const [entry] = (await page(`/api/environments/${p.development}/flags/reviewed/history`)).body.entries as Json[]
-    expect(entry).toMatchObject({
+    const history = (await page(`/api/environments/${p.development}/flags/reviewed/history`)).body
+    expect(serviceAuditPageSchema.safeParse(history).success).toBe(true)
+    const expected = {
       actor: { name: 'admin@example.com', verified: true },
-      source: { type: 'change_request', id: filed.body.id },
+      source: {
+        type: 'change_request',
+        id: filed.body.id,
+        requestedBy: { name: requester.email, verified: true },
+      },
       changedFields: ['is_enabled'],
-    })
+    }
+    expect(history.entries[0]).toMatchObject(expected)
+    // The environment's and the project's changes name both too.
+    for (const path of [`/api/environments/${p.development}/changes`, `/api/projects/${p.id}/changes`]) {
+      const entries = (await page(path)).body.entries as Json[]
+      expect(entries.find((e) => e.key === 'reviewed' && e.source?.type === 'change_request')).toMatchObject(expected)
+    }
   })
 })

@@ -5,21 +5,27 @@ import { createGzip } from 'node:zlib'
 import { loadReceiverConfig, startReceiverServer } from '@flagsync/receiver'
 import { silentLogger } from '@flagsync/server-kit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createProject } from '../../packages/flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../packages/flag-service/test/harness.js'
+import { fetchInChild } from '../support/child-fetch.js'
 import { createTestDatabase, type TestDatabase } from '../support/databases.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 
 /**
- * Issue 14 item 4: a body over the limit got its 413 only when the client
- * stopped sending (body-parser reads the rest of the request first): a
- * chunked body with no end streamed 400 MiB before any answer. Each server
- * must answer 413 as soon as the limit is passed, stop reading and close.
+ * A body over the limit is answered 413 as soon as the limit is passed, not
+ * once the client stops sending (body-parser reads the whole request first, so
+ * a chunked body with no end never got an answer). The rest of the body is
+ * then read and thrown away, 32 MiB at most, before the connection is closed
+ * (lingering close): a client that reads the answer only once it has sent
+ * everything (Node's fetch) sees the 413 rather than EPIPE.
  */
 
 const MIB = 1024 * 1024
-/** The client gives up here: far past every limit, far short of what the old code read before answering. */
+/** The client gives up here: far past every limit and what is drained after it. */
 const GIVE_UP_AFTER = 96 * MIB
-/** What a server may read past its limit: the chunk in flight and Node's read-ahead, not the client's stream. */
+/** What server-kit's jsonBody reads and discards past the limit before it closes (its default drainBytes). */
+const DRAIN = 32 * MIB
+/** What a server may read past its bound: the chunk in flight and Node's read-ahead, not the client's stream. */
 const SLACK = 2 * MIB
 
 interface Target {
@@ -36,7 +42,7 @@ interface Outcome {
   head: string
   /** Body bytes the client had written when the answer's head arrived (undefined: never answered). */
   sentWhenAnswered: number | undefined
-  /** Whether the server closed the connection after answering. */
+  /** Whether the server closed the connection (before the client gave up). */
   closed: boolean
   /** Bytes the server's socket read in all. */
   serverRead: number
@@ -62,13 +68,14 @@ async function streamForever(target: Target, body: { contentLength?: number; gzi
   let sentWhenAnswered: number | undefined
   let sent = 0
   let closed = false
+  let gaveUp = false
   socket.on('data', (data: Buffer) => {
     head += data.toString('latin1')
     if (sentWhenAnswered === undefined && head.includes('\r\n\r\n')) sentWhenAnswered = sent
   })
   const ended = new Promise<void>((resolve) => {
     socket.on('close', () => {
-      closed = true
+      closed = !gaveUp
       resolve()
     })
   })
@@ -112,99 +119,112 @@ async function streamForever(target: Target, body: { contentLength?: number; gzi
     for (;;) yield spaces
   }
   const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
+  // Sends on after the answer, as a client that never stops would: only the server closing ends it.
   for await (const data of pieces()) {
-    if (sentWhenAnswered !== undefined || closed || sent >= GIVE_UP_AFTER) break
+    if (closed || socket.destroyed || sent >= GIVE_UP_AFTER) break
     sent += data.length
     if (!socket.write(frame(data))) await Promise.race([new Promise((r) => socket.once('drain', r)), ended, wait(50)])
     if (gzip) await wait(2)
   }
   // The server closes the connection after its answer; give it a moment, then stop either way.
   await Promise.race([ended, new Promise((r) => setTimeout(r, 5_000))])
+  gaveUp = !closed
   socket.destroy()
   await ended
   const serverRead = serverSockets.reduce((sum, s) => sum + s.bytesRead, 0)
   return { head, sentWhenAnswered, closed, serverRead }
 }
 
-function expectPromptRefusal(outcome: Outcome, limit: number): void {
+/** Answered 413 at the limit and closed once `drained` more bytes at most were read. */
+function expectPromptRefusal(outcome: Outcome, limit: number, drained = 0): void {
   // Answered while the client was still sending, not after it gave up.
   expect(outcome.sentWhenAnswered).toBeDefined()
   expect(outcome.head).toMatch(/^HTTP\/1\.1 413 /)
   expect(outcome.head.toLowerCase()).toContain('connection: close')
   expect(outcome.head).toMatch(/"code":"payload_too_large"/)
   expect(outcome.closed).toBe(true)
-  // The server read about as much as the limit, not what the client kept sending.
-  expect(outcome.serverRead).toBeLessThan(limit + SLACK)
+  // The server read about as much as the limit (and the drain), not what the client kept sending.
+  expect(outcome.serverRead).toBeLessThan(limit + drained + SLACK)
+}
+
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+async function flatApi(path: '/api/flags' | '/sync'): Promise<Target> {
+  const server: TestServer = await startTestServer({ env: { SDK_KEY: 'k'.repeat(32) } })
+  cleanups.push(() => server.dispose())
+  return {
+    name: `flat API ${path}`,
+    url: server.url,
+    path,
+    limit: path === '/sync' ? 5 * MIB : MIB,
+    headers: { Authorization: `Bearer ${'k'.repeat(32)}` },
+    server: server.server,
+    close: () => server.dispose(),
+  }
+}
+
+async function receiver(): Promise<Target> {
+  const db: TestDatabase = await createTestDatabase('sqlite')
+  const running = await startReceiverServer(
+    loadReceiverConfig({ PORT: '0', DATABASE_URL: db.url, RECEIVER_TOKEN: 'r'.repeat(32) }),
+    { logger: silentLogger() },
+  )
+  cleanups.push(async () => {
+    await running.close()
+    await db.drop()
+  })
+  return {
+    name: 'standalone receiver /sync',
+    url: running.url,
+    path: '/sync',
+    limit: 5 * MIB,
+    headers: { Authorization: `Bearer ${'r'.repeat(32)}` },
+    server: running.server,
+    close: () => running.close(),
+  }
+}
+
+/** The flag service at `path` (`/api/auth/login` as anyone, or an environment's route as the admin's token). */
+async function flagService(route: 'login' | 'sync' | 'flags' = 'login'): Promise<Target> {
+  const h: Harness = await startHarness('sqlite')
+  cleanups.push(() => h.dispose())
+  let path = '/api/auth/login'
+  let headers: Record<string, string> = {}
+  if (route !== 'login') {
+    const project = await createProject(h)
+    path = `/api/environments/${project.production}/${route}`
+    headers = { Authorization: `Bearer ${await h.createToken(h.admin, 'read_write')}` }
+  }
+  return {
+    name: `flag service ${path}`,
+    url: h.url,
+    path,
+    limit: MIB,
+    headers,
+    server: h.server.server,
+    close: () => h.dispose(),
+  }
 }
 
 describe('an over-limit body is refused as soon as the limit is passed, and the connection closed', () => {
-  const cleanups: Array<() => Promise<void>> = []
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-  })
-
-  async function flatApi(path: '/api/flags' | '/sync'): Promise<Target> {
-    const server: TestServer = await startTestServer({ env: { SDK_KEY: 'k'.repeat(32) } })
-    cleanups.push(() => server.dispose())
-    return {
-      name: `flat API ${path}`,
-      url: server.url,
-      path,
-      limit: path === '/sync' ? 5 * MIB : MIB,
-      headers: { Authorization: `Bearer ${'k'.repeat(32)}` },
-      server: server.server,
-      close: () => server.dispose(),
-    }
-  }
-
-  async function receiver(): Promise<Target> {
-    const db: TestDatabase = await createTestDatabase('sqlite')
-    const running = await startReceiverServer(
-      loadReceiverConfig({ PORT: '0', DATABASE_URL: db.url, RECEIVER_TOKEN: 'r'.repeat(32) }),
-      { logger: silentLogger() },
-    )
-    cleanups.push(async () => {
-      await running.close()
-      await db.drop()
-    })
-    return {
-      name: 'standalone receiver /sync',
-      url: running.url,
-      path: '/sync',
-      limit: 5 * MIB,
-      headers: { Authorization: `Bearer ${'r'.repeat(32)}` },
-      server: running.server,
-      close: () => running.close(),
-    }
-  }
-
-  async function flagService(): Promise<Target> {
-    const h: Harness = await startHarness('sqlite')
-    cleanups.push(() => h.dispose())
-    return {
-      name: 'flag service /api/auth/login',
-      url: h.url,
-      path: '/api/auth/login',
-      limit: MIB,
-      headers: {},
-      server: h.server.server,
-      close: () => h.dispose(),
-    }
-  }
-
   const targets: Array<[string, () => Promise<Target>]> = [
     ['the flat API (/api/flags)', () => flatApi('/api/flags')],
     ['the flat API (/sync)', () => flatApi('/sync')],
     ['the standalone receiver (/sync)', receiver],
-    ['the flag service', flagService],
+    ['the flag service', () => flagService()],
   ]
-
-  it.each(targets)('%s: a chunked body that never ends', async (_name, start) => {
-    const target = await start()
-    const outcome = await streamForever(target)
-    expectPromptRefusal(outcome, target.limit)
-    expect(outcome.sentWhenAnswered).toBeGreaterThan(target.limit)
-  })
+  it.each(targets)(
+    '%s: a chunked body that never ends is answered at the limit and cut off after the drain',
+    async (_name, start) => {
+      const target = await start()
+      const outcome = await streamForever(target)
+      expectPromptRefusal(outcome, target.limit, DRAIN)
+      expect(outcome.sentWhenAnswered).toBeGreaterThan(target.limit)
+    },
+  )
 
   it.each(targets)('%s: a Content-Length of 400 MiB is refused before the body is read', async (_name, start) => {
     const target = await start()
@@ -218,5 +238,32 @@ describe('an over-limit body is refused as soon as the limit is passed, and the 
     expectPromptRefusal(outcome, target.limit)
     // Refused on the inflated size: long before the compressed bytes themselves come near the limit.
     expect(outcome.sentWhenAnswered).toBeLessThan(target.limit / 4)
+  })
+})
+
+describe("a body far over the limit reaches Node's fetch (another process) as the 413 and its JSON, not EPIPE", () => {
+  const targets: Array<[string, () => Promise<Target>, number]> = [
+    ['the flat API, 20 MB to /sync', () => flatApi('/sync'), 20_000_000],
+    ['the flat API, 6 MB to POST /api/flags', () => flatApi('/api/flags'), 6_000_000],
+    ['the standalone receiver, 20 MB to /sync', receiver, 20_000_000],
+    ["the flag service, 20 MB to an environment's /sync", () => flagService('sync'), 20_000_000],
+    ["the flag service, 6 MB to an environment's POST /flags", () => flagService('flags'), 6_000_000],
+  ]
+
+  it.each(targets)('%s, declared and chunked', { timeout: 90_000 }, async (_name, start, bytes) => {
+    const target = await start()
+    const answers = await fetchInChild(`${target.url}${target.path}`, { bytes, times: 5, headers: target.headers })
+    const refusal = {
+      status: 413,
+      body: {
+        error: `request body is larger than ${target.limit} bytes`,
+        code: 'payload_too_large',
+        limit_bytes: target.limit,
+      },
+    }
+    expect(answers).toEqual([
+      ...Array.from({ length: 5 }, () => ({ kind: 'declared', ...refusal })),
+      ...Array.from({ length: 5 }, () => ({ kind: 'chunked', ...refusal })),
+    ])
   })
 })

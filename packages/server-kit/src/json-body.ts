@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 import express, { type RequestHandler } from 'express'
 import { byteLimit } from './byte-size.js'
@@ -11,8 +11,8 @@ export interface JsonBodyOptions {
   /** Deepest accepted nesting of arrays and objects (default 64); deeper is a 422 before any schema runs. */
   maxDepth?: number
   /**
-   * Bytes past `limit` read and thrown away before a 413 is sent (default 1 MiB), and for at most `drainMs`
-   * (default 5 000): see below. 0 answers at once.
+   * Bytes past `limit` read and thrown away after the 413 before the connection is closed (default 32 MiB), for
+   * at most `drainMs` (default 30 000): see below. 0 closes at once.
    */
   drainBytes?: number
   drainMs?: number
@@ -34,9 +34,9 @@ export interface JsonBodyOptions {
  * undici) then sees a network error (EPIPE) instead of the 413. So the 413
  * is written at once, but the connection is closed only once the rest of the
  * body has been read and discarded (unparsed), at most `drainBytes` past the
- * limit and for `drainMs`: past either, or for a declared Content-Length
- * beyond them, it is closed at once. A zip bomb (inflated past the limit) is
- * answered and closed at once.
+ * limit and for `drainMs` (lingering close, as nginx does): past either, it is
+ * closed then, and a declared Content-Length beyond them is closed at once. A
+ * zip bomb (inflated past the limit) is answered and closed at once.
  *
  * Nesting deeper than `maxDepth` is a 422: schema libraries validate
  * recursively, and a value nested thousands deep overflowed the stack (500).
@@ -92,26 +92,7 @@ export function jsonBody(options: JsonBodyOptions = {}): RequestHandler[] {
         return
       }
       for (const [event, listener] of parserListeners) req.off(event, listener)
-      const release = holdEnd(res)
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const stop = () => {
-        clearTimeout(timer)
-        req.off('data', discard)
-        req.off('end', stop)
-        req.off('close', stop)
-        req.pause()
-        release()
-      }
-      const discard = (chunk: Buffer) => {
-        received += chunk.length
-        if (received > limit + drainBytes) stop()
-      }
-      timer = setTimeout(stop, drainMs)
-      timer.unref?.()
-      req.on('data', discard)
-      req.on('end', stop)
-      req.on('close', stop)
-      req.resume()
+      lingerThenClose(req, res, { bytes: limit + drainBytes - received, ms: drainMs })
       finish(error)
     }
     const countReceived = (chunk: Buffer) => {
@@ -165,6 +146,35 @@ export function jsonBody(options: JsonBodyOptions = {}): RequestHandler[] {
 }
 
 /**
+ * Lingering close, as nginx does it: reads and throws away the rest of a
+ * refused body, then lets the answer end (and, with `Connection: close`, the
+ * socket close) once the body has ended, `bytes` more have been read, or `ms`
+ * have passed, whichever comes first.
+ */
+function lingerThenClose(req: IncomingMessage, res: ServerResponse, budget: { bytes: number; ms: number }): void {
+  const release = holdEnd(res)
+  let left = budget.bytes
+  const stop = () => {
+    clearTimeout(timer)
+    req.off('data', discard)
+    req.off('end', stop)
+    req.off('close', stop)
+    req.pause()
+    release()
+  }
+  const discard = (chunk: Buffer) => {
+    left -= chunk.length
+    if (left < 0) stop()
+  }
+  const timer = setTimeout(stop, budget.ms)
+  timer.unref?.()
+  req.on('data', discard)
+  req.on('end', stop)
+  req.on('close', stop)
+  req.resume()
+}
+
+/**
  * Lets the answer be written now but ends the response only on `release()`:
  * with `Connection: close`, ending it closes the socket, and closing while the
  * client is still sending resets the connection, which can discard the answer
@@ -192,9 +202,13 @@ function holdEnd(res: ServerResponse): () => void {
   }
 }
 
-/** What an over-limit body may still be read for before its 413: enough for a batch a little too big, no more. */
-const DRAIN_BYTES = 1024 * 1024
-const DRAIN_MS = 5000
+/**
+ * How much of an over-limit body is read and thrown away after its 413, and for how long: a sync batch several
+ * times the 5 MiB `/sync` limit (a 20 MB batch) still gets its 413 over a slow link; a client that never stops
+ * is closed after 32 MiB or 30 s (nginx's `lingering_time`), whichever comes first.
+ */
+const DRAIN_BYTES = 32 * 1024 * 1024
+const DRAIN_MS = 30_000
 
 function hasBody(req: { headers: Record<string, string | string[] | undefined> }): boolean {
   return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined

@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process'
 import { once } from 'node:events'
-import { connect } from 'node:net'
-import { promisify } from 'node:util'
+import { connect, type Socket } from 'node:net'
 import { errorHandler, type JsonBodyOptions, jsonBody, listen, type RunningServer } from '@flagsync/server-kit'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
-
-const run = promisify(execFile)
+import { fetchInChild } from '../../../test/support/child-fetch.js'
 
 const KIB = 1024
 const servers: RunningServer[] = []
@@ -28,59 +25,16 @@ async function serve(options: JsonBodyOptions) {
 /** A JSON array of `bytes` bytes. */
 const jsonOf = (bytes: number) => Buffer.from(`[${' '.repeat(bytes - 2)}]`)
 
-/**
- * POSTs a JSON array of `bytes` bytes `times` times with Content-Length, then as many times chunked (a
- * ReadableStream body), from a separate Node process's fetch; each answer, or the error's cause code.
- */
-async function fetchInChild(url: string, bytes: number, times: number): Promise<unknown[]> {
-  const script = `
-    const [url, bytes, times] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])]
-    const body = Buffer.from('[' + ' '.repeat(bytes - 2) + ']')
-    const chunked = () => new ReadableStream({
-      start(controller) {
-        for (let at = 0; at < body.length; at += 16384) controller.enqueue(body.subarray(at, at + 16384))
-        controller.close()
-      },
-    })
-    const out = []
-    for (const kind of ['declared', 'chunked']) {
-      for (let i = 0; i < times; i++) {
-        try {
-          const res = await fetch(url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: kind === 'declared' ? body : chunked(),
-            duplex: 'half',
-          })
-          out.push({ status: res.status, body: await res.json() })
-        } catch (error) {
-          out.push({ kind, error: String(error.cause?.code ?? error) })
-        }
-      }
-    }
-    console.log(JSON.stringify(out))
-  `
-  const { stdout } = await run(process.execPath, [
-    '--input-type=module',
-    '-e',
-    script,
-    `${url}/echo`,
-    String(bytes),
-    String(times),
-  ])
-  return JSON.parse(stdout) as unknown[]
-}
-
 describe('jsonBody: a body over the limit', () => {
   it("reaches Node's fetch in another process as a 413 with its JSON body, every time, declared or chunked", async () => {
     const limit = 256 * KIB
     const url = await serve({ limit })
     // Before the drain, most of these failed with EPIPE (the server closed on a client still sending). The
     // client runs in its own process: sharing the server's event loop, it never raced the close.
-    const answers = await fetchInChild(url, 5 * limit, 10)
+    const answers = await fetchInChild(`${url}/echo`, { bytes: 5 * limit, times: 10 })
     expect(answers).toHaveLength(20)
     for (const answer of answers) {
-      expect(answer).toEqual({
+      expect(answer).toMatchObject({
         status: 413,
         body: { error: `request body is larger than ${limit} bytes`, code: 'payload_too_large', limit_bytes: limit },
       })
@@ -142,5 +96,52 @@ describe('jsonBody: a body over the limit', () => {
     )
     await closed
     expect(answer).toMatch(/^HTTP\/1\.1 413 /)
+  })
+
+  it("with the default drain, a body 64 times the limit (16 MiB) still reaches Node's fetch as the 413", async () => {
+    const limit = 256 * KIB
+    const url = await serve({ limit })
+    const answers = await fetchInChild(`${url}/echo`, { bytes: 64 * limit, times: 4 })
+    expect(answers.map((answer) => ('status' in answer ? answer.status : answer.error))).toEqual(Array(8).fill(413))
+  })
+
+  it('is cut off once drainBytes past the limit have been read: a chunked body that never ends is not read forever', async () => {
+    const limit = 64 * KIB
+    const drainBytes = 256 * KIB
+    const url = await serve({ limit, drainBytes })
+    const serverSockets: Socket[] = []
+    servers.at(-1)?.server.on('connection', (s: Socket) => serverSockets.push(s))
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    await once(socket, 'connect')
+    let answer = ''
+    socket.on('data', (data: Buffer) => {
+      answer += data.toString('latin1')
+    })
+    socket.on('error', () => {})
+    let closed = false
+    const ended = new Promise<void>((resolve) =>
+      socket.once('close', () => {
+        closed = true
+        resolve()
+      }),
+    )
+    socket.write(
+      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+    )
+    const piece = Buffer.alloc(16 * KIB, 0x20)
+    piece[0] = 0x5b
+    const chunk = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+    // Keeps sending after the 413, up to 64 MiB, until the server closes.
+    for (let sent = 0; !closed && !socket.destroyed && sent < 64 * 1024 * KIB; sent += piece.length) {
+      piece[0] = 0x20
+      if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), ended])
+    }
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 5_000))])
+    expect(closed).toBe(true)
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /)
+    const read = serverSockets.reduce((sum, s) => sum + s.bytesRead, 0)
+    expect(read).toBeGreaterThan(limit + drainBytes)
+    expect(read).toBeLessThan(limit + drainBytes + 2 * 1024 * KIB)
+    socket.destroy()
   })
 })

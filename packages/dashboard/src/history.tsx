@@ -1,14 +1,36 @@
-import type { AuditEntryWire } from '@flagsync/protocol'
+import type { AuditEntryWire, ServiceAuditEntryWire } from '@flagsync/protocol'
 import { useEffect, useState } from 'react'
 import { api, errorText } from './api.js'
 
-type Entry = AuditEntryWire & { environment_id?: string }
+type Entry = ServiceAuditEntryWire
 
 /** Who made a change: the verified identity, and what the client declared beside it. */
 export function whoOf(entry: Pick<AuditEntryWire, 'actor' | 'declaredActor'>): string {
   const verified = entry.actor?.name ?? 'unknown'
   const declared = entry.declaredActor?.name
   return declared && declared !== verified ? `${verified} (as “${declared}”)` : verified
+}
+
+/**
+ * The people behind a change: `by B`, or for a change request's approval
+ * `requested by A, approved by B` (the requester filed it, the approver applied it).
+ */
+export function byOf(entry: Pick<AuditEntryWire, 'actor' | 'declaredActor' | 'source'>): string {
+  const source = entry.source
+  if (source?.type === 'change_request' && source.requestedBy) {
+    return `requested by ${source.requestedBy.name}, approved by ${whoOf(entry)}`
+  }
+  return `by ${whoOf(entry)}`
+}
+
+/**
+ * What changed: `update checkout`, or for a segment `update segment beta`;
+ * in a flag's history (`inFlagHistory`) a segment entry is there because the
+ * flag's rules used that segment, and says so.
+ */
+export function headlineOf(entry: Pick<Entry, 'action' | 'key' | 'collection'>, inFlagHistory = false): string {
+  if (entry.collection !== 'segments') return `${entry.action} ${entry.key}`
+  return `${entry.action} segment ${entry.key}${inFlagHistory ? ', which this flag uses' : ''}`
 }
 
 /** Where a change came from, in words. */
@@ -31,11 +53,13 @@ const field = (flag: unknown, name: string) =>
   flag && typeof flag === 'object' && name in flag ? JSON.stringify((flag as Record<string, unknown>)[name]) : '—'
 
 /**
- * The audit trail (issue 16's routes): a flag's history in one environment,
- * or every change of a project. Who, when, what changed (before → after per
- * field) and from which API route, sync batch or change request.
+ * The audit trail: a flag's history in one environment (with the changes of
+ * the segments it used), or every change of a project (its segments too).
+ * Who, when, what changed (before → after per field) and from which API
+ * route, sync batch or change request.
  */
 export function History(props: { url: string; environmentName?: (id: string) => string | undefined; title: string }) {
+  const inFlagHistory = /\/flags\/[^/]+\/history(\?|$)/.test(props.url)
   const [entries, setEntries] = useState<Entry[]>([])
   const [error, setError] = useState<string | null>(null)
   useEffect(() => {
@@ -52,11 +76,9 @@ export function History(props: { url: string; environmentName?: (id: string) => 
         {entries.map((e) => (
           <li key={`${e.environment_id ?? ''}-${e.revision}`} data-revision={e.revision}>
             <p>
-              <strong>
-                {e.action} {e.key}
-              </strong>
+              <strong>{headlineOf(e, inFlagHistory)}</strong>
               {e.environment_id && props.environmentName ? ` in ${props.environmentName(e.environment_id) ?? ''}` : ''}{' '}
-              by <span className="who">{whoOf(e)}</span>, {new Date(e.time).toLocaleString()}
+              <span className="who">{byOf(e)}</span>, {new Date(e.time).toLocaleString()}
               {sourceOf(e) ? <span className="hint"> · {sourceOf(e)}</span> : null}
             </p>
             {e.action === 'update' ? (

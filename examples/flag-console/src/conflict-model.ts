@@ -11,7 +11,8 @@ export interface HistoryEntry {
   after: Record<string, unknown> | null
   changedFields: string[]
   actor: { name: string } | null
-  declaredActor: { name: string } | null
+  /** What the device said in `X-Flagsync-Actor`: recorded as sent, `verified: false`. */
+  declaredActor: { name: string; verified?: boolean } | null
   source: { type: 'api'; route: string } | { type: 'sync'; batchId: string } | { type: 'other'; name: string } | null
 }
 
@@ -114,8 +115,25 @@ export function discardMessage(label: string): string {
   return `“${label}” will not be sent to the server and cannot be recovered. Your other changes stay.`
 }
 
-/** One history entry as the drawer lists it. */
-export function describeEntry(entry: HistoryEntry): { who: string; when: string; what: string[]; from: string } {
+/** How the drawer marks a name the device declared: the server records it as sent and never checks it. */
+export const DECLARED_MARK = '(declared by the device)'
+
+/** Whether the entry's name is one the device declared rather than one the server verified. */
+export function isDeclared(entry: Pick<HistoryEntry, 'declaredActor'>): boolean {
+  return entry.declaredActor !== null && entry.declaredActor.verified !== true
+}
+
+/**
+ * One history entry as the drawer lists it; `declared` says the name is the
+ * device's own claim (`verified: false`), shown with {@link DECLARED_MARK}.
+ */
+export function describeEntry(entry: HistoryEntry): {
+  who: string
+  declared: boolean
+  when: string
+  what: string[]
+  from: string
+} {
   const what =
     entry.action === 'create'
       ? ['Created the flag']
@@ -131,5 +149,5 @@ export function describeEntry(entry: HistoryEntry): { who: string; when: string;
       : source?.type === 'api'
         ? 'through the server’s API'
         : 'on the server'
-  return { who: personOf(entry), when: formatTime(entry.time), what, from }
+  return { who: personOf(entry), declared: isDeclared(entry), when: formatTime(entry.time), what, from }
 }

@@ -1,5 +1,5 @@
 /** A flag's history in a side drawer: who changed what, when, and from where (the server's audit trail). */
-import { describeEntry, type HistoryEntry } from './conflict-model.js'
+import { DECLARED_MARK, describeEntry, type HistoryEntry } from './conflict-model.js'
 import { h, replaceChildren, uid } from './dom.js'
 
 export function historyDrawer(key: string, load: () => Promise<HistoryEntry[]>, returnFocus: HTMLElement | null): void {
@@ -29,11 +29,13 @@ export function historyDrawer(key: string, load: () => Promise<HistoryEntry[]>, 
       replaceChildren(
         list,
         ...entries.map((entry) => {
-          const { who, when, what, from } = describeEntry(entry)
+          const { who, declared, when, what, from } = describeEntry(entry)
+          // A declared name is what the device said, not an identity the server checked: say so beside it.
+          const mark = declared ? [' ', h('span', { class: 'history-declared muted' }, DECLARED_MARK)] : []
           return h(
             'li',
             { class: 'history-entry', 'data-revision': entry.revision },
-            h('p', { class: 'history-who' }, h('strong', {}, who), ` · ${when}`),
+            h('p', { class: 'history-who' }, h('strong', {}, who), ...mark, ` · ${when}`),
             h('ul', { class: 'history-what' }, ...what.map((line) => h('li', {}, line))),
             h('p', { class: 'history-from muted' }, from),
           )

@@ -42,7 +42,7 @@ const entry = (fields: Partial<HistoryEntry>): HistoryEntry => ({
   after: { rollout_percentage: 10 },
   changedFields: ['rollout_percentage'],
   actor: { name: 'sdk-key' },
-  declaredActor: { name: 'Zo%C3%AB' },
+  declaredActor: { name: 'Zo%C3%AB', verified: false },
   source: { type: 'sync', batchId: '0123456789abcdef' },
   ...fields,
 })
@@ -72,15 +72,19 @@ describe('conflicts in words', () => {
   it('describes history entries and what a discard loses', () => {
     expect(describeEntry(entry({}))).toMatchObject({
       who: 'Zoë',
+      declared: true,
       what: ['Rollout: Everyone → 10%'],
       from: 'from a device (change set 01234567)',
     })
     expect(
       describeEntry(entry({ action: 'delete', source: { type: 'api', route: 'DELETE /api/flags/:key' } })),
     ).toMatchObject({
+      declared: true,
       what: ['Deleted the flag'],
       from: 'through the server’s API',
     })
+    // Without a declared name the server's verified one is not shown either: "Someone", nothing to mark.
+    expect(describeEntry(entry({ declaredActor: null }))).toMatchObject({ who: 'Someone', declared: false })
     expect(formatValue('is_enabled', true)).toBe('On')
     expect(formatValue('rules', [{}, {}])).toBe('2 rules')
     expect(discardMessage('Turn off “beta”')).toBe(

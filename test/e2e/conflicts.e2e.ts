@@ -177,6 +177,9 @@ describe('conflicts in the flag console', () => {
     await expect.poll(() => drawer.locator('.history-entry').count(), WITHIN).toBe(3)
     const whos = await drawer.locator('.history-who strong').allTextContents()
     expect(whos).toEqual(['Bob', 'Ann', 'Someone'])
+    // The names are what each device declared; the server never checked them, and the drawer says so.
+    expect(await drawer.locator('.history-who').first().textContent()).toMatch(/^Bob \(declared by the device\) · /)
+    expect(await drawer.locator('.history-declared').count()).toBe(2)
     expect(await drawer.locator('.history-entry').first().locator('.history-what li').allTextContents()).toEqual([
       'Rollout: 10% → 90%',
     ])

@@ -6,8 +6,13 @@ export interface SseHubOptions {
   /** Interval of keep-alive comments, ms (default 15 000; 0 disables). */
   keepAliveMs?: number
   /**
-   * Bytes a connection may have queued unsent before it is dropped as a slow
-   * subscriber (default 1 MiB): server memory stays bounded whoever stops reading.
+   * Bytes a connection may have queued unsent beyond its bootstrap before it
+   * is dropped as a slow subscriber (default 1 MiB): server memory stays
+   * bounded whoever stops reading. A bootstrap (`initial`, `writeBootstrap`)
+   * is always written whole, whatever its size, and never counts: only what is
+   * queued after the part of it still unsent does. The check runs before each
+   * write, so a subscriber that stops reading is dropped at the first write
+   * after more than this many bytes of later writes piled up behind it.
    */
   maxBufferedBytes?: number
   /**
@@ -31,9 +36,10 @@ export interface SseOpenOptions {
   /** More response headers, as node:http's flat list `[name, value, name, value, …]`. */
   headers?: readonly string[]
   /**
-   * The stream's first chunk (a bootstrap), sent in one write with the headers
-   * and `retry:`: one syscall and one TCP segment train per new subscriber,
-   * which is what a herd of reconnecting clients costs.
+   * The stream's first chunk (a bootstrap, as `writeBootstrap` writes it),
+   * sent in one write with the headers and `retry:`: one syscall and one TCP
+   * segment train per new subscriber, which is what a herd of reconnecting
+   * clients costs.
    */
   initial?: string | Buffer
 }
@@ -41,8 +47,21 @@ export interface SseOpenOptions {
 export interface SseConnection {
   readonly scope: string
   readonly res: ServerResponse
-  /** Writes a pre-framed chunk; returns false when the connection was dropped. */
+  /**
+   * Writes a pre-framed chunk; returns false when the connection was dropped
+   * (it already was, or more than `maxBufferedBytes` beyond its bootstrap
+   * were still queued, and this write drops it).
+   */
   write(chunk: string | Buffer): boolean
+  /**
+   * Writes part of a bootstrap: state the subscriber must receive whole before
+   * anything else makes sense (its flags at connect, an environment it starts
+   * to follow). Checked before writing like `write`, but its bytes never count
+   * towards `maxBufferedBytes` while they wait to be sent, so a subscriber
+   * that has had no chance to read is not dropped for a bootstrap larger than
+   * the cap. Pass shared buffers: queued, they cost the server no copy.
+   */
+  writeBootstrap(chunk: string | Buffer): boolean
   close(): void
 }
 
@@ -148,7 +167,7 @@ export class SseHub {
       // Corked: headers, retry: and the first chunk leave in one writev.
       res.cork()
       if (retry) res.write(retry)
-      conn.write(options.initial)
+      conn.writeBootstrap(options.initial)
       res.uncork()
     } else {
       // Nothing to send yet: the headers go now, so the client sees the stream open.
@@ -193,6 +212,10 @@ class Connection implements SseConnection {
   readonly res: ServerResponse
   private readonly maxBufferedBytes: number
   private readonly onDrop: () => void
+  /** Payload bytes handed to `res.write` so far (headers and chunk framing not counted). */
+  private written = 0
+  /** Bootstrap chunks that may still be queued, as [start, end) offsets in `written`, oldest first. */
+  private readonly bootstrap: Array<{ start: number; end: number }> = []
 
   constructor(scope: string, res: ServerResponse, maxBufferedBytes: number, onDrop: () => void) {
     this.scope = scope
@@ -202,17 +225,45 @@ class Connection implements SseConnection {
   }
 
   write(chunk: string | Buffer): boolean {
-    if (this.res.destroyed || this.res.writableEnded) return false
-    if (this.res.writableLength > this.maxBufferedBytes) {
-      this.onDrop()
-      this.res.destroy()
-      return false
-    }
-    this.res.write(chunk)
-    return true
+    return this.send(chunk, false)
+  }
+
+  writeBootstrap(chunk: string | Buffer): boolean {
+    return this.send(chunk, true)
   }
 
   close(): void {
     if (!this.res.writableEnded) this.res.end()
+  }
+
+  private send(chunk: string | Buffer, bootstrap: boolean): boolean {
+    if (this.res.destroyed || this.res.writableEnded) return false
+    if (this.backlog() > this.maxBufferedBytes) {
+      this.onDrop()
+      this.res.destroy()
+      return false
+    }
+    const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length
+    if (bootstrap && length > 0) this.bootstrap.push({ start: this.written, end: this.written + length })
+    this.written += length
+    this.res.write(chunk)
+    return true
+  }
+
+  /**
+   * Bytes queued unsent beyond the bootstrap chunks still queued: what piles
+   * up for a reader that stopped reading. The socket sends in order, so the
+   * first `written - writableLength` payload bytes have left. Headers and
+   * chunk framing sit in `writableLength` but not in `written`, so the
+   * estimate errs towards counting a bootstrap byte as still queued: a
+   * subscriber is never dropped for its own bootstrap.
+   */
+  private backlog(): number {
+    const queued = this.res.writableLength
+    const sent = this.written - queued
+    while (this.bootstrap.length > 0 && (this.bootstrap[0]?.end ?? 0) <= sent) this.bootstrap.shift()
+    let bootstrapQueued = 0
+    for (const range of this.bootstrap) bootstrapQueued += range.end - Math.max(range.start, sent)
+    return queued - bootstrapQueued
   }
 }

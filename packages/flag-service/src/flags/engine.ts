@@ -198,7 +198,7 @@ export class FlagStreams {
     const conn = this.hub.open(req, res, key.environmentId)
     this.keyOf.set(conn, key.id)
     res.on('close', () => this.keyOf.delete(conn))
-    conn.write(view.bootstrap)
+    conn.writeBootstrap(view.bootstrap)
   }
 
   /**
@@ -232,14 +232,15 @@ export class FlagStreams {
         if (set?.size === 0) this.dashboards.delete(id)
       }
     })
-    // Each environment's shared frames by reference: a dashboard costs no copy of them.
-    conn.write(connectedFrame(null))
+    // Each environment's shared frames by reference: a dashboard costs no copy of them. All of it is the
+    // bootstrap, so however large the environments are, the cap counts only the updates queued after it.
+    conn.writeBootstrap(connectedFrame(null))
     let count = 0
     for (const view of views) {
-      conn.write(view.updates)
+      conn.writeBootstrap(view.updates)
       count += view.count
     }
-    conn.write(readyFrame(count))
+    conn.writeBootstrap(readyFrame(count))
   }
 
   /**
@@ -265,7 +266,8 @@ export class FlagStreams {
           if (!following) continue // closed meanwhile
           for (const env of environments) {
             if (following.has(env.id)) continue
-            conn.write(this.view(env.id, env.projectId).updates)
+            // A bootstrap too: a large environment cannot make the cap drop a stream that is reading.
+            conn.writeBootstrap(this.view(env.id, env.projectId).updates)
             this.follow(conn, following, env.id)
           }
         }

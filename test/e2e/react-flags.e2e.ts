@@ -70,6 +70,7 @@ describe('the React example in Chromium', () => {
     await expect.poll(syncState, WITHIN).toBe('idle 0')
     expect(await checkout()).toBe('Classic checkout')
     expect(await page.getByRole('switch', { name: 'dark-mode' }).isChecked()).toBe(true)
+    expect(await page.getByTestId('missing-flag').count()).toBe(0)
     await screenshot(page, 'react-00-loaded')
   })
 
@@ -99,6 +100,21 @@ describe('the React example in Chromium', () => {
     await expect.poll(streamState, WITHIN).toBe('live')
     expect(await checkout()).toBe('Classic checkout')
     await screenshot(page, 'react-03-delivered')
+    expect(pageErrors).toEqual([])
+  })
+
+  it('4. a flag the page reads that the server does not have is named on the page', async () => {
+    expect((await api('DELETE', '/api/flags/new-checkout')).status).toBe(204)
+    const missing = page.getByTestId('missing-flag')
+    await expect.poll(() => missing.getAttribute('data-flag'), WITHIN).toBe('new-checkout')
+    expect(await missing.textContent()).toBe(
+      'No flag new-checkout on the server: showing its fallback, false. Create it to switch it.',
+    )
+    expect(await checkout()).toBe('Classic checkout')
+    expect((await api('POST', '/api/flags', { key: 'new-checkout', is_enabled: true })).status).toBe(200)
+    await expect.poll(() => missing.count(), WITHIN).toBe(0)
+    expect(await checkout()).toBe('New one-page checkout')
+    await screenshot(page, 'react-04-missing-flag')
     expect(pageErrors).toEqual([])
   })
 })

@@ -1,4 +1,11 @@
-import { useFlag, useFlagClient, useFlagStatus, useFlags, usePendingChanges, useSyncStatus } from '@flagsync/react'
+import {
+  useFlagClient,
+  useFlagDetails,
+  useFlagStatus,
+  useFlags,
+  usePendingChanges,
+  useSyncStatus,
+} from '@flagsync/react'
 
 /** The storefront a flag changes, the flags to flip, and what is still waiting to be sent. */
 export function App({ user }: { user: string }) {
@@ -16,16 +23,30 @@ export function App({ user }: { user: string }) {
 }
 
 function Checkout({ user }: { user: string }) {
-  const newCheckout = useFlag('new-checkout', false, { user_id: user })
-  const banner = useFlag('banner-text', 'Free shipping over €50')
+  const newCheckout = useFlagDetails('new-checkout', false, { user_id: user })
   return (
     <section aria-labelledby="checkout-heading" className="card">
       <h2 id="checkout-heading">Checkout</h2>
-      <p className="banner">{banner}</p>
-      <p data-testid="checkout" data-variant={newCheckout ? 'new' : 'classic'}>
-        {newCheckout ? 'New one-page checkout' : 'Classic checkout'}
+      <p data-testid="checkout" data-variant={newCheckout.value ? 'new' : 'classic'}>
+        {newCheckout.value ? 'New one-page checkout' : 'Classic checkout'}
       </p>
+      <MissingFlag flagKey="new-checkout" found={newCheckout.flagFound} fallback={false} />
     </section>
+  )
+}
+
+/**
+ * A flag this page reads that is not in the flag set: said on the page, since its fallback alone looks like a flag
+ * that is off. Nothing is said until the client has a complete set (from the server, or saved by an earlier visit).
+ */
+function MissingFlag({ flagKey, found, fallback }: { flagKey: string; found: boolean; fallback: unknown }) {
+  const { source } = useFlagStatus()
+  if (found || source === 'none') return null
+  return (
+    <p className="missing" role="status" data-testid="missing-flag" data-flag={flagKey}>
+      No flag <code>{flagKey}</code> {source === 'cache' ? 'in the flags saved by the last visit' : 'on the server'}:
+      showing its fallback, <code>{JSON.stringify(fallback)}</code>. Create it to switch it.
+    </p>
   )
 }
 

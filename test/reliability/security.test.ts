@@ -413,8 +413,9 @@ describe('SQL only through bound parameters: the source', () => {
       'trx.raw(UPSERT_HEADS, [base])\n  if (!deletes) r',
       'sqliteRun(trx, DELETE_HEADS, [base])\n  else await trx.',
       'trx.raw(DELETE_HEADS, [base])\n}\n\nconst UPSERT_H',
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
-      "trx.raw(\n      `with recursive p(key, rev) as (${pairsSql}),\n       walk(key, target, revision, data, prev) as (\n         select p.key, p.rev, c.revision, c.data, c.prev_revision\n         from p join \"flagsync_changes\" c on c.revision = ${headOf('?', 'p.key')}\n         union all\n         select w.key, w.target, c.revision, c.data, c.prev_revision\n         from walk w join \"flagsync_changes\" c on c.revision = w.prev\n         where w.revision > w.target\n       )\n       select p.key, p.rev as revision, ${dialect === 'postgres' ? '(w.revision is not null)::int' : 'w.revision is not null'} as found, w.data\n       from p left join walk w on w.key = p.key and w.target = p.rev and w.revision <= w.target`",
+      // The base-state walk and its JSON read: module constants of fixed SQL per dialect, every value bound.
+      'q.raw(WALK_CHAINS[dialect], [scope, scope, ..',
+      'q.raw(CHANGE_DATA[dialect], [list] as Knex.Ra',
     ],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
     'packages/store/src/change-feed.ts': ['conn.query(`LISTEN ${NOTIFY_CHANNEL}`'],

@@ -1,6 +1,6 @@
 import type { Issue, Operation } from '@flagsync/protocol'
 import { HttpError } from '@flagsync/server-kit'
-import { type FlagWriter, TABLES, toStoreError } from '@flagsync/store'
+import { type BaseStates, type FlagStore, type FlagWriter, TABLES, toStoreError } from '@flagsync/store'
 import type { Collection, CollectionContext } from './collection.js'
 import { OperationConflict } from './operation-conflict.js'
 import { OperationRejected } from './operation-rejected.js'
@@ -44,6 +44,7 @@ export async function applyBatch(
   collections: ReadonlyMap<string, Collection>,
   now: number,
   mode: ConflictMode = 'merge',
+  prefetched: readonly BaseStates[] = [],
 ): Promise<BatchOutcome> {
   const { trx } = writer
   // Records the id and checks it in one statement: no row inserted means a
@@ -58,6 +59,7 @@ export async function applyBatch(
   if (recorded.length === 0) return { applied: 0, duplicate: true }
 
   const ctx: CollectionContext = { trx, writer }
+  for (const states of prefetched) writer.adopt(states)
   for (const [name, { ids, bases }] of readsByCollection(operations, mode)) {
     await collections.get(name)?.prepare?.(ctx, ids, bases)
   }
@@ -142,6 +144,26 @@ function operationFailure(index: number, op: Operation, error: unknown): Error {
     )
   }
   return storeError
+}
+
+/**
+ * The base states of the batch's operations, read by each collection's `prefetch` before the
+ * batch takes the write lock (see `applyBatch`'s `prefetched`); none without base revisions.
+ */
+export async function prefetchBases(
+  store: FlagStore,
+  operations: Operation[],
+  collections: ReadonlyMap<string, Collection>,
+  mode: ConflictMode,
+): Promise<BaseStates[]> {
+  const out: BaseStates[] = []
+  for (const [name, { bases }] of readsByCollection(operations, mode)) {
+    const prefetch = collections.get(name)?.prefetch
+    if (bases.length === 0 || !prefetch) continue
+    const states = await prefetch(store, bases)
+    if (states) out.push(states)
+  }
+  return out
 }
 
 interface Reads {

@@ -1,4 +1,4 @@
-import type { FlagWriter } from '@flagsync/store'
+import type { BaseStates, FlagStore, FlagWriter } from '@flagsync/store'
 import type { Knex } from 'knex'
 
 export interface CollectionContext {
@@ -31,6 +31,17 @@ export interface Collection {
    * inserts with a base revision) touch, and each `[recordId, baseRevision]`
    * the batch carries, to prefetch in one query.
    */
+  /**
+   * Optional: called once per batch that carries base revisions, before the batch takes the
+   * store's write lock, with each `[recordId, baseRevision]` of this collection's operations.
+   * Read the states the three-way check needs here (`store.readStatesAt`): a state at an issued
+   * revision never changes, so the receiver hands them to the batch's writer (`writer.adopt`)
+   * and the reads under the lock shrink to revisions issued since.
+   */
+  prefetch?(
+    store: FlagStore,
+    bases: ReadonlyArray<readonly [recordId: string, baseRevision: number]>,
+  ): Promise<BaseStates | undefined>
   prepare?(
     ctx: CollectionContext,
     recordIds: string[],

@@ -8,10 +8,13 @@ import { quickFlag, quickPatch } from './quick-parse.js'
 
 /** The built-in `flags` collection: `recordId` is the flag key; writes go to the flag store and its stream. */
 export const flagsCollection: Collection = {
+  prefetch: (store, bases) => store.readStatesAt(bases),
+
   async prepare({ writer }, recordIds, bases) {
     await writer.load(recordIds)
-    // Base values are read (one query) only for records changed since their base: an
-    // unchanged one applies as it is, which is the usual case of an offline edit.
+    // Base values are needed only for records changed since their base (an unchanged one applies
+    // as it is, the usual case of an offline edit); `prefetch` read them before the lock, so this
+    // reads only bases issued since.
     const stale: Array<readonly [string, number]> = []
     for (const pair of bases) {
       if (!unchangedSince(await writer.committed(pair[0]), pair[1])) stale.push(pair)

@@ -11,7 +11,7 @@ import {
 } from '@flagsync/server-kit'
 import { type FlagChange, type FlagStore, TABLES } from '@flagsync/store'
 import { type Request, type RequestHandler, type Response, Router } from 'express'
-import { applyBatch, type ConflictMode, operationIssuePath } from './apply-batch.js'
+import { applyBatch, type ConflictMode, operationIssuePath, prefetchBases } from './apply-batch.js'
 import type { Collection } from './collection.js'
 import { flagsCollection } from './flags-collection.js'
 import { quickOperation } from './quick-parse.js'
@@ -103,8 +103,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
     const operations = envelope.operations.map((op, index) => parseOperation(op, index, collections))
     const audit = { actor, declaredActor: declaredActor(req), source: 'sync', batchId: envelope.batchId }
+    // Base states first, outside the write lock: under it the check reads only what was committed since.
+    const prefetched = await prefetchBases(options.store, operations, collections, mode)
     const { result, changes } = await options.store.write(
-      (writer) => applyBatch(writer, envelope.batchId, operations, collections, clock(), mode),
+      (writer) => applyBatch(writer, envelope.batchId, operations, collections, clock(), mode, prefetched),
       '',
       audit,
     )

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { type BaseStates, type RevisionPair, readStatesAt } from './base-states.js'
 import { FlagWriter, type StagedChange } from './flag-writer.js'
 import { META, TABLES } from './migrations.js'
 import type { Database } from './open-database.js'
@@ -112,6 +113,30 @@ export class FlagStore {
       await trx.raw('select pg_notify(?, ?)', [NOTIFY_CHANNEL, String(last)])
     }
     return changes
+  }
+
+  /**
+   * Each pair's state at its revision (see `FlagWriter.statesAt`), read outside any write: one
+   * read-only snapshot, no lock taken, so other writers go on meanwhile. Only revisions the store
+   * had issued are answered (their states never change); a write adopts the result
+   * (`FlagWriter.adopt`) and reads under its lock just what was issued after.
+   */
+  async readStatesAt(pairs: ReadonlyArray<RevisionPair>, scope = ''): Promise<BaseStates> {
+    const { dialect } = this.db.config
+    try {
+      return await this.db.knex.transaction(
+        async (trx) => {
+          const revision = await readMeta(trx, 'revision')
+          const issued = pairs.filter((pair) => pair[1] <= revision)
+          const unchanged = new Map<string, number>()
+          return { scope, revision, states: await readStatesAt(trx, dialect, scope, issued, unchanged), unchanged }
+        },
+        // One snapshot for the marks, the walk and the JSON (SQLite's read transaction is one already).
+        dialect === 'postgres' ? { readOnly: true, isolationLevel: 'repeatable read' } : {},
+      )
+    } catch (error) {
+      throw toStoreError(error)
+    }
   }
 
   /** Every flag (optionally of one scope) with the revision they are consistent with. */

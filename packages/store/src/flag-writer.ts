@@ -1,8 +1,8 @@
 import type { Knex } from 'knex'
+import { type BaseStates, pairId, type RevisionPair, readStatesAt } from './base-states.js'
 import type { DatabaseConfig } from './database-url.js'
 import { jsonEqual } from './json-equal.js'
-import { META } from './migrations.js'
-import { readMeta, selectFlags, selectStatesAt } from './statements.js'
+import { readMeta, selectFlags } from './statements.js'
 import { toStoreError } from './store-error.js'
 import type { StateAt, StoredFlag } from './types.js'
 
@@ -39,6 +39,8 @@ export class FlagWriter {
   private readonly originalRevision = new Map<string, number>()
   private readonly staged = new Map<string, StagedChange>()
   private readonly states = new Map<string, StateAt>()
+  /** Adopted pairs whose state is the record's row of this revision (see `BaseStates.unchanged`). */
+  private readonly unchangedAt = new Map<string, number>()
   private revisionBefore: Promise<number> | null = null
   /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
   opIndex: number | null = null
@@ -87,45 +89,60 @@ export class FlagWriter {
   }
 
   /**
-   * Each key's state at a past revision, from the change log (one query for
-   * all pairs), keyed `${key}@${revision}`. `known` is false where
-   * pruning removed what was needed: the log holds no row of the key at or
-   * before the revision, and the revision is in the pruned part of the log
-   * or a whole-prefix prune (`pruneChanges`) may have dropped its last state.
+   * Each key's state at a past revision, from the change log, keyed `${key}@${revision}` (see
+   * `readStatesAt`: a fixed number of statements for all pairs, one walk per record). Pairs
+   * already read in this transaction, or adopted from a read before the lock, cost no query.
    */
-  async statesAt(pairs: ReadonlyArray<readonly [key: string, revision: number]>, scope = this.scope) {
+  async statesAt(pairs: ReadonlyArray<RevisionPair>, scope = this.scope): Promise<Map<string, StateAt>> {
     const out = new Map<string, StateAt>()
-    if (pairs.length === 0) return out
-    let rows: Awaited<ReturnType<typeof selectStatesAt>>
-    let prunedThrough: number
-    let prefixPruned: number
+    const missing: RevisionPair[] = []
+    for (const [key, revision] of pairs) {
+      const cached = this.states.get(idOf(scope, pairId(key, revision))) ?? this.stillUnchanged(scope, key, revision)
+      if (cached) out.set(pairId(key, revision), cached)
+      else missing.push([key, revision])
+    }
+    if (missing.length === 0) return out
+    let read: Map<string, StateAt>
     try {
-      prunedThrough = await readMeta(this.trx, META.prunedThrough)
-      prefixPruned = await readMeta(this.trx, META.prefixPrunedThrough)
-      rows = await selectStatesAt(this.trx, this.dialect, scope, pairs)
+      read = await readStatesAt(this.trx, this.dialect, scope, missing)
     } catch (error) {
       throw toStoreError(error)
     }
-    for (const row of rows) {
-      const revision = Number(row.revision)
-      // Cached per scope: `stateAt` answers prefetched pairs without a query.
-      const cacheKey = `${idOf(scope, row.key)}@${revision}`
-      const found = Number(row.found) === 1 || (row.found as unknown) === true
-      // A row that survived pruning is exact (pruning drops a row only together with every older
-      // row of the record); no row means absent, unless pruning may have dropped the record's state.
-      const known = found || (revision >= prunedThrough && prefixPruned === 0)
-      const state: StateAt = { flag: known && row.data !== null ? (JSON.parse(row.data) as StoredFlag) : null, known }
-      this.states.set(cacheKey, state)
-      out.set(`${row.key}@${revision}`, state)
+    for (const [id, state] of read) {
+      this.states.set(idOf(scope, id), state)
+      out.set(id, state)
     }
     return out
   }
 
+  /**
+   * Takes states read before this transaction (`FlagStore.readStatesAt`): a record's state at a
+   * revision the store had issued never changes, so they answer `statesAt` and `stateAt` without
+   * a query under the lock.
+   */
+  adopt(base: BaseStates): void {
+    for (const [id, state] of base.states) this.states.set(idOf(base.scope, id), state)
+    for (const [id, row] of base.unchanged) this.unchangedAt.set(idOf(base.scope, id), row)
+  }
+
+  /**
+   * An adopted pair whose record was unchanged since its revision, while the record's committed
+   * row is still that one: its state is the committed flag. Undefined otherwise (read it).
+   */
+  private stillUnchanged(scope: string, key: string, revision: number): StateAt | undefined {
+    const row = this.unchangedAt.get(idOf(scope, pairId(key, revision)))
+    if (row === undefined) return undefined
+    // Only from what the transaction has loaded: a key it has not read is read with the rest, in bulk.
+    const flag = this.original.get(idOf(scope, key))
+    if (!flag || this.originalRevision.get(idOf(scope, key)) !== row) return undefined
+    const state = { flag, known: true }
+    this.states.set(idOf(scope, pairId(key, revision)), state)
+    return state
+  }
+
   /** One key's state at a past revision: from `statesAt`'s prefetch, else one query. */
   async stateAt(key: string, revision: number, scope = this.scope): Promise<StateAt> {
-    const cached = this.states.get(`${idOf(scope, key)}@${revision}`)
-    if (cached) return cached
-    return (await this.statesAt([[key, revision]], scope)).get(`${key}@${revision}`) ?? { flag: null, known: false }
+    return (await this.statesAt([[key, revision]], scope)).get(pairId(key, revision)) ?? { flag: null, known: false }
   }
 
   /** The flag as this transaction sees it, staged writes included. */

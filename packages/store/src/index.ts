@@ -1,6 +1,7 @@
 export type { AuditEntry, AuditPage, AuditQuery } from './audit-log.js'
 export { AuditLog, changedFields } from './audit-log.js'
 export { auditEntryToWire, auditPageToWire } from './audit-wire.js'
+export type { BaseStates, RevisionPair } from './base-states.js'
 export type { ChangeFeedOptions, ChangeListener, ResetListener } from './change-feed.js'
 export { ChangeFeed } from './change-feed.js'
 export type { DatabaseDriver, DriverResolver } from './database-driver.js'

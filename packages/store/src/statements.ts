@@ -173,39 +173,54 @@ export async function selectFlags(
 }
 
 /**
- * For each `[key, revision]` pair, the key's newest change-log row at or
- * before that revision: `found` 0 when there is none, `data` null for a
- * delete. One statement for any number of pairs: each walks its record's
- * chain back from the newest row, one primary-key seek per change made
- * after the pair's revision (usually none or a few).
+ * For each `[key, revision]`, the revisions of the key's change-log rows from its newest row back
+ * to the first one at or before `revision` (or to the chain's start, or to a row pruning removed):
+ * one statement for any number of keys, one primary-key seek per row, revisions only (no JSON).
+ * Each step is a scalar subquery, so PostgreSQL seeks each row by its key instead of hashing the
+ * whole log once per step. A step's `next` is the row's previous revision: 0 at the chain's start,
+ * -1 when the row itself is gone (those rows are left out).
  */
-export async function selectStatesAt(
-  trx: Knex.Transaction,
+export async function walkChains(
+  q: Knex | Knex.Transaction,
   dialect: Dialect,
   scope: string,
-  pairs: ReadonlyArray<readonly [key: string, revision: number]>,
-): Promise<Array<{ key: string; revision: number | string; found: number | string; data: string | null }>> {
-  const pairsSql =
-    dialect === 'postgres'
-      ? 'select u.key, u.rev from unnest(?::text[], ?::bigint[]) as u(key, rev)'
-      : `select value ->> 0 as key, value ->> 1 as rev from json_each(?)`
-  const bindings = dialect === 'postgres' ? [pairs.map((p) => p[0]), pairs.map((p) => p[1])] : [JSON.stringify(pairs)]
-  return rowsOf(
-    await trx.raw(
-      `with recursive p(key, rev) as (${pairsSql}),
-       walk(key, target, revision, data, prev) as (
-         select p.key, p.rev, c.revision, c.data, c.prev_revision
-         from p join "flagsync_changes" c on c.revision = ${headOf('?', 'p.key')}
-         union all
-         select w.key, w.target, c.revision, c.data, c.prev_revision
-         from walk w join "flagsync_changes" c on c.revision = w.prev
-         where w.revision > w.target
-       )
-       select p.key, p.rev as revision, ${dialect === 'postgres' ? '(w.revision is not null)::int' : 'w.revision is not null'} as found, w.data
-       from p left join walk w on w.key = p.key and w.target = p.rev and w.revision <= w.target`,
-      [...bindings, scope, scope] as Knex.RawBinding[],
-    ),
+  targets: ReadonlyArray<readonly [key: string, revision: number]>,
+): Promise<Array<{ key: string; revision: number | string }>> {
+  const bindings =
+    dialect === 'postgres' ? [targets.map((t) => t[0]), targets.map((t) => t[1])] : [JSON.stringify(targets)]
+  return rowsOf(await q.raw(WALK_CHAINS[dialect], [scope, scope, ...bindings] as Knex.RawBinding[]))
+}
+
+/** A walk step: the row's previous revision (0: none), -1 when the row `revision` is not in the log. */
+const nextOf = (revision: string) =>
+  `coalesce((select coalesce(c.prev_revision, 0) from "flagsync_changes" c where c.revision = ${revision}), -1)`
+
+const walkSql = (targets: string) => `with recursive t(key, target, head) as (${targets}),
+  walk(key, target, revision, next) as (
+    select t.key, t.target, t.head, ${nextOf('t.head')} from t where t.head is not null
+    union all
+    select w.key, w.target, w.next, ${nextOf('w.next')} from walk w where w.next > 0 and w.revision > w.target
   )
+  select key, revision from walk where next >= 0`
+
+const WALK_CHAINS: Record<Dialect, string> = {
+  postgres: walkSql(`select u.key, u.rev, ${headOf('?', 'u.key')} from unnest(?::text[], ?::bigint[]) as u(key, rev)`),
+  sqlite: walkSql(`select value ->> 0, value ->> 1, ${headOf('?', 'value ->> 0')} from json_each(?)`),
+}
+
+/** The JSON (null: a delete) of the change-log rows with these revisions; one statement. */
+export async function selectChangeData(
+  q: Knex | Knex.Transaction,
+  dialect: Dialect,
+  revisions: readonly number[],
+): Promise<Array<{ revision: number | string; data: string | null }>> {
+  const list = dialect === 'postgres' ? [...revisions] : JSON.stringify(revisions)
+  return rowsOf(await q.raw(CHANGE_DATA[dialect], [list] as Knex.RawBinding[]))
+}
+
+const CHANGE_DATA: Record<Dialect, string> = {
+  postgres: `select revision, data from "flagsync_changes" where revision = any(?::bigint[])`,
+  sqlite: `select revision, data from "flagsync_changes" where revision in (select value from json_each(?))`,
 }
 
 export async function readMeta(trx: Knex | Knex.Transaction, name: string): Promise<number> {

@@ -130,6 +130,9 @@ function environmentFlagsCollection(caller: SyncCaller): Collection {
   }
 
   return {
+    // Base states before the lock (see the receiver's `Collection.prefetch`); `prepare` reads only newer ones.
+    prefetch: (store, bases) => store.readStatesAt(bases, env.id),
+
     async prepare({ writer }, recordIds, bases) {
       // Once per batch, inside its transaction: a credential revoked while the batch waited for the lock applies nothing.
       await verifyAccess(writer.trx, caller.req, caller.runtime.clock())

@@ -1,0 +1,92 @@
+import type { Knex } from 'knex'
+import type { DatabaseConfig } from './database-url.js'
+import { META } from './migrations.js'
+import { readMeta, selectChangeData, walkChains } from './statements.js'
+import type { StateAt, StoredFlag } from './types.js'
+
+/** A record key and a past revision of the store, e.g. an operation's `baseRevision`. */
+export type RevisionPair = readonly [key: string, revision: number]
+
+/**
+ * Base states read before a write takes the lock (`FlagStore.readStatesAt`): what each record
+ * was at each revision, for revisions up to `revision` only. A record's state at a revision
+ * the store has issued never changes, so a write adopts them (`FlagWriter.adopt`) and reads
+ * under its lock only the revisions issued after these were read.
+ */
+export interface BaseStates {
+  scope: string
+  /** The store's newest revision when they were read: every state here is at or below it. */
+  revision: number
+  /** Keyed `${key}@${revision}`. */
+  states: Map<string, StateAt>
+  /**
+   * Pairs whose record was unchanged since the pair's revision, keyed the same way, with the
+   * revision of the record's newest row: its state is that row, which the write has already
+   * read as the committed record if nobody changed it since, so its JSON is not read twice.
+   */
+  unchanged: Map<string, number>
+}
+
+export const pairId = (key: string, revision: number) => `${key}@${revision}`
+
+/**
+ * Each pair's state at its revision, from the change log, keyed `${key}@${revision}`: a fixed
+ * number of statements for any number of pairs (the two prune marks, one walk, one read of the
+ * answers' JSON). Pairs of the same record share one walk of its chain, back from its newest
+ * row to the oldest revision asked of it, reading revisions only; the JSON is read for the rows
+ * that answer a pair, once each. `known` is false where pruning removed what was needed: the log
+ * holds no row of the key at or before the revision, and the revision is in the pruned part of
+ * the log or a whole-prefix prune (`pruneChanges`) may have dropped its last state. With
+ * `unchanged`, a pair whose answer is its record's newest row goes there (pair → that row's
+ * revision) instead of into the result, and its JSON is not read.
+ */
+export async function readStatesAt(
+  q: Knex | Knex.Transaction,
+  dialect: DatabaseConfig['dialect'],
+  scope: string,
+  pairs: ReadonlyArray<RevisionPair>,
+  unchanged?: Map<string, number>,
+): Promise<Map<string, StateAt>> {
+  const out = new Map<string, StateAt>()
+  if (pairs.length === 0) return out
+  const oldest = new Map<string, number>()
+  for (const [key, revision] of pairs) {
+    const known = oldest.get(key)
+    if (known === undefined || revision < known) oldest.set(key, revision)
+  }
+  const prunedThrough = await readMeta(q, META.prunedThrough)
+  const prefixPruned = await readMeta(q, META.prefixPrunedThrough)
+  const chains = new Map<string, number[]>()
+  for (const row of await walkChains(q, dialect, scope, [...oldest])) {
+    const chain = chains.get(row.key) ?? []
+    chain.push(Number(row.revision))
+    chains.set(row.key, chain)
+  }
+  for (const chain of chains.values()) chain.sort((a, b) => b - a)
+  // Each distinct pair's answer: the record's newest surviving row at or before the revision.
+  const answers = new Map<string, { revision: number; at: number | null }>()
+  for (const [key, revision] of pairs) {
+    const id = pairId(key, revision)
+    if (answers.has(id) || unchanged?.has(id)) continue
+    const chain = chains.get(key)
+    const at = chain?.find((r) => r <= revision) ?? null
+    // With `unchanged` given, the newest row is named instead of read: the caller holds it.
+    if (unchanged && at !== null && at === chain?.[0]) unchanged.set(id, at)
+    else answers.set(id, { revision, at })
+  }
+  const wanted = new Set<number>()
+  for (const { at } of answers.values()) if (at !== null) wanted.add(at)
+  const data = new Map<number, string | null>()
+  if (wanted.size > 0) {
+    for (const row of await selectChangeData(q, dialect, [...wanted])) data.set(Number(row.revision), row.data)
+  }
+  for (const [id, { revision, at }] of answers) {
+    // A row that survived pruning is exact (pruning drops a row only together with every older
+    // row of the record); no row means absent, unless pruning may have dropped the record's state.
+    const found = at !== null && data.has(at)
+    const known = found || (revision >= prunedThrough && prefixPruned === 0)
+    const json = found ? (data.get(at as number) ?? null) : null
+    out.set(id, { flag: known && json !== null ? (JSON.parse(json) as StoredFlag) : null, known })
+  }
+  return out
+}

@@ -9,7 +9,7 @@ export interface ServerConfig {
   receiverToken: string | undefined
   keepAliveMs: number
   pollIntervalMs: number
-  /** Bytes a slow /stream subscriber may have queued before it is dropped (STREAM_MAX_BUFFER_BYTES, default 1 MiB). */
+  /** Bytes a slow /stream subscriber may have queued behind its bootstrap before it is dropped (STREAM_MAX_BUFFER_BYTES, default 1 MiB). */
   maxStreamBufferBytes?: number
   /** Open /stream connections at most; past it 503 with Retry-After (STREAM_MAX_CONNECTIONS, default 10 000). */
   maxStreamConnections?: number

@@ -17,7 +17,7 @@ export interface FlagRuntimeOptions {
   keepAliveMs?: number
   /** Change-log poll interval, ms (default 1000); the backstop for other processes' writes. */
   pollIntervalMs?: number
-  /** Bytes a slow stream subscriber may have queued before it is dropped (default 1 MiB). */
+  /** Bytes a slow stream subscriber may have queued behind its bootstrap before it is dropped (default 1 MiB). */
   maxStreamBufferBytes?: number
   /** Open /stream connections at most (default 10 000); past it a new one gets 503 with Retry-After. */
   maxStreamConnections?: number

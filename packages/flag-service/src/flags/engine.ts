@@ -23,7 +23,7 @@ export interface FlagStreamOptions {
   keepAliveMs?: number
   /** Change-log poll interval, ms (default 1 000): the backstop for other instances' writes. */
   pollIntervalMs?: number
-  /** Bytes a slow stream subscriber may have queued before it is dropped (default 1 MiB). */
+  /** Bytes a slow stream subscriber may have queued behind its bootstrap before it is dropped (default 1 MiB). */
   maxStreamBufferBytes?: number
   /** Open streams at most, SDK and dashboard together (default 10 000); past it 503 with Retry-After. */
   maxStreamConnections?: number

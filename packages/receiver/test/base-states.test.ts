@@ -1,4 +1,4 @@
-import { detectConflict } from '@flagsync/receiver'
+import { type Collection, detectConflict, flagsCollection } from '@flagsync/receiver'
 import { type FlagStore, META, type StoredFlag, TABLES } from '@flagsync/store'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -278,4 +278,58 @@ describe.each(DIALECTS)('a 1 000-operation batch with stale bases on %s', (diale
       await h.close()
     }
   }, 60_000)
+})
+
+describe.each(DIALECTS)('writes committed between the read of the bases and the lock, on %s', (dialect) => {
+  it('are seen: a record changed meanwhile and a base issued meanwhile are read under the lock', async () => {
+    let meanwhile: (store: FlagStore) => Promise<void> = async () => {}
+    const flags: Collection = {
+      ...flagsCollection,
+      async prefetch(store, bases) {
+        const states = await flagsCollection.prefetch?.(store, bases)
+        await meanwhile(store)
+        return states
+      },
+    }
+    const h = await startHarness({ dialect, collections: { flags } })
+    try {
+      expect((await h.post(batch(['a', 'b', 'c'].map((k) => insert(k, fullFlag(k)))))).status).toBe(200)
+      const before = await revisionsOf(h.store, ['a', 'b', 'c'])
+      const read = Number((await h.db.knex(TABLES.meta).where('name', 'revision').first('value')).value)
+      // After the bases were read: a changes (revision read + 1), then b (read + 2).
+      meanwhile = async (store) => {
+        meanwhile = async () => {}
+        await store.write(async (w) => w.put(fullFlag('a', { description: 'theirs' })))
+        await store.write(async (w) => w.put(fullFlag('b', { description: 'theirs' })))
+      }
+      const res = await h.post(
+        batch([
+          { ...update('a', { description: 'mine' }), baseRevision: before.get('a') },
+          // Not yet issued when the bases were read; b's state there is its first one.
+          { ...update('b', { description: 'mine' }), baseRevision: read + 1 },
+          { ...update('c', { description: 'mine' }), baseRevision: before.get('c') },
+        ]),
+      )
+      expect(res.status, JSON.stringify(res.body)).toBe(409)
+      expect(res.body.conflicts).toEqual([
+        expect.objectContaining({
+          recordId: 'a',
+          kind: 'field',
+          fields: ['description'],
+          base: fullFlag('a'),
+          currentRevision: read + 1,
+        }),
+        expect.objectContaining({
+          recordId: 'b',
+          kind: 'field',
+          fields: ['description'],
+          base: fullFlag('b'),
+          currentRevision: read + 2,
+        }),
+      ])
+      expect(res.body.conflicts[0].current).toEqual(fullFlag('a', { description: 'theirs' }))
+    } finally {
+      await h.close()
+    }
+  })
 })

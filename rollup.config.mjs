@@ -1,6 +1,7 @@
 // Browser bundles. tsc -b (run first by `npm run build`) emits per-file ESM and
-// declarations into each package's dist/; rollup turns the browser packages into
-// publishable bundles and the examples into single files a page can load.
+// declarations into each package's dist/ (what the packages publish); rollup turns the sync client into
+// single-file bundles in dist/bundle/ (loaded by the e2e tests and bench/, not published) and the examples into
+// single files a page can load.
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import nodeResolve from '@rollup/plugin-node-resolve'

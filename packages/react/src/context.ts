@@ -1,10 +1,10 @@
-import type { SyncClient } from '@flagsync/sync-client'
 import { createContext, useContext } from 'react'
 import type { FlagStore } from './flag-store.js'
+import type { SyncClientLike } from './sync-types.js'
 
 export interface FlagsyncContextValue {
   flags: FlagStore
-  sync: SyncClient | undefined
+  sync: SyncClientLike | undefined
 }
 
 export const FlagsyncContext = createContext<FlagsyncContextValue | null>(null)

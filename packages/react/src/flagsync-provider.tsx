@@ -1,8 +1,8 @@
 import { type ClientFlag, createFlagClient, type FlagClient, type FlagClientOptions } from '@flagsync/flag-client'
-import type { SyncClient } from '@flagsync/sync-client'
 import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react'
 import { FlagsyncContext } from './context.js'
 import { FlagStore } from './flag-store.js'
+import type { SyncClientLike } from './sync-types.js'
 
 /** Props of `FlagsyncProvider`: give a `client`, or a `url` (and `sdkKey`) for the provider to create one. */
 export interface FlagsyncProviderProps {
@@ -24,7 +24,7 @@ export interface FlagsyncProviderProps {
    * A sync client: `useSyncStatus()` and `usePendingChanges()` read it, and a
    * client the provider creates sends flag edits through it.
    */
-  syncClient?: SyncClient
+  syncClient?: SyncClientLike
   /**
    * Flags fetched on the server (e.g. `GET /api/flags`). Rendered on the
    * server, by hydration, and until the client has a flag set of its own, so

@@ -1,5 +1,6 @@
 export type { FlagsyncProviderProps } from './flagsync-provider.js'
 export { FlagsyncProvider } from './flagsync-provider.js'
+export type { Conflict, DeliveryError, OutboxEntry, SyncClientLike, SyncState, SyncStatus } from './sync-types.js'
 export type { FlagContext, FlagDetails, FlagValue, FlagValueOf } from './use-flag.js'
 export { useFlag, useFlagDetails } from './use-flag.js'
 export { useFlagClient, useFlagStatus, useFlags } from './use-flags.js'

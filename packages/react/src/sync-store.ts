@@ -1,4 +1,4 @@
-import type { Conflict, OutboxEntry, SyncClient, SyncStatus } from '@flagsync/sync-client'
+import type { Conflict, OutboxEntry, SyncClientLike, SyncStatus } from './sync-types.js'
 
 const NO_ENTRIES: readonly OutboxEntry[] = Object.freeze([])
 const NO_CONFLICTS: readonly Conflict[] = Object.freeze([])
@@ -18,7 +18,7 @@ export class SyncStore {
   private unsubscribe: (() => void) | undefined
   private reading: Promise<void> = Promise.resolve()
 
-  constructor(private readonly sync: SyncClient) {}
+  constructor(private readonly sync: SyncClientLike) {}
 
   readonly subscribe = (listener: () => void): (() => void) => {
     this.listeners.add(listener)
@@ -72,9 +72,9 @@ export class SyncStore {
   }
 }
 
-const stores = new WeakMap<SyncClient, SyncStore>()
+const stores = new WeakMap<SyncClientLike, SyncStore>()
 
-export function syncStoreOf(sync: SyncClient): SyncStore {
+export function syncStoreOf(sync: SyncClientLike): SyncStore {
   let store = stores.get(sync)
   if (!store) {
     store = new SyncStore(sync)

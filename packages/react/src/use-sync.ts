@@ -1,7 +1,7 @@
-import type { Conflict, OutboxEntry, SyncStatus } from '@flagsync/sync-client'
 import { useSyncExternalStore } from 'react'
 import { useFlagsyncContext } from './context.js'
 import { syncStoreOf } from './sync-store.js'
+import type { Conflict, OutboxEntry, SyncStatus } from './sync-types.js'
 
 const nothing = () => () => {}
 const noStatus = () => null

@@ -299,6 +299,35 @@ describe('the dashboard served by the flag service', () => {
     await editor.getByRole('button', { name: 'Cancel' }).click()
   })
 
+  it('creates a flag in every environment or in none, naming where the key is taken', async () => {
+    const projects = await adminApi<Array<{ id: string; slug: string }>>('GET', '/api/projects')
+    const checkout = projects.find((p) => p.slug === 'checkout') as { id: string }
+    const envs = await adminApi<Array<{ id: string; slug: string }>>('GET', `/api/projects/${checkout.id}/environments`)
+    const staging = envs.find((e) => e.slug === 'staging') as { id: string }
+    await adminApi('POST', `/api/environments/${staging.id}/flags`, { key: 'promo-banner', is_enabled: false })
+    await page.getByRole('button', { name: 'New flag' }).click()
+    const editor = page.getByRole('dialog', { name: 'New flag' })
+    await editor.getByLabel('Key').fill('promo-banner')
+    await editor.getByLabel('On', { exact: true }).check()
+    await editor.getByRole('button', { name: 'Create flag' }).click()
+    const error = editor.locator('#editor-error')
+    await expect.poll(() => error.textContent(), WITHIN).toContain('promo-banner exists in Staging')
+    const where: Record<string, boolean | undefined> = {}
+    for (const env of envs) {
+      const flags = await adminApi<Array<{ key: string; is_enabled: boolean }>>(
+        'GET',
+        `/api/environments/${env.id}/flags`,
+      )
+      where[env.slug] = flags.find((f) => f.key === 'promo-banner')?.is_enabled
+    }
+    // Nothing was created in Production or Development, and Staging's flag was not replaced.
+    expect(where).toEqual({ production: undefined, staging: false, development: undefined })
+    await editor.getByRole('button', { name: 'Cancel' }).click()
+    // The filter test below counts the project's flags.
+    await adminApi('DELETE', `/api/environments/${staging.id}/flags/promo-banner`)
+    await expect.poll(() => page.locator('tr[data-flag="promo-banner"]').count(), WITHIN).toBe(0)
+  })
+
   it('promotes a flag to another environment after showing the diff', async () => {
     await page.getByRole('button', { name: 'Edit new-cart in Production' }).click()
     const editor = page.getByRole('dialog', { name: 'new-cart in Production' })

@@ -16,7 +16,7 @@ import { VariantRows } from './variant-rows.js'
 import { summarizeWeights } from './weights.js'
 
 /**
- * Creates a flag (in one environment or every one) or edits it in one
+ * Creates a flag (in one environment or every one, all or nothing) or edits it in one
  * environment: type and values, variants with their live shares, rules with
  * the nine operators or a segment, prerequisites, rollout. An environment
  * that requires approval turns the save into a change request (202).
@@ -113,9 +113,14 @@ export function FlagEditor(props: {
     }
     try {
       if (creating) {
+        // One request for every target environment: created in all of them, or (409/422) in none.
         const envs = targets === 'all' ? props.environments : props.environments.filter((e) => e.id === targets)
-        for (const target of envs)
-          props.onSaved(target.id, await api<Flag>('POST', `/api/environments/${target.id}/flags`, flag))
+        const result = await api<{ created: Array<{ environment_id: string; flag: Flag }> }>(
+          'POST',
+          `/api/projects/${props.projectId}/flags`,
+          { flag, environment_ids: envs.map((e) => e.id) },
+        )
+        for (const created of result.created) props.onSaved(created.environment_id, created.flag)
         props.onClose()
         return
       }

@@ -9,26 +9,31 @@ export function formatValue(value: FlagValue | undefined): string {
 }
 
 /**
- * What an environment serves, at a glance: off → the disabled value; on →
- * the default, noting what can change it for some users (rules, rollout,
- * a variant split). Boolean flags without values serve true/false, as the
- * evaluator does.
+ * What an environment serves, at a glance, in the evaluator's order. `value`
+ * is what users matching no rule get: off → the disabled value; on → the
+ * default, or with a rollout below 100 % who gets what ("25 % get true, the
+ * rest false": users outside a rollout get the disabled value), or the variant
+ * split. `varies` is what comes first: each rule with what it serves, and
+ * prerequisites (unmet → the disabled value). Boolean flags without values
+ * serve true/false, as the evaluator does.
  */
 export function servedAtGlance(flag: Flag): { value: string; varies: string[] } {
   const isBoolean = (flag.flag_type ?? 'boolean') === 'boolean'
-  if (!flag.is_enabled) {
-    return { value: formatValue(flag.disabled_value ?? (isBoolean ? false : undefined)), varies: [] }
-  }
-  const varies: string[] = []
-  if ((flag.rules?.length ?? 0) > 0) varies.push(`${flag.rules.length} rule${flag.rules.length === 1 ? '' : 's'}`)
-  if (flag.rollout_percentage !== null && flag.rollout_percentage !== undefined && flag.rollout_percentage < 100) {
-    varies.push(`${flag.rollout_percentage} % rollout`)
-  }
-  if ((flag.variants?.length ?? 0) > 0) varies.push(`${flag.variants.length}-way split`)
-  if ((flag.prerequisites?.length ?? 0) > 0) varies.push('prerequisites')
-  const value =
-    (flag.variants?.length ?? 0) > 0 ? 'split' : formatValue(flag.default_value ?? (isBoolean ? true : undefined))
-  return { value, varies }
+  const off = flag.disabled_value ?? (isBoolean ? false : undefined)
+  if (!flag.is_enabled) return { value: formatValue(off), varies: [] }
+  // Without a disabled value a non-boolean flag serves nothing there: the app's own fallback.
+  const disabled = off === undefined ? "the app's fallback" : formatValue(off)
+  const fallback = formatValue(flag.default_value ?? (isBoolean ? true : undefined))
+  const rules = flag.rules ?? []
+  const varies = rules
+    .slice(0, 2)
+    .map((rule, i) => `rule ${i + 1} → ${rule.variant === undefined ? fallback : formatValue(rule.variant)}`)
+  if (rules.length > 2) varies.push(`${rules.length - 2} more rule${rules.length === 3 ? '' : 's'}`)
+  if ((flag.prerequisites?.length ?? 0) > 0) varies.push(`prerequisites unmet → ${disabled}`)
+  const split = (flag.variants?.length ?? 0) > 0 ? `${flag.variants.length}-way split` : null
+  const rollout = flag.rollout_percentage ?? 100
+  if (rollout >= 100) return { value: split ?? fallback, varies }
+  return { value: `${rollout} % get ${split ? `a ${split}` : fallback}, the rest ${disabled}`, varies }
 }
 
 export type StateFilter = 'all' | 'on' | 'off' | 'mixed'

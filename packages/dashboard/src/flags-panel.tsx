@@ -194,7 +194,7 @@ export function FlagsPanel(props: {
                         >
                           {flag.is_enabled ? 'On' : 'Off'}
                         </button>
-                        <span className="served" title="what a user matching no rule gets">
+                        <span className="served" title="what users matching no rule get">
                           {served.value}
                         </span>
                         {served.varies.length ? <span className="varies">{served.varies.join(' · ')}</span> : null}

@@ -1,42 +1,25 @@
 import { once } from 'node:events'
-import type { Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { createGzip } from 'node:zlib'
-import { loadReceiverConfig, startReceiverServer } from '@flagsync/receiver'
-import { silentLogger } from '@flagsync/server-kit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createProject } from '../../packages/flag-service/test/flags/support.js'
-import { type Harness, startHarness } from '../../packages/flag-service/test/harness.js'
-import { fetchInChild } from '../support/child-fetch.js'
-import { createTestDatabase, type TestDatabase } from '../support/databases.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
+import { disposeTargets, flagService, flatApi, MIB, receiver, type Target } from './body-limit-targets.js'
 
 /**
  * A body over the limit is answered 413 as soon as the limit is passed, not
  * once the client stops sending (body-parser reads the whole request first, so
  * a chunked body with no end never got an answer). The rest of the body is
  * then read and thrown away, 32 MiB at most, before the connection is closed
- * (lingering close): a client that reads the answer only once it has sent
- * everything (Node's fetch) sees the 413 rather than EPIPE.
+ * (lingering close; body-limit-linger.test.ts shows what that is for).
  */
 
-const MIB = 1024 * 1024
+afterEach(disposeTargets)
+
 /** The client gives up here: far past every limit and what is drained after it. */
 const GIVE_UP_AFTER = 96 * MIB
 /** What server-kit's jsonBody reads and discards past the limit before it closes (its default drainBytes). */
 const DRAIN = 32 * MIB
 /** What a server may read past its bound: the chunk in flight and Node's read-ahead, not the client's stream. */
 const SLACK = 2 * MIB
-
-interface Target {
-  name: string
-  url: string
-  path: string
-  limit: number
-  headers: Record<string, string>
-  server: Server
-  close(): Promise<void>
-}
 
 interface Outcome {
   head: string
@@ -50,7 +33,7 @@ interface Outcome {
 
 /**
  * Opens a raw socket and streams a JSON array of spaces that never ends, in
- * 64 KiB writes, until the server answers (or GIVE_UP_AFTER). Chunked unless
+ * 64 KiB writes, until the server closes the connection (or GIVE_UP_AFTER). Chunked unless
  * `contentLength` is given, which is then announced and never reached; with
  * `gzip`, the same endless JSON compressed (Content-Encoding: gzip).
  */
@@ -147,68 +130,6 @@ function expectPromptRefusal(outcome: Outcome, limit: number, drained = 0): void
   expect(outcome.serverRead).toBeLessThan(limit + drained + SLACK)
 }
 
-const cleanups: Array<() => Promise<void>> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
-async function flatApi(path: '/api/flags' | '/sync'): Promise<Target> {
-  const server: TestServer = await startTestServer({ env: { SDK_KEY: 'k'.repeat(32) } })
-  cleanups.push(() => server.dispose())
-  return {
-    name: `flat API ${path}`,
-    url: server.url,
-    path,
-    limit: path === '/sync' ? 5 * MIB : MIB,
-    headers: { Authorization: `Bearer ${'k'.repeat(32)}` },
-    server: server.server,
-    close: () => server.dispose(),
-  }
-}
-
-async function receiver(): Promise<Target> {
-  const db: TestDatabase = await createTestDatabase('sqlite')
-  const running = await startReceiverServer(
-    loadReceiverConfig({ PORT: '0', DATABASE_URL: db.url, RECEIVER_TOKEN: 'r'.repeat(32) }),
-    { logger: silentLogger() },
-  )
-  cleanups.push(async () => {
-    await running.close()
-    await db.drop()
-  })
-  return {
-    name: 'standalone receiver /sync',
-    url: running.url,
-    path: '/sync',
-    limit: 5 * MIB,
-    headers: { Authorization: `Bearer ${'r'.repeat(32)}` },
-    server: running.server,
-    close: () => running.close(),
-  }
-}
-
-/** The flag service at `path` (`/api/auth/login` as anyone, or an environment's route as the admin's token). */
-async function flagService(route: 'login' | 'sync' | 'flags' = 'login'): Promise<Target> {
-  const h: Harness = await startHarness('sqlite')
-  cleanups.push(() => h.dispose())
-  let path = '/api/auth/login'
-  let headers: Record<string, string> = {}
-  if (route !== 'login') {
-    const project = await createProject(h)
-    path = `/api/environments/${project.production}/${route}`
-    headers = { Authorization: `Bearer ${await h.createToken(h.admin, 'read_write')}` }
-  }
-  return {
-    name: `flag service ${path}`,
-    url: h.url,
-    path,
-    limit: MIB,
-    headers,
-    server: h.server.server,
-    close: () => h.dispose(),
-  }
-}
-
 describe('an over-limit body is refused as soon as the limit is passed, and the connection closed', () => {
   const targets: Array<[string, () => Promise<Target>]> = [
     ['the flat API (/api/flags)', () => flatApi('/api/flags')],
@@ -238,32 +159,5 @@ describe('an over-limit body is refused as soon as the limit is passed, and the 
     expectPromptRefusal(outcome, target.limit)
     // Refused on the inflated size: long before the compressed bytes themselves come near the limit.
     expect(outcome.sentWhenAnswered).toBeLessThan(target.limit / 4)
-  })
-})
-
-describe("a body far over the limit reaches Node's fetch (another process) as the 413 and its JSON, not EPIPE", () => {
-  const targets: Array<[string, () => Promise<Target>, number]> = [
-    ['the flat API, 20 MB to /sync', () => flatApi('/sync'), 20_000_000],
-    ['the flat API, 6 MB to POST /api/flags', () => flatApi('/api/flags'), 6_000_000],
-    ['the standalone receiver, 20 MB to /sync', receiver, 20_000_000],
-    ["the flag service, 20 MB to an environment's /sync", () => flagService('sync'), 20_000_000],
-    ["the flag service, 6 MB to an environment's POST /flags", () => flagService('flags'), 6_000_000],
-  ]
-
-  it.each(targets)('%s, declared and chunked', { timeout: 90_000 }, async (_name, start, bytes) => {
-    const target = await start()
-    const answers = await fetchInChild(`${target.url}${target.path}`, { bytes, times: 5, headers: target.headers })
-    const refusal = {
-      status: 413,
-      body: {
-        error: `request body is larger than ${target.limit} bytes`,
-        code: 'payload_too_large',
-        limit_bytes: target.limit,
-      },
-    }
-    expect(answers).toEqual([
-      ...Array.from({ length: 5 }, () => ({ kind: 'declared', ...refusal })),
-      ...Array.from({ length: 5 }, () => ({ kind: 'chunked', ...refusal })),
-    ])
   })
 })

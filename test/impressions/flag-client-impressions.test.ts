@@ -51,6 +51,11 @@ describe('the flag client reports impressions to the real service', () => {
   const clients: FlagClient[] = []
   beforeEach(async () => {
     f = await startImpressionFixture('sqlite', { env: { BODY_LIMIT: '64kb' } })
+    // The service has the flags the front server streams: it keeps impressions of its environment's flags only.
+    for (const flag of FLAGS) {
+      const res = await f.h.call(`/api/environments/${f.envId}/flags`, { method: 'POST', as: f.h.admin, body: flag })
+      if (res.status !== 200) throw new Error(`flag ${flag.key}: ${res.status} ${JSON.stringify(res.body)}`)
+    }
     front = await startFrontServer(f.h.url, { environmentId: f.envId, flags: FLAGS })
   })
   afterEach(async () => {

@@ -5,6 +5,7 @@ import type { ServiceRuntime } from '../service-runtime.js'
 import { retentionFromEnv, startImpressionRetention } from './retention.js'
 import { createImpressionsRouter } from './routes.js'
 
+export { KNOWN_KEY_TTL_MS, KnownKeys, knownFlagKeys } from './known-keys.js'
 export type { ImpressionRetention } from './retention.js'
 export {
   DEFAULT_RETENTION_DAYS,
@@ -13,18 +14,21 @@ export {
   startImpressionRetention,
 } from './retention.js'
 export { createImpressionsRouter, writerOf } from './routes.js'
-export type { ImpressionInput, ListQuery } from './schemas.js'
-export { impressionBatchSchema, impressionInputSchema, listQuerySchema } from './schemas.js'
+export type { ImpressionInput, ListQuery, StatsQuery } from './schemas.js'
+export { impressionBatchSchema, impressionInputSchema, listQuerySchema, statsQuerySchema } from './schemas.js'
 export type {
   Dialect,
   ImpressionJson,
   ImpressionRow,
   ImpressionStatsJson,
+  ImpressionStatsPage,
   IngestBatch,
   PruneOptions,
 } from './store.js'
 export {
+  forgetDeletedFlags,
   impressionStats,
+  impressionStatsPage,
   indexFor,
   ingestBatches,
   ingestImpressions,
@@ -32,7 +36,6 @@ export {
   pruneImpressions,
 } from './store.js'
 export { IMPRESSION_INDEXES, IMPRESSION_LIMITS, IMPRESSION_TABLES, impressionMigrations } from './tables.js'
-/** Impressions (issue 11). Migrations are named 0200_… so they sort after the flag feature's. */
 export type { ImpressionWriterOptions } from './writer.js'
 export { ImpressionWriter } from './writer.js'
 

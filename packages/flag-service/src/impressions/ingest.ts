@@ -71,7 +71,7 @@ async function writePostgres(trx: Knex.Transaction, plan: Plan): Promise<void> {
   for (const bindings of plan.pairs) countNewUsers(plan, await postgres.insertNewPairs(trx, bindings))
   await postgres.addStored(trx, T.envs, ['environment_id'], plan.envs)
   await postgres.addStored(trx, T.values, ['environment_id', 'value'], plan.values)
-  await postgres.addStored(trx, T.series, ['flag_id', 'value_id'], plan.series)
+  await postgres.addSeries(trx, plan.series)
   await postgres.addFlagStats(trx, plan.flags)
 }
 

@@ -16,16 +16,33 @@ export const flagKey = (environmentId: string, key: string) => `${T.flags}\u0000
 export const valueKey = (environmentId: string, value: string) => `${T.values}\u0000${environmentId}\u0000${value}`
 export const seriesKey = (name: string) => `${T.series}\u0000${name}`
 
+/** Interned ids are read again from the database after this long (ms), whatever happened meanwhile. */
+export const INTERN_MAX_AGE_MS = 10 * 60_000
+
+/** Bumped when the retention job deletes interned rows: every cache of the process starts over. */
+let generation = 0
+
+/** Drops every cached id of the process (the retention job deleted interned rows). */
+export function forgetInternedIds(): void {
+  generation++
+}
+
 /**
- * Interned ids by name, per database handle. Ids are never reused (they only
- * disappear with their environment, whose requests then answer 404), so an
- * entry can only go stale by pointing at a row that no request will name again.
- * A transaction stages the ids it creates and publishes them after its commit:
- * an id another transaction has not committed yet is never handed out (it could
- * roll back, and waiting on its row lock could deadlock).
+ * Interned ids by name, per database handle. Ids are never reused. A row
+ * disappears with its environment (whose requests then answer 404), or when
+ * the retention job forgets a flag the environment no longer has and whose
+ * impressions are all gone, or a value no flag's kept impressions use: that
+ * job clears the process's caches, and every cache starts over after
+ * `INTERN_MAX_AGE_MS` anyway, so another process never keeps such an id for
+ * long (the job only deletes rows idle for a whole retention period, far
+ * longer). A transaction stages the ids it creates and publishes them after
+ * its commit: an id another transaction has not committed yet is never handed
+ * out (it could roll back, and waiting on its row lock could deadlock).
  */
 export class InternCache {
   private readonly map = new Map<string, number>()
+  private generation = generation
+  private since = Date.now()
   get(key: string): number | undefined {
     return this.map.get(key)
   }
@@ -35,6 +52,12 @@ export class InternCache {
   }
   clear(): void {
     this.map.clear()
+    this.generation = generation
+    this.since = Date.now()
+  }
+  /** Clears the cache when the retention job deleted interned rows or it is older than INTERN_MAX_AGE_MS. */
+  refresh(): void {
+    if (this.generation !== generation || Date.now() - this.since > INTERN_MAX_AGE_MS) this.clear()
   }
 }
 
@@ -57,6 +80,7 @@ export function cacheOf(knex: Knex): InternCache {
     cache = new InternCache()
     caches.set(knex, cache)
   }
+  cache.refresh()
   return cache
 }
 

@@ -1,17 +1,24 @@
 import type { ServiceRuntime } from '../service-runtime.js'
-import { pruneImpressions } from './prune.js'
+import { forgetDeletedFlags, pruneImpressions } from './prune.js'
 
 export { DAY_MS, DEFAULT_RETENTION_DAYS, type ImpressionRetention, retentionFromEnv } from './retention-config.js'
 
 import type { ImpressionRetention } from './retention-config.js'
 
-/** Deletes the impressions older than the retention age now (by the runtime's clock); returns how many. */
-export function pruneExpiredImpressions(
+/**
+ * Deletes the impressions older than the retention age now (by the runtime's
+ * clock), then the stats of flag keys the environment no longer has whose
+ * impressions are all gone (`forgetDeletedFlags`); returns how many
+ * impressions it deleted.
+ */
+export async function pruneExpiredImpressions(
   runtime: ServiceRuntime,
   retention: Pick<ImpressionRetention, 'maxAgeMs' | 'chunk'>,
 ): Promise<number> {
-  if (retention.maxAgeMs <= 0) return Promise.resolve(0)
-  return pruneImpressions(runtime.knex, runtime.clock() - retention.maxAgeMs, { chunk: retention.chunk })
+  if (retention.maxAgeMs <= 0) return 0
+  const deleted = await pruneImpressions(runtime.knex, runtime.clock() - retention.maxAgeMs, { chunk: retention.chunk })
+  await forgetDeletedFlags(runtime.knex, { chunk: retention.chunk })
+  return deleted
 }
 
 /**

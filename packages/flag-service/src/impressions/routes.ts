@@ -5,9 +5,10 @@ import type { EnvironmentAccess } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { KnownKeys } from './known-keys.js'
 import { listImpressions } from './list.js'
-import { fastImpressionRows, impressionBatchSchema, listQuerySchema } from './schemas.js'
-import { impressionStats } from './stats.js'
+import { fastImpressionRows, impressionBatchSchema, listQuerySchema, statsQuerySchema } from './schemas.js'
+import { impressionStatsPage } from './stats.js'
 import { IMPRESSION_LIMITS } from './tables.js'
 import type { ImpressionRow } from './types.js'
 import { ImpressionWriter } from './writer.js'
@@ -95,16 +96,30 @@ export function writerOf(runtime: ServiceRuntime): ImpressionWriter {
   return writer
 }
 
+/** Unknown keys named in an answer at most (a batch of invented keys would otherwise echo them all). */
+export const UNKNOWN_KEYS_NAMED = 20
+
+/** The 200 of a batch with impressions of flag keys the environment does not have (the others are stored). */
+function ignoredAnswer(stored: number, ignored: number, unknownKeys: string[]) {
+  return {
+    stored,
+    ignored_unknown_keys: ignored,
+    unknown_flag_keys: unknownKeys.slice(0, UNKNOWN_KEYS_NAMED),
+  }
+}
+
 /**
  * /api/environments/:env_id/impressions (after `authenticate` and `loadEnvironment`):
  * - POST: SDK key of this environment only (document 1 §5.9: no admin role needed); users report nothing;
- * - GET and GET /stats: project viewers and up, and the environment's SDK key.
+ * - GET and GET /stats: project viewers and up, and the environment's SDK key; /stats answers the array
+ *   without paging parameters and `{items, next_cursor}` with `limit` or `cursor`.
  */
 export function createImpressionsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router({ mergeParams: true })
   const { knex } = runtime
   const dialect = runtime.db.config.dialect
   const writer = writerOf(runtime)
+  const known = new KnownKeys(knex, runtime.clock)
 
   router.post('/', ...jsonBodyFor(options), async (req, res) => {
     const env = environmentOf(req)
@@ -124,9 +139,14 @@ export function createImpressionsRouter(runtime: ServiceRuntime, options: Router
         { max_items: IMPRESSION_LIMITS.batch },
       )
     }
-    const rows = fastImpressionRows(req.body, receivedAt) ?? rowsOf(req.body, receivedAt)
-    await writer.write({ environmentId: env.id, rows, receivedAt })
-    noContent(res)
+    const valid = fastImpressionRows(req.body, receivedAt) ?? rowsOf(req.body, receivedAt)
+    const { rows, ignored, unknownKeys } = await known.sort(env.id, valid)
+    if (rows.length > 0) await writer.write({ environmentId: env.id, rows, receivedAt })
+    if (ignored === 0) {
+      noContent(res)
+      return
+    }
+    res.json(ignoredAnswer(rows.length, ignored, unknownKeys))
   })
 
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
@@ -139,7 +159,25 @@ export function createImpressionsRouter(runtime: ServiceRuntime, options: Router
   router.get('/stats', requireProjectRole('viewer'), async (req, res) => {
     const env = environmentOf(req)
     requireKeyOfThisEnvironment(req, env)
-    res.json(await impressionStats(knex, env.id))
+    const query = parseOr422(statsQuerySchema, req.query, 'impression stats query')
+    if (query.limit === undefined && query.cursor === undefined) {
+      const page = await impressionStatsPage(knex, env.id, { limit: IMPRESSION_LIMITS.statsUnpaged })
+      // The array stays bounded: past the bound a Link names the paged form's next page.
+      if (page.next_cursor !== null) {
+        res.setHeader(
+          'Link',
+          `<${req.baseUrl}/stats?limit=${IMPRESSION_LIMITS.statsPageMax}&cursor=${page.next_cursor}>; rel="next"`,
+        )
+      }
+      res.json(page.items)
+      return
+    }
+    res.json(
+      await impressionStatsPage(knex, env.id, {
+        limit: query.limit ?? IMPRESSION_LIMITS.statsPageDefault,
+        cursor: query.cursor,
+      }),
+    )
   })
 
   allowOnly(router, '/', 'GET, POST')

@@ -171,3 +171,20 @@ export const listQuerySchema = z.strictObject({
 })
 
 export type ListQuery = z.output<typeof listQuerySchema>
+
+/**
+ * Query parameters of GET …/impressions/stats. Either one pages the answer
+ * (`{items, next_cursor}`); with neither it is the array. Unknown parameters
+ * are a 422, as for the list.
+ */
+export const statsQuerySchema = z.strictObject({
+  limit: queryInt(1, L.statsPageMax).optional(),
+  /** The `next_cursor` of the page before: the last flag key it held. */
+  cursor: flagKey.optional(),
+})
+
+/** A stats page's parameters once paging is asked for. */
+export interface StatsQuery {
+  limit: number
+  cursor?: string | undefined
+}

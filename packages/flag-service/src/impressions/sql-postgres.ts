@@ -81,6 +81,23 @@ export async function addStored(
   }
 }
 
+/** Adds to `stored` and the lifetime `total` of series rows, by ascending id, in one statement (arrays per column). */
+export async function addSeries(trx: Knex.Transaction, increments: StoredIncrement[]): Promise<void> {
+  if (increments.length === 0) return
+  const sorted = [...increments].sort((a, b) => byNumber(a[0], b[0]))
+  const counts = sorted.map((s) => s[2])
+  await trx.raw(
+    'insert into flagsync_impression_series (id, flag_id, value_id, stored, total) select * from unnest(?::int[], ?::int[], ?::int[], ?::bigint[], ?::bigint[]) on conflict (id) do update set stored = flagsync_impression_series.stored + excluded.stored, total = flagsync_impression_series.total + excluded.total',
+    [
+      sorted.map((s) => s[0]),
+      sorted.map((s) => s[1][0]),
+      sorted.map((s) => s[1][1]),
+      counts,
+      counts,
+    ] as Knex.RawBinding[],
+  )
+}
+
 /** The impressions table for a page of the list (the planner picks the index from its statistics). */
 export function impressionsFrom(knex: Knex): Knex.Raw {
   return knex.raw(`${T.impressions} as i`)

@@ -7,13 +7,14 @@
 export { ingestBatches, ingestImpressions } from './ingest.js'
 export { indexFor, listImpressions } from './list.js'
 export { prepareBatch } from './plan.js'
-export { pruneImpressions } from './prune.js'
-export { impressionStats } from './stats.js'
+export { forgetDeletedFlags, pruneImpressions } from './prune.js'
+export { impressionStats, impressionStatsPage } from './stats.js'
 export type {
   Dialect,
   ImpressionJson,
   ImpressionRow,
   ImpressionStatsJson,
+  ImpressionStatsPage,
   IngestBatch,
   PruneOptions,
 } from './types.js'

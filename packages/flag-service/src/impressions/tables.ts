@@ -19,7 +19,7 @@ export const IMPRESSION_TABLES = {
   flags: 'flagsync_impression_flags',
   /** (environment, value) → integer id, with the stored rows. */
   values: 'flagsync_impression_values',
-  /** (flag, value) → integer id, with the stored rows. */
+  /** (flag, value) → integer id, with the stored rows and the lifetime count (`total`, never decremented). */
   series: 'flagsync_impression_series',
   /** Every (flag, user) ever seen: the lifetime `unique_users`. */
   users: 'flagsync_impression_users',
@@ -56,6 +56,13 @@ export const IMPRESSION_LIMITS = {
   contextLength: 4096,
   listDefault: 50,
   listMax: 200,
+  /** Stats entries per page of the paged stats route: default and most. */
+  statsPageDefault: 100,
+  statsPageMax: 1000,
+  /** Stats entries of the answer without paging parameters at most (then a `Link` names the next page). */
+  statsUnpaged: 10_000,
+  /** Served values per stats entry (the most evaluated ones). */
+  statsValues: 20,
 } as const
 
 const T = IMPRESSION_TABLES
@@ -139,6 +146,22 @@ export const impressionMigrations: ServiceMigration[] = [
       )
       await knex.raw(
         'create trigger flagsync_impression_counts_flags instead of insert on flagsync_impression_counts when new.kind = 3 begin update flagsync_impression_flags set total = total + new.n, true_count = true_count + new.true_count, false_count = false_count + new.false_count, unique_users = unique_users + new.new_users, last_seen = max(last_seen, new.last_seen), stored = stored + new.n where id = new.id; end',
+      )
+    },
+  },
+  {
+    // Per served value lifetime counts (the stats' `values`): a series counts its impressions like a flag does.
+    // Series stored before count from the rows kept then.
+    name: '0202_impression_series_totals',
+    async up(knex) {
+      await knex.schema.alterTable(T.series, (t) => {
+        t.bigInteger('total').notNullable().defaultTo(0)
+      })
+      await knex(T.series).update({ total: knex.ref('stored') })
+      if ((knex.client as { config: { client?: unknown } }).config.client !== 'sqlite3') return
+      await knex.raw('drop trigger flagsync_impression_counts_series')
+      await knex.raw(
+        'create trigger flagsync_impression_counts_series instead of insert on flagsync_impression_counts when new.kind = 2 begin update flagsync_impression_series set stored = stored + new.n, total = total + new.n where id = new.id; end',
       )
     },
   },

@@ -34,6 +34,15 @@ export interface ImpressionStatsJson {
   false_count: number
   unique_users: number
   last_seen: string
+  /** The most evaluated served values (lifetime counts), most evaluated first. */
+  values: Array<{ value: string; count: number }>
+}
+
+/** A page of the stats route (sent when the caller pages with `limit` or `cursor`). */
+export interface ImpressionStatsPage {
+  items: ImpressionStatsJson[]
+  /** The `cursor` of the next page; null on the last one. */
+  next_cursor: string | null
 }
 
 export interface PruneOptions {

@@ -16,7 +16,12 @@ export interface ImpressionFixture {
   /** A workspace editor who is a project viewer of Default, and one who is in no project. */
   viewer: Caller
   outsider: Caller
+  /** Posts a batch after creating the flags it names in that environment (ingest keeps impressions of its flags only). */
   post(items: unknown, as?: Caller, envId?: string): Promise<{ status: number; body: Json }>
+  /** Posts a batch as it is: flag keys the environment does not have stay unknown. */
+  postAsIs(items: unknown, as?: Caller, envId?: string): Promise<{ status: number; body: Json }>
+  /** Creates a boolean flag (once per environment and key). */
+  createFlag(key: string, envId?: string): Promise<void>
   list(query?: string, as?: Caller, envId?: string): Promise<{ status: number; body: Json }>
   stats(as?: Caller, envId?: string): Promise<{ status: number; body: Json }>
   dispose(): Promise<void>
@@ -62,6 +67,28 @@ export async function startImpressionFixture(
       const { status, body } = await h.call(...args)
       return { status, body }
     }
+    const created = new Set<string>()
+    /** Creates the flag unless done already; false when the environment refuses it (missing, say). */
+    const tryCreateFlag = async (flagKey: string, env: string) => {
+      if (created.has(`${env} ${flagKey}`)) return true
+      const res = await h.call(`/api/environments/${env}/flags`, {
+        method: 'POST',
+        as: h.admin,
+        body: { key: flagKey, is_enabled: true },
+      })
+      if (res.status === 200) created.add(`${env} ${flagKey}`)
+      return res.status === 200
+    }
+    const createFlag = async (flagKey: string, env = envId) => {
+      if (!(await tryCreateFlag(flagKey, env))) throw new Error(`could not create flag ${flagKey} in ${env}`)
+    }
+    const post = async (items: unknown, as = key, env = envId) => {
+      if (Array.isArray(items) && items.length <= 500) {
+        const keys = new Set(items.map((i) => (i as { flag_key?: unknown } | null)?.flag_key))
+        for (const k of keys) if (typeof k === 'string' && /^[A-Za-z0-9_-]{1,100}$/.test(k)) await tryCreateFlag(k, env)
+      }
+      return call(path(env), { method: 'POST', as, body: items })
+    }
     return {
       h,
       envId,
@@ -72,7 +99,9 @@ export async function startImpressionFixture(
       otherProjectKey: bearer(other.sdk_key.key),
       viewer,
       outsider,
-      post: (items, as = key, env = envId) => call(path(env), { method: 'POST', as, body: items }),
+      post,
+      postAsIs: (items, as = key, env = envId) => call(path(env), { method: 'POST', as, body: items }),
+      createFlag,
       list: (query = '', as = h.admin, env = envId) => call(path(env, query ? `?${query}` : ''), { as }),
       stats: (as = h.admin, env = envId) => call(path(env, '/stats'), { as }),
       dispose: () => h.dispose(),

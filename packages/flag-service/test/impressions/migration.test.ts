@@ -5,9 +5,9 @@ import { impressionStats, ingestImpressions } from '../../src/impressions/store.
 import { openServiceRuntime, SERVICE_MIGRATIONS_TABLE } from '../../src/index.js'
 import { T0 } from '../harness.js'
 
-// Migration 0201 (SQLite's counter view) on a database made before it: counters stored under 0200 stay, and
-// ingest counts on from them.
-describe('migration 0201_impression_counter_view on an existing SQLite database', () => {
+// Migrations 0201 (SQLite's counter view) and 0202 (series totals) on a database made before them: counters
+// stored under 0200 stay, series totals start from the rows kept, and ingest counts on from them.
+describe('migrations 0201_impression_counter_view and 0202_impression_series_totals on an existing SQLite database', () => {
   let db: TestDatabase | undefined
   afterAll(async () => {
     await db?.drop()
@@ -46,7 +46,10 @@ describe('migration 0201_impression_counter_view on an existing SQLite database'
         await knex.schema.raw(`drop trigger flagsync_impression_counts_${name}`)
       }
       await knex.schema.raw('drop view flagsync_impression_counts')
-      await knex(SERVICE_MIGRATIONS_TABLE).where('name', '0201_impression_counter_view').delete()
+      await knex.schema.alterTable(T.series, (t) => t.dropColumn('total'))
+      await knex(SERVICE_MIGRATIONS_TABLE)
+        .whereIn('name', ['0201_impression_counter_view', '0202_impression_series_totals'])
+        .delete()
     } finally {
       await runtime.close()
     }
@@ -54,7 +57,11 @@ describe('migration 0201_impression_counter_view on an existing SQLite database'
     runtime = await openServiceRuntime({ databaseUrl: db.url, clock: () => T0 })
     try {
       const { knex } = runtime
-      expect(await knex(SERVICE_MIGRATIONS_TABLE).where('name', '0201_impression_counter_view').first()).toBeDefined()
+      expect(
+        await knex(SERVICE_MIGRATIONS_TABLE)
+          .whereIn('name', ['0201_impression_counter_view', '0202_impression_series_totals'])
+          .pluck('name'),
+      ).toHaveLength(2)
       await ingestImpressions(knex, 'sqlite', environmentId, rows(5, 'false'), T0)
       expect(await impressionStats(knex, environmentId)).toEqual([
         {
@@ -64,6 +71,10 @@ describe('migration 0201_impression_counter_view on an existing SQLite database'
           false_count: 5,
           unique_users: 5,
           last_seen: new Date(T0 + 4).toISOString(),
+          values: [
+            { value: 'false', count: 5 },
+            { value: 'true', count: 3 },
+          ],
         },
       ])
       expect(Number((await knex(T.envs).first('stored'))?.stored)).toBe(8)

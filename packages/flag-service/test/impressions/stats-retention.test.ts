@@ -43,7 +43,7 @@ describe.each(DIALECTS)('impression stats, retention and cascades on %s', (diale
     })
   }
 
-  it('answers per flag: total, true and false counts, unique users (across batches), last seen', async () => {
+  it('answers per flag: total, true and false counts, unique users (across batches), last seen, per-value counts', async () => {
     expect((await f.stats()).body).toEqual([])
     expect(
       (
@@ -76,6 +76,10 @@ describe.each(DIALECTS)('impression stats, retention and cascades on %s', (diale
         false_count: 0,
         unique_users: 2,
         last_seen: at(T0 + 4000),
+        values: [
+          { value: 'TRUE', count: 1 },
+          { value: 'blue', count: 1 },
+        ],
       },
       {
         flag_key: 'zeta',
@@ -84,6 +88,10 @@ describe.each(DIALECTS)('impression stats, retention and cascades on %s', (diale
         false_count: 2,
         unique_users: 3,
         last_seen: at(T0 + 9000),
+        values: [
+          { value: 'true', count: 4 },
+          { value: 'false', count: 2 },
+        ],
       },
     ])
     // Per environment: staging has none of it.

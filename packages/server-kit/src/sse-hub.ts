@@ -12,7 +12,9 @@ export interface SseHubOptions {
    * is always written whole, whatever its size, and never counts: only what is
    * queued after the part of it still unsent does. The check runs before each
    * write, so a subscriber that stops reading is dropped at the first write
-   * after more than this many bytes of later writes piled up behind it.
+   * after more than this many bytes of later writes piled up behind it, or
+   * at a keep-alive when it read nothing since the previous one while more
+   * than this many bytes are queued, its bootstrap included.
    */
   maxBufferedBytes?: number
   /**
@@ -102,7 +104,7 @@ export class SseHub {
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5
     this.random = options.random ?? Math.random
     if (this.keepAliveMs > 0) {
-      this.timer = setInterval(() => this.broadcastAll(this.keepAliveFrame), this.keepAliveMs)
+      this.timer = setInterval(() => this.keepAlive(), this.keepAliveMs)
       this.timer.unref?.()
     }
   }
@@ -202,6 +204,11 @@ export class SseHub {
     this.closeAll()
   }
 
+  /** The keep-alive comment to every stream, and the end of those that read nothing since the last one (`Connection.tick`). */
+  private keepAlive(): void {
+    for (const set of this.scopes.values()) for (const conn of set) conn.tick(this.keepAliveFrame)
+  }
+
   private onDrop(): void {
     this.dropped++
   }
@@ -216,6 +223,8 @@ class Connection implements SseConnection {
   private written = 0
   /** Bootstrap chunks that may still be queued, as [start, end) offsets in `written`, oldest first. */
   private readonly bootstrap: Array<{ start: number; end: number }> = []
+  /** What had been sent at the previous keep-alive tick. */
+  private sentAtTick = Number.NEGATIVE_INFINITY
 
   constructor(scope: string, res: ServerResponse, maxBufferedBytes: number, onDrop: () => void) {
     this.scope = scope
@@ -236,11 +245,26 @@ class Connection implements SseConnection {
     if (!this.res.writableEnded) this.res.end()
   }
 
+  /**
+   * A keep-alive tick. A subscriber that read nothing for a whole interval
+   * while more than the cap is queued, its bootstrap included, has stopped
+   * reading: it is dropped, so one that never reads a large bootstrap does not
+   * hold it when no change comes to pile up behind it. Otherwise the comment
+   * is written like any frame.
+   */
+  tick(frame: Buffer): void {
+    if (this.res.destroyed || this.res.writableEnded) return
+    const sent = this.written - this.res.writableLength
+    const stalled = sent <= this.sentAtTick && this.res.writableLength > this.maxBufferedBytes
+    this.sentAtTick = sent
+    if (stalled) this.drop()
+    else this.write(frame)
+  }
+
   private send(chunk: string | Buffer, bootstrap: boolean): boolean {
     if (this.res.destroyed || this.res.writableEnded) return false
     if (this.backlog() > this.maxBufferedBytes) {
-      this.onDrop()
-      this.res.destroy()
+      this.drop()
       return false
     }
     const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length
@@ -248,6 +272,11 @@ class Connection implements SseConnection {
     this.written += length
     this.res.write(chunk)
     return true
+  }
+
+  private drop(): void {
+    this.onDrop()
+    this.res.destroy()
   }
 
   /**

@@ -18,8 +18,11 @@ afterEach(async () => {
 })
 
 /** A hub whose /stream bootstraps each subscriber as `bootstrap` says; resolves the connection once the client has the headers. */
-async function serve(bootstrap: (hub: SseHub, req: express.Request, res: express.Response) => SseConnection) {
-  const hub = new SseHub({ keepAliveMs: 0, retryMs: 0, maxBufferedBytes: CAP })
+async function serve(
+  bootstrap: (hub: SseHub, req: express.Request, res: express.Response) => SseConnection,
+  keepAliveMs = 0,
+) {
+  const hub = new SseHub({ keepAliveMs, retryMs: 0, maxBufferedBytes: CAP })
   hubs.push(hub)
   const opened: SseConnection[] = []
   const app = express()
@@ -113,5 +116,20 @@ describe('SseHub: STREAM_MAX_BUFFER_BYTES counts what is queued behind a bootstr
       if (writes > 2000) throw new Error('never dropped')
     }
     expect(hub.droppedCount).toBe(1)
+  })
+
+  it('with no change to queue behind it, a subscriber that reads nothing for a keep-alive interval is dropped once more than the cap is queued', async () => {
+    const { hub, subscribe } = await serve((h, req, res) => h.open(req, res, '', { initial: BIG }), 100)
+    const stalled = await subscribe()
+    const reading = await subscribe()
+    const reader = readBody(reading.res, '\0')
+    // Two ticks: the first notes what was sent, the second finds nothing more sent with 8 MB still queued.
+    await expect.poll(() => hub.droppedCount, { timeout: 2000 }).toBe(1)
+    await expect.poll(() => hub.size()).toBe(1)
+    expect((await readBody(stalled.res, '\0')).length).toBeLessThan(BIG.length) // ended before it had read it all
+    await new Promise((resolve) => setTimeout(resolve, 300)) // more ticks: the reading one stays
+    expect(hub.droppedCount).toBe(1)
+    reading.res.destroy()
+    expect((await reader).length).toBeGreaterThanOrEqual(BIG.length)
   })
 })

@@ -1,13 +1,14 @@
 import { evaluate } from '@flagsync/evaluation'
 import type { EvaluableFlag, Operation } from '@flagsync/protocol'
 import { FlagCache, type SavedSet } from './flag-cache.js'
+import { bootstrapSet, isNewerFlagSet } from './flag-sets.js'
 import { DEFAULT_RECONNECT, FlagStream } from './flag-stream.js'
 import { DexieImpressionQueue, MemoryImpressionQueue } from './impressions/impression-queue.js'
 import { ImpressionReporter } from './impressions/impression-reporter.js'
 import { checkIndexedDbOptions, resolveIndexedDb, resolveLocalStorage } from './indexeddb-env.js'
 import { LocalView, type PendingEntry } from './local-view.js'
 import { browserOnlineSource } from './online.js'
-import { SnapshotPoller } from './snapshot-poller.js'
+import { SnapshotPoller, withKeyInQuery } from './snapshot-poller.js'
 import type {
   ClientFlag,
   Clock,
@@ -97,8 +98,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       ...local.replaceServer(flags),
     ])
     setStatus({ source })
-    // A set read from the cache is already saved: writing it back would only cost a structured clone.
-    if (source !== 'cache') persistSoon()
+    // Only the server's own sets are saved: one read from the cache already is, and a bootstrap names no environment.
+    if (source === 'stream' || source === 'snapshot') persistSoon()
     resolveReady()
   }
   const impressionOptions = typeof options.impressions === 'object' ? options.impressions : {}
@@ -275,13 +276,20 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     return sync
   }
 
+  /** The cached set replaces nothing but a bootstrap it is newer than (a server-rendered page keeps its flags). */
   const fromCache = (saved: SavedSet | undefined) => {
-    if (saved && status.source === 'none') {
+    if (!saved || (status.source !== 'none' && status.source !== 'bootstrap')) return
+    // The stream URL's environment, whichever set is served: impressions can be addressed before the stream.
+    if (status.environmentId === null) {
       status = { ...status, environmentId: saved.environmentId }
       environmentKnown()
+    }
+    if (status.source === 'none' || isNewerFlagSet(saved.flags, local.serverFlags.values())) {
       useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
     }
   }
+  const bootstrap = bootstrapSet(options.bootstrap)
+  if (bootstrap) useSet(bootstrap, 'bootstrap')
   // The localStorage copy answers before this function returns; IndexedDB once it has opened.
   const saved = cache?.loadNow()
   if (cache && !saved) {
@@ -372,14 +380,6 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
 function statusOf(error: Error): { status?: number } {
   const status = (error as { status?: unknown }).status
   return typeof status === 'number' && status > 0 ? { status } : {}
-}
-
-/** The snapshot takes the key the same way the stream does: in the query when `sdkKeyInQuery` is set. */
-function withKeyInQuery(url: string, sdkKey: string | undefined): string {
-  if (!sdkKey) return url
-  const withKey = new URL(url)
-  withKey.searchParams.set('sdk_key', sdkKey)
-  return withKey.toString()
 }
 
 /** The stream URL: absolute, or relative to the page (as EventSource takes it); anything else names the option. */

@@ -1,5 +1,6 @@
 export { applyPending } from './apply-pending.js'
 export { createFlagClient } from './flag-client.js'
+export { isNewerFlagSet } from './flag-sets.js'
 export { BOOTSTRAP_COMPLETE_COMMENT, DEFAULT_RECONNECT } from './flag-stream.js'
 export type { ImpressionQueue, QueuedImpression } from './impressions/impression-queue.js'
 export {

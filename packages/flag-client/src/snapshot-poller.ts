@@ -49,3 +49,11 @@ export class SnapshotPoller {
     if (this.#running) this.#timer = this.clock.setTimeout(() => void this.#poll(), this.intervalMs)
   }
 }
+
+/** The snapshot takes the key the same way the stream does: in the query when `sdkKeyInQuery` is set. */
+export function withKeyInQuery(url: string, sdkKey: string | undefined): string {
+  if (!sdkKey) return url
+  const withKey = new URL(url)
+  withKey.searchParams.set('sdk_key', sdkKey)
+  return withKey.toString()
+}

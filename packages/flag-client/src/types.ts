@@ -18,8 +18,8 @@ export type ClientFlag = {
   [field: string]: unknown
 }
 
-/** Where the current flag set came from. */
-export type FlagSource = 'none' | 'cache' | 'snapshot' | 'stream'
+/** Where the current flag set came from (`bootstrap`: the `bootstrap` option, e.g. flags the server rendered with). */
+export type FlagSource = 'none' | 'bootstrap' | 'cache' | 'snapshot' | 'stream'
 
 /** The connection behind the flag set, as `status()` returns it and `status` events carry it. */
 export interface FlagClientStatus {
@@ -162,6 +162,15 @@ export interface FlagClientOptions {
   reconnect?: Partial<RetryPolicy>
   /** Document 2 sends no `ready`: the bootstrap counts as complete after this much quiet. Default 100 ms. */
   bootstrapIdleMs?: number
+  /**
+   * Flags the page already has (e.g. the server's `GET /api/flags`, rendered with and embedded in the page): the
+   * client serves them from creation (`status().source === 'bootstrap'`, `ready()` resolved) until the stream or a
+   * snapshot brings the server's set. A set from the flag cache replaces them only when it is newer: when its
+   * highest flag `revision` is above theirs (`isNewerFlagSet`); an older or unordered cached set never does, so a
+   * server-rendered page never falls back to a previous visit's flags. Not saved to the cache. Entries without a
+   * string `key` are skipped.
+   */
+  bootstrap?: readonly ClientFlag[]
   /**
    * Name prefix of the flag cache: every saved set is kept in the IndexedDB database `<dbName>:flags` (one row per
    * stream URL), and a copy of the last one saved in `localStorage` under `<dbName>:flags`. Default 'flagsync'.

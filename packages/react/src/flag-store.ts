@@ -1,5 +1,5 @@
 import { evaluate } from '@flagsync/evaluation'
-import type { ClientFlag, FlagClient, FlagEvaluation } from '@flagsync/flag-client'
+import { type ClientFlag, type FlagClient, type FlagEvaluation, isNewerFlagSet } from '@flagsync/flag-client'
 
 export type FlagView = ReadonlyMap<string, ClientFlag>
 type EvaluableFlag = Parameters<typeof evaluate>[0]
@@ -30,12 +30,16 @@ function bootstrapView(bootstrap: unknown): FlagView | undefined {
  * What the hooks read: a flag client's view when there is one, else the
  * bootstrap flags (on the server, before a provider-made client exists, and
  * while a client has no flag set of its own yet, so hydration never flashes
- * the fallbacks). Every view is an immutable map, compared by identity.
+ * the fallbacks). A client's cached set is no newer flag set: it replaces the
+ * bootstrap only with a higher revision, as in the flag client itself. Every
+ * view is an immutable map, compared by identity.
  */
 export class FlagStore {
   readonly client: FlagClient | undefined
   private readonly bootstrap: FlagView | undefined
   private readonly empty: FlagView = new Map()
+  /** The last client view compared with the bootstrap, and whether it was newer. */
+  private compared: { view: FlagView; newer: boolean } | undefined
 
   constructor(client: FlagClient | undefined, bootstrap: readonly ClientFlag[] | undefined) {
     this.client = client
@@ -50,8 +54,18 @@ export class FlagStore {
   readonly getSnapshot = (): FlagView => {
     const client = this.client
     if (!client) return this.getServerSnapshot()
-    if (this.bootstrap && client.status().source === 'none') return this.bootstrap
+    const source = client.status().source
+    if (this.bootstrap && (source === 'none' || (source === 'cache' && !this.newerThanBootstrap(client.snapshot())))) {
+      return this.bootstrap
+    }
     return client.snapshot()
+  }
+
+  private newerThanBootstrap(view: FlagView): boolean {
+    if (this.compared?.view !== view) {
+      this.compared = { view, newer: isNewerFlagSet(view.values(), this.bootstrap?.values() ?? []) }
+    }
+    return this.compared.newer
   }
 
   /** What the server rendered, and so what hydration must render first. */

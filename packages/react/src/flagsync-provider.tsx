@@ -27,9 +27,12 @@ export interface FlagsyncProviderProps {
   syncClient?: SyncClientLike
   /**
    * Flags fetched on the server (e.g. `GET /api/flags`). Rendered on the
-   * server, by hydration, and until the client has a flag set of its own, so
-   * server-rendered pages show the right flags without a flash. Read once, at
-   * the first render.
+   * server, by hydration, and until the client has newer flags, so
+   * server-rendered pages show the right flags without a flash. A client the
+   * provider creates starts from them (its `bootstrap` option); with a client
+   * of your own they are shown until it has the server's set, or a cached set
+   * with a higher revision. A cached set from an earlier visit never replaces
+   * them. Read once, at the first render.
    */
   bootstrap?: readonly ClientFlag[]
 }
@@ -58,6 +61,7 @@ export function FlagsyncProvider(props: FlagsyncProviderProps): ReactNode {
     if (given || !url) return
     const client = createFlagClient({
       ...options.current,
+      ...(Array.isArray(bootstrap) ? { bootstrap } : {}),
       ...(syncClient ? { syncClient } : {}),
       streamUrl: url,
       ...(sdkKey === undefined ? {} : { sdkKey }),
@@ -67,7 +71,7 @@ export function FlagsyncProvider(props: FlagsyncProviderProps): ReactNode {
       setCreated(undefined)
       void client.close()
     }
-  }, [given, url, sdkKey, syncClient])
+  }, [given, url, sdkKey, syncClient, bootstrap])
 
   const client = given ?? created
   const value = useMemo(

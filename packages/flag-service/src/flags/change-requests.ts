@@ -125,6 +125,18 @@ async function flagRevisions(knex: Knex, environmentId: string, keys: string[]):
   return out
 }
 
+/**
+ * Whether the environment requires approval, read with `trx`: inside a write's
+ * transaction, so a write that waited for the lock while an admin switched
+ * approval on follows the switch (the guards' `requireApproval` was read before).
+ */
+export async function requiresApproval(trx: Knex, environmentId: string): Promise<boolean> {
+  const row = (await trx('flagsync_environments').where('id', environmentId).first('require_approval')) as
+    | { require_approval: boolean | number }
+    | undefined
+  return Boolean(row?.require_approval)
+}
+
 /** Who acts on a change request: a user (session or token) or an SDK key, and how they are named in it. */
 export interface Actor {
   label: string

@@ -2,7 +2,6 @@ import { flagKeySchema } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { jsonEqual, TABLES, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
-import type { Knex } from 'knex'
 import type { EnvironmentAccess } from '../auth/context.js'
 import { roleAtLeast } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
@@ -10,7 +9,7 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { sendFlagHistory } from './audit-router.js'
-import { actorOf, changeRequestJson, fileChangeRequest } from './change-requests.js'
+import { actorOf, changeRequestJson, fileChangeRequest, requiresApproval } from './change-requests.js'
 import { assertFitsEnvironment, assertNoDependents } from './checks.js'
 import { auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
 import { baseRevisionOf, checkFlagBase, flagConflictError } from './flag-conflicts.js'
@@ -23,13 +22,6 @@ function keyOf(req: Request): string {
   const key = String(req.params.key)
   if (!flagKeySchema.safeParse(key).success) throw noFlag(key)
   return key
-}
-
-async function requiresApproval(trx: Knex, environmentId: string): Promise<boolean> {
-  const row = (await trx('flagsync_environments').where('id', environmentId).first('require_approval')) as
-    | { require_approval: boolean | number }
-    | undefined
-  return Boolean(row?.require_approval)
 }
 
 /**

@@ -14,7 +14,7 @@ import { authOf, environmentOf } from '../auth/guards.js'
 import { verifyAccess } from '../auth/verify-access.js'
 import { allowOnly, type RouterOptions } from '../routes/common.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { type Actor, actorOf, fileChangeRequest } from './change-requests.js'
+import { type Actor, actorOf, fileChangeRequest, requiresApproval } from './change-requests.js'
 import { assertFitsEnvironment, assertNoneDepend, stagedEnvironmentFlags } from './checks.js'
 import { actorName, withoutRevision } from './flag-audit.js'
 import { checkFlagBase, type FlagConflict } from './flag-conflicts.js'
@@ -112,6 +112,8 @@ interface SyncCaller {
 /** The flags collection of one environment, for one caller. */
 function environmentFlagsCollection(caller: SyncCaller): Collection {
   const { env } = caller
+  // Read again in `prepare`, inside the batch's transaction: `env` was loaded before the batch waited for the lock.
+  let approval = env.requireApproval
   const mayWrite = (action: string, meta: OperationMeta) => {
     if (!roleAtLeast(env.role, 'editor')) {
       throw forbidden(meta.index, `${action} a flag needs the editor role in the project (you are ${env.role})`)
@@ -136,6 +138,8 @@ function environmentFlagsCollection(caller: SyncCaller): Collection {
     async prepare({ writer }, recordIds, bases) {
       // Once per batch, inside its transaction: a credential revoked while the batch waited for the lock applies nothing.
       await verifyAccess(writer.trx, caller.req, caller.runtime.clock())
+      // The same for approval: switched on while the batch waited, its changes are filed, not applied.
+      approval = await requiresApproval(writer.trx, env.id)
       await writer.load(recordIds, env.id)
       await writer.statesAt(bases, env.id)
     },
@@ -152,7 +156,7 @@ function environmentFlagsCollection(caller: SyncCaller): Collection {
       const flag = parsed.data
       await conflict(writer, key, 'insert', flag, meta)
       const existing = (await writer.get(key, env.id)) as ServiceFlag | undefined
-      if (existing && env.requireApproval && !roleAtLeast(env.role, 'admin')) {
+      if (existing && approval && !roleAtLeast(env.role, 'admin')) {
         // Replacing an existing flag would bypass the review: filed as the patch that turns it into the record.
         const patch = replacementPatch(existing, flag)
         if (Object.keys(patch).length > 0) await file(caller, writer, key, patch, meta)
@@ -180,7 +184,7 @@ function environmentFlagsCollection(caller: SyncCaller): Collection {
           { path: 'recordId', message: 'no flag with this key; insert it first' },
         ])
       }
-      if (env.requireApproval) {
+      if (approval) {
         // Changes that change nothing are applied as they are (a no-op): there is nothing to review.
         if (!jsonEqual(merged, current)) await file(caller, writer, key, patch, meta)
         return
@@ -199,7 +203,7 @@ function environmentFlagsCollection(caller: SyncCaller): Collection {
       if (!valid.success) throw new OperationRejected('recordId is not a flag key', toIssues(valid.error, ['recordId']))
       await conflict(writer, key, 'delete', null, meta)
       if (!(await writer.get(key, env.id))) return // already gone: not an error
-      if (env.requireApproval && !roleAtLeast(env.role, 'admin')) {
+      if (approval && !roleAtLeast(env.role, 'admin')) {
         throw forbidden(
           meta.index,
           `${env.name} requires approval: deleting a flag needs the project admin role (a change request cannot delete)`,

@@ -155,3 +155,66 @@ describe.each(DIALECTS)('writes racing require-approval being switched on, on %s
     }
   })
 })
+
+/**
+ * The same race at the write lock itself, on PostgreSQL (SQLite has one
+ * connection, so there a request cannot even load its environment while
+ * another holds the lock): the switch waits for the lock first, then the batch
+ * loads its environment (approval still off) and queues behind the switch.
+ */
+describe('a sync batch queued behind the switch for the write lock, on postgres', () => {
+  let h: Harness | undefined
+  afterEach(async () => {
+    await h?.dispose()
+  })
+
+  it('files a change request instead of applying', async () => {
+    h = await startHarness('postgres')
+    const harness = h
+    const project = await createProject(harness)
+    const env = project.production
+    const editor = await member(harness, project.id, 'editor', 'editor')
+    const token = await harness.createToken(editor.as, 'read_write')
+    const key = unique('queued')
+    await putFlag(harness, env, { key, is_enabled: false, description: 'original' })
+    const knex = harness.server.runtime.knex
+    /** Resolves once `n` statements of this database wait for a lock. */
+    const lockWaiters = async (n: number) => {
+      for (;;) {
+        const rows = (await knex('pg_stat_activity')
+          .where({ datname: knex.raw('current_database()'), wait_event_type: 'Lock' })
+          .count('* as count')) as Array<{ count: number | string }>
+        if (Number(rows[0]?.count) >= n) return
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+    }
+
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const holding = harness.server.runtime.write(() => gate)
+    const switched = harness.call(`/api/projects/${project.id}/environments/${env}/require-approval`, {
+      method: 'POST',
+      as: harness.admin,
+      body: { require_approval: true },
+    })
+    await lockWaiters(1)
+    const batch = harness.call(`/api/environments/${env}/sync`, {
+      method: 'POST',
+      as: bearer(token),
+      body: {
+        batchId: randomUUID(),
+        operations: [{ action: 'update', collection: 'flags', recordId: key, changes: { description: 'queued' } }],
+      },
+    })
+    await lockWaiters(2)
+    release()
+    await holding
+    const [switchAnswer, batchAnswer] = await Promise.all([switched, batch])
+    expect(switchAnswer.status).toBe(200)
+    expect(batchAnswer.status, JSON.stringify(batchAnswer.body)).toBe(200)
+    expect(batchAnswer.body.change_requests).toEqual([{ operationIndex: 0, recordId: key, id: expect.any(Number) }])
+    expect((await flagsOf(harness, env).get(key)).body.description).toBe('original')
+  })
+})

@@ -1,5 +1,6 @@
+import { fromOpenFeatureContext, type ResolutionKind, toResolution } from '@flagsync/evaluation'
+import type { EvaluableFlag } from '@flagsync/protocol'
 import {
-  ErrorCode,
   type EvaluationContext,
   type JsonValue,
   OpenFeatureEventEmitter,
@@ -8,9 +9,7 @@ import {
   ProviderFatalError,
   type ResolutionDetails,
 } from '@openfeature/web-sdk'
-import type { ClientFlag, FlagClient, FlagClientStatus } from './types.js'
-
-type Kind = 'boolean' | 'string' | 'number' | 'object'
+import type { FlagClient, FlagClientStatus } from './types.js'
 
 /**
  * An OpenFeature web provider over a flag client, so apps can use the standard
@@ -118,78 +117,17 @@ export class FlagsyncProvider implements Provider {
     return this.#resolve(flagKey, defaultValue, context, 'object')
   }
 
-  #resolve<T>(flagKey: string, defaultValue: T, context: EvaluationContext, kind: Kind): ResolutionDetails<T> {
-    const result = this.#client.evaluate(flagKey, toFlagContext(context))
-    if (!result.flagFound) {
-      return {
-        value: defaultValue,
-        reason: 'ERROR',
-        errorCode: ErrorCode.FLAG_NOT_FOUND,
-        errorMessage: `no flag ${flagKey}`,
-      }
-    }
-    if (result.reason === 'ERROR') {
-      return {
-        value: defaultValue,
-        reason: 'ERROR',
-        errorCode: toErrorCode(result.errorCode),
-        errorMessage: result.errorMessage,
-      }
-    }
-    const variant = variantName(this.#client.getFlag(flagKey), result.variant)
-    if (result.value === undefined) return { value: defaultValue, reason: result.reason, variant }
-    if (!matchesKind(result.value, kind)) {
-      return {
-        value: defaultValue,
-        reason: 'ERROR',
-        errorCode: ErrorCode.TYPE_MISMATCH,
-        errorMessage: `flag ${flagKey} is not a ${kind}`,
-      }
-    }
-    return { value: result.value as T, reason: result.reason, variant }
+  #resolve<T>(
+    flagKey: string,
+    defaultValue: T,
+    context: EvaluationContext,
+    kind: ResolutionKind,
+  ): ResolutionDetails<T> {
+    const result = this.#client.evaluate(flagKey, fromOpenFeatureContext(context))
+    const flag = result.flagFound ? (this.#client.getFlag(flagKey) as EvaluableFlag | undefined) : undefined
+    // Resolution's error codes are the strings of OpenFeature's ErrorCode.
+    return toResolution(flagKey, defaultValue, kind, flag && { flag, result }) as ResolutionDetails<T>
   }
 }
 
 const STALE_STATES = new Set<FlagClientStatus['state']>(['reconnecting', 'polling', 'offline'])
-
-const ERROR_CODES: Record<string, ErrorCode> = {
-  FLAG_NOT_FOUND: ErrorCode.FLAG_NOT_FOUND,
-  PARSE_ERROR: ErrorCode.PARSE_ERROR,
-  TYPE_MISMATCH: ErrorCode.TYPE_MISMATCH,
-  TARGETING_KEY_MISSING: ErrorCode.TARGETING_KEY_MISSING,
-  INVALID_CONTEXT: ErrorCode.INVALID_CONTEXT,
-  GENERAL: ErrorCode.GENERAL,
-}
-
-function toErrorCode(code: string | undefined): ErrorCode {
-  return (code !== undefined && ERROR_CODES[code]) || ErrorCode.GENERAL
-}
-
-/**
- * OpenFeature's variant is a name for the value served; the evaluator gives
- * the index of the weighted variant. A variant's own `name`, when the flag
- * gives it one, else its value when that is a string, number or boolean
- * (`"blue"`, `"3"`, `"true"`); the index only for object values, which have
- * no name to show.
- */
-function variantName(flag: ClientFlag | undefined, index: string | undefined): string | undefined {
-  if (index === undefined) return undefined
-  const variants = flag?.variants
-  const entry = Array.isArray(variants) ? (variants[Number(index)] as { name?: unknown; value?: unknown }) : undefined
-  if (typeof entry !== 'object' || entry === null) return index
-  if (typeof entry.name === 'string' && entry.name !== '') return entry.name
-  const value = entry.value
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value)
-  return index
-}
-
-function matchesKind(value: unknown, kind: Kind): boolean {
-  if (kind === 'object') return typeof value === 'object' && value !== null
-  return typeof value === kind
-}
-
-/** OpenFeature's `targetingKey` is our bucketing `user_id`; other attributes pass through flat. */
-function toFlagContext(context: EvaluationContext): Record<string, unknown> {
-  const { targetingKey, ...rest } = context
-  return targetingKey === undefined ? rest : { ...rest, user_id: targetingKey }
-}

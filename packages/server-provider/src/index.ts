@@ -1,1 +1,2 @@
-export {}
+export { FlagsyncServerProvider, type FlagsyncServerProviderOptions } from './provider.js'
+export { StreamHttpError } from './read-stream.js'

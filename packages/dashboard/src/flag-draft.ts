@@ -167,3 +167,20 @@ export function changesOf(base: BuiltFlag, flag: BuiltFlag): Record<string, unkn
 export function recordOf(flag: BuiltFlag): Record<string, unknown> {
   return Object.fromEntries(Object.entries(flag).filter(([, v]) => v !== undefined))
 }
+
+/** The environments a choice of "every environment" (`'all'`) or one environment id stands for, in their order. */
+export function chosenEnvironments<T extends { id: string }>(environments: readonly T[], where: 'all' | string): T[] {
+  return environments.filter((e) => where === 'all' || e.id === where)
+}
+
+/** How the editor names the values a flag of `type` takes, in its value labels. */
+export function typeHint(type: FlagType): string {
+  return type === 'json' ? 'JSON' : type === 'boolean' ? 'true or false' : type
+}
+
+/** The editor's submit button: offline it queues; online an environment that requires approval files a request. */
+export function saveLabel(offline: boolean, creating: boolean, requiresApproval: boolean): string {
+  if (offline) return creating ? 'Queue new flag' : 'Queue changes'
+  if (creating) return 'Create flag'
+  return requiresApproval ? 'Request change' : 'Save'
+}

@@ -40,10 +40,8 @@ const PENDING: readonly { file: string; fn?: string }[] = [
   { file: 'packages/receiver/src/table-collection.ts', fn: 'tableCollection' },
   { file: 'packages/server-kit/src/json-body.ts', fn: 'jsonBody' },
   { file: 'packages/sync-client/src/compact.ts', fn: 'compact' },
-  { file: 'packages/sync-client/src/conflict-ops.ts', fn: 'conflictOps' },
   { file: 'packages/sync-client/src/delivery-pipeline.ts', fn: 'createDeliveryPipeline' },
   { file: 'packages/sync-client/src/delivery-pipeline.ts', fn: 'drain' },
-  { file: 'packages/sync-client/src/outbox-repair.ts', fn: 'repairOps' },
   { file: 'packages/sync-client/src/sync-client.ts', fn: 'createSyncClient' },
 ]
 

@@ -3,6 +3,7 @@ import { deleteTakenAmongHeld } from './held-cut.js'
 import type { LazyKit } from './lazy-kit.js'
 import { leaseDeliveryLock } from './lease-lock.js'
 import { asideOps } from './outbox-aside.js'
+import { discardOps } from './outbox-discard.js'
 import { repairOps } from './outbox-repair.js'
 import { foldOps } from './remote-fold.js'
 import { lookupOps } from './remote-lookup.js'
@@ -22,6 +23,7 @@ export function lazyOps(kit: LazyKit) {
   const conflicts = conflictOps({ ...kit, ...repair })
   return {
     ...repair,
+    ...discardOps(kit, repair.recomputeTombstones),
     ...conflicts,
     ...asideOps({ ...repair, ...conflicts }),
     ...foldOps(kit),

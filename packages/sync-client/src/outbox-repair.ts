@@ -2,124 +2,17 @@ import type { Operation } from '@flagsync/protocol'
 import type { Table } from 'dexie'
 import type { LazyKit } from './lazy-kit.js'
 import type { BatchRow, OutboxDexie, StoredOp } from './outbox-schema.js'
-import type { Clock, DeliveryError } from './types.js'
+import type { DeliveryError } from './types.js'
 
-const BUSY_POLL_MS = 100
-
-/**
- * What `discardLoop` uses of its client (sync-client.ts): the pipeline and the outbox written out by shape, since both
- * modules load this chunk (naming their types here would make an import circle).
- */
-export interface DiscardContext {
-  pipeline: { currentAttempt: Promise<unknown> | null }
-  store: { discard(ids: readonly number[], now: number): Promise<number | 'busy'> }
-  clock: Clock
-  guard<T>(run: () => Promise<T>): Promise<T>
-  changed(): void
-  schedule(delayMs: number): void
-  assertOpen(): void
-}
-
-// Taking operations out of the middle of the outbox: `discard()`, dead letters, conflicts (conflict-ops.ts). None of
-// it runs on a page that only queues, delivers and backs off, so it is part of the lazy chunk (see lazy-ops.ts); what
-// it uses from the eager modules comes in as `kit`.
+// Taking operations out of the middle of the outbox: dead letters, conflicts (conflict-ops.ts), `discard()`
+// (outbox-discard.ts). None of it runs on a page that only queues, delivers and backs off, so it is part of the lazy
+// chunk (see lazy-ops.ts); what it uses from the eager modules comes in as `kit`.
 
 /** The repair operations, bound to what they use from the eager modules. */
-export function repairOps({ decodeBatch, recordKey, SyncClientError }: LazyKit) {
-  return { setAside, recomputeTombstones, discard, discardLoop, deadLetter, recut }
-
-  /** Whether the receiver may have applied the batch: then it must go out again unchanged, under its batchId. */
-  function mayHaveBeenApplied(batch: BatchRow): boolean {
-    // A rejection means the receiver applied nothing of it (a batch it had applied would be acknowledged as a
-    // duplicate).
-    if (batch.lastError?.kind === 'rejected') return false
-    // sendingUntil > 0 (even expired): an attempt started and its answer was never recorded (a crash).
-    return batch.sent === true || batch.attempts > 0 || batch.sendingUntil > 0
-  }
-
-  /**
-   * Why `batches` cannot be dropped and re-cut now: 'busy' while an attempt may
-   * be on the wire (or about to start), the first batch that may have been
-   * applied, else null.
-   */
-  function dissolveBlocker(batches: readonly BatchRow[], now: number): 'busy' | BatchRow | null {
-    if (batches.some((b) => b.sendingUntil > now)) return 'busy'
-    return batches.find(mayHaveBeenApplied) ?? null
-  }
-
-  /** Drops `batches` and puts the sources that `keep` accepts back into the queue, under their original ids. */
-  async function dissolve(db: OutboxDexie, batches: readonly BatchRow[], keep: (s: StoredOp) => boolean) {
-    if (batches.length === 0) return
-    await db.batches.bulkDelete(batches.map((b) => b.seq as number))
-    await db.ops.bulkPut(batches.flatMap((b) => b.sources.filter(keep)))
-  }
-
-  /**
-   * After operations were removed from the middle of the queue (discard, dead
-   * letter): sets each touched record's tombstone from its last remaining
-   * queued operation. Reads the whole queue; these are rare, app-driven calls.
-   */
-  async function recomputeTombstones(db: OutboxDexie, removed: readonly StoredOp[]): Promise<void> {
-    if (removed.length === 0) return
-    const touched = new Set(removed.map((s) => recordKey(s.op)))
-    const last = new Map<string, StoredOp>()
-    const remaining: StoredOp[] = []
-    for (const row of await db.batches.toArray()) remaining.push(...decodeBatch(row).sources)
-    remaining.push(...((await db.ops.toArray()) as StoredOp[]))
-    for (const row of remaining) {
-      const key = recordKey(row.op)
-      if (touched.has(key)) {
-        const previous = last.get(key)
-        if (!previous || previous.id < row.id) last.set(key, row)
-      }
-    }
-    for (const key of touched) {
-      const row = last.get(key)
-      if (row?.op.action === 'delete') await db.tombstones.put({ key, opId: row.id })
-      else await db.tombstones.delete(key)
-    }
-  }
-
-  /**
-   * Moves operations of the batch `batchId` aside (dead letters, conflicts) in one transaction over ops, batches,
-   * tombstones and `table`: a row of `table` for each of the batch's operations at `indexes` (`toRow(k, operation,
-   * its sources)` for the k-th), then the batch is dropped and its other operations go back to the queue, with those
-   * of the batches cut after it, to be cut again under new batchIds (the receiver applied nothing of it). Resolves how
-   * many rows were added; 0 when that is not safe (a later batch may have been applied): the batch then stays,
-   * blocked.
-   */
-  function setAside<T>(
-    db: OutboxDexie,
-    table: Table<T, number>,
-    batchId: string,
-    now: number,
-    indexes: (batch: BatchRow) => number[],
-    toRow: (k: number, operation: Operation, sources: StoredOp[]) => T,
-  ): Promise<number> {
-    return db.transaction('rw', [db.ops, db.batches, db.tombstones, table], async () => {
-      const batches = (await db.batches.toArray()).map(decodeBatch)
-      const index = batches.findIndex((b) => b.batchId === batchId)
-      const row = batches[index]
-      if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
-      const moved = new Set<number>()
-      const rows = indexes(row).map((i, k) => {
-        const ids = row.sourceIds[i] ?? []
-        for (const id of ids) moved.add(id)
-        return toRow(
-          k,
-          row.operations[i] as Operation,
-          row.sources.filter((s) => ids.includes(s.id)),
-        )
-      })
-      await table.bulkAdd(rows)
-      await dissolve(db, batches.slice(index), (s) => !moved.has(s.id))
-      await recomputeTombstones(
-        db,
-        row.sources.filter((s) => moved.has(s.id)),
-      )
-      return rows.length
-    })
-  }
+export function repairOps({ decodeBatch, recordKey }: LazyKit) {
+  const recomputeTombstones = tombstoneRecompute(decodeBatch, recordKey)
+  const setAside = setAsideOf(decodeBatch, recomputeTombstones)
+  return { setAside, recomputeTombstones, deadLetter, recut }
 
   /**
    * Moves rejected operations to the dead-letter store: only the one the
@@ -157,51 +50,106 @@ export function repairOps({ decodeBatch, recordKey, SyncClientError }: LazyKit) 
       return true
     })
   }
+}
 
-  /** See `OutboxDb.discard`. */
-  function discard(db: OutboxDexie, ids: readonly number[], now: number): Promise<number | 'busy'> {
-    const wanted = new Set(ids)
-    return db.transaction('rw', db.ops, db.batches, db.tombstones, async () => {
-      const removed: StoredOp[] = []
-      const batches = (await db.batches.toArray()).map(decodeBatch)
-      const index = batches.findIndex((b) => b.sources.some((s) => wanted.has(s.id)))
-      if (index >= 0) {
-        const affected = batches.slice(index)
-        const blocker = dissolveBlocker(affected, now)
-        if (blocker === 'busy') return 'busy'
-        if (blocker) {
-          throw new SyncClientError(
-            'invalid_operation',
-            `cannot discard: batch ${blocker.batchId} was sent and may have been applied; only operations of a rejected (blocked) or unsent batch can be discarded`,
-          )
-        }
-        for (const batch of affected) for (const s of batch.sources) if (wanted.has(s.id)) removed.push(s)
-        await dissolve(db, affected, (s) => !wanted.has(s.id))
+/** Whether the receiver may have applied the batch: then it must go out again unchanged, under its batchId. */
+function mayHaveBeenApplied(batch: BatchRow): boolean {
+  // A rejection means the receiver applied nothing of it (a batch it had applied would be acknowledged as a
+  // duplicate).
+  if (batch.lastError?.kind === 'rejected') return false
+  // sendingUntil > 0 (even expired): an attempt started and its answer was never recorded (a crash).
+  return batch.sent === true || batch.attempts > 0 || batch.sendingUntil > 0
+}
+
+/**
+ * Why `batches` cannot be dropped and re-cut now: 'busy' while an attempt may
+ * be on the wire (or about to start), the first batch that may have been
+ * applied, else null.
+ */
+export function dissolveBlocker(batches: readonly BatchRow[], now: number): 'busy' | BatchRow | null {
+  if (batches.some((b) => b.sendingUntil > now)) return 'busy'
+  return batches.find(mayHaveBeenApplied) ?? null
+}
+
+/** Drops `batches` and puts the sources that `keep` accepts back into the queue, under their original ids. */
+export async function dissolve(db: OutboxDexie, batches: readonly BatchRow[], keep: (s: StoredOp) => boolean) {
+  if (batches.length === 0) return
+  await db.batches.bulkDelete(batches.map((b) => b.seq as number))
+  await db.ops.bulkPut(batches.flatMap((b) => b.sources.filter(keep)))
+}
+
+/** `recomputeTombstones`, bound to the kit's batch decoding and record keys. */
+function tombstoneRecompute(decodeBatch: LazyKit['decodeBatch'], recordKey: LazyKit['recordKey']) {
+  /**
+   * After operations were removed from the middle of the queue (discard, dead
+   * letter): sets each touched record's tombstone from its last remaining
+   * queued operation. Reads the whole queue; these are rare, app-driven calls.
+   */
+  return async function recomputeTombstones(db: OutboxDexie, removed: readonly StoredOp[]): Promise<void> {
+    if (removed.length === 0) return
+    const touched = new Set(removed.map((s) => recordKey(s.op)))
+    const last = new Map<string, StoredOp>()
+    const remaining: StoredOp[] = []
+    for (const row of await db.batches.toArray()) remaining.push(...decodeBatch(row).sources)
+    remaining.push(...((await db.ops.toArray()) as StoredOp[]))
+    for (const row of remaining) {
+      const key = recordKey(row.op)
+      if (touched.has(key)) {
+        const previous = last.get(key)
+        if (!previous || previous.id < row.id) last.set(key, row)
       }
-      for (const row of await db.ops.bulkGet([...wanted])) if (row) removed.push(row as StoredOp)
-      await db.ops.bulkDelete([...wanted])
-      await recomputeTombstones(db, removed)
-      return removed.length
-    })
+    }
+    for (const key of touched) {
+      const row = last.get(key)
+      if (row?.op.action === 'delete') await db.tombstones.put({ key, opId: row.id })
+      else await db.tombstones.delete(key)
+    }
   }
+}
 
-  /** The client's `discard(ids)`: waits while the batch holding them is on the wire (here or in another tab). */
-  async function discardLoop(ids: unknown, c: DiscardContext): Promise<number> {
-    if (!Array.isArray(ids) || !ids.every(Number.isInteger)) {
-      throw new SyncClientError('invalid_operation', 'discard expects an array of outbox ids (integers from outbox())')
-    }
-    for (;;) {
-      // An attempt of this instance may be on the wire: let it finish first.
-      await c.pipeline.currentAttempt?.catch(() => undefined)
-      const result = await c.guard(() => c.store.discard(ids, c.clock.now()))
-      if (result !== 'busy') {
-        c.changed()
-        if (result > 0) c.schedule(0)
-        return result
-      }
-      // Another instance is sending the batch; its answer decides whether the ids still exist.
-      await new Promise<void>((resolve) => c.clock.setTimeout(resolve, BUSY_POLL_MS))
-      c.assertOpen()
-    }
+/** `setAside`, bound to the kit's batch decoding and `recomputeTombstones`. */
+function setAsideOf(
+  decodeBatch: LazyKit['decodeBatch'],
+  recomputeTombstones: (db: OutboxDexie, removed: readonly StoredOp[]) => Promise<void>,
+) {
+  /**
+   * Moves operations of the batch `batchId` aside (dead letters, conflicts) in one transaction over ops, batches,
+   * tombstones and `table`: a row of `table` for each of the batch's operations at `indexes` (`toRow(k, operation,
+   * its sources)` for the k-th), then the batch is dropped and its other operations go back to the queue, with those
+   * of the batches cut after it, to be cut again under new batchIds (the receiver applied nothing of it). Resolves how
+   * many rows were added; 0 when that is not safe (a later batch may have been applied): the batch then stays,
+   * blocked.
+   */
+  return function setAside<T>(
+    db: OutboxDexie,
+    table: Table<T, number>,
+    batchId: string,
+    now: number,
+    indexes: (batch: BatchRow) => number[],
+    toRow: (k: number, operation: Operation, sources: StoredOp[]) => T,
+  ): Promise<number> {
+    return db.transaction('rw', [db.ops, db.batches, db.tombstones, table], async () => {
+      const batches = (await db.batches.toArray()).map(decodeBatch)
+      const index = batches.findIndex((b) => b.batchId === batchId)
+      const row = batches[index]
+      if (!row || dissolveBlocker(batches.slice(index + 1), now) !== null) return 0
+      const moved = new Set<number>()
+      const rows = indexes(row).map((i, k) => {
+        const ids = row.sourceIds[i] ?? []
+        for (const id of ids) moved.add(id)
+        return toRow(
+          k,
+          row.operations[i] as Operation,
+          row.sources.filter((s) => ids.includes(s.id)),
+        )
+      })
+      await table.bulkAdd(rows)
+      await dissolve(db, batches.slice(index), (s) => !moved.has(s.id))
+      await recomputeTombstones(
+        db,
+        row.sources.filter((s) => moved.has(s.id)),
+      )
+      return rows.length
+    })
   }
 }

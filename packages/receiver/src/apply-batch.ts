@@ -1,6 +1,13 @@
 import type { Issue, Operation } from '@flagsync/protocol'
 import { HttpError } from '@flagsync/server-kit'
-import { type BaseStates, type FlagStore, type FlagWriter, TABLES, toStoreError } from '@flagsync/store'
+import {
+  type BaseStates,
+  BaseStatesNeeded,
+  type FlagStore,
+  type FlagWriter,
+  TABLES,
+  toStoreError,
+} from '@flagsync/store'
 import type { Collection, CollectionContext } from './collection.js'
 import { OperationConflict } from './operation-conflict.js'
 import { OperationRejected } from './operation-rejected.js'
@@ -44,7 +51,6 @@ export async function applyBatch(
   collections: ReadonlyMap<string, Collection>,
   now: number,
   mode: ConflictMode = 'merge',
-  prefetched: readonly BaseStates[] = [],
 ): Promise<BatchOutcome> {
   const { trx } = writer
   // Records the id and checks it in one statement: no row inserted means a
@@ -59,7 +65,6 @@ export async function applyBatch(
   if (recorded.length === 0) return { applied: 0, duplicate: true }
 
   const ctx: CollectionContext = { trx, writer }
-  for (const states of prefetched) writer.adopt(states)
   for (const [name, { ids, bases }] of readsByCollection(operations, mode)) {
     await collections.get(name)?.prepare?.(ctx, ids, bases)
   }
@@ -123,7 +128,8 @@ function rejected(index: number, op: Operation, error: OperationRejected): HttpE
  */
 function operationFailure(index: number, op: Operation, error: unknown): Error {
   if (error instanceof OperationRejected) return rejected(index, op, error)
-  if (error instanceof HttpError) return error
+  // Not a failure: the receiver reads those states before the lock and applies the batch again.
+  if (error instanceof HttpError || error instanceof BaseStatesNeeded) return error
   const storeError = toStoreError(error)
   if (storeError.code === 'conflict') {
     return rejected(
@@ -148,7 +154,7 @@ function operationFailure(index: number, op: Operation, error: unknown): Error {
 
 /**
  * The base states of the batch's operations, read by each collection's `prefetch` before the
- * batch takes the write lock (see `applyBatch`'s `prefetched`); none without base revisions.
+ * batch takes the write lock (the store's `baseStates`); none without base revisions.
  */
 export async function prefetchBases(
   store: FlagStore,

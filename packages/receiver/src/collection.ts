@@ -27,21 +27,22 @@ export interface OperationMeta {
  */
 export interface Collection {
   /**
-   * Optional: called once per batch with the ids its updates and deletes (and
-   * inserts with a base revision) touch, and each `[recordId, baseRevision]`
-   * the batch carries, to prefetch in one query.
-   */
-  /**
-   * Optional: called once per batch that carries base revisions, before the batch takes the
-   * store's write lock, with each `[recordId, baseRevision]` of this collection's operations.
-   * Read the states the three-way check needs here (`store.readStatesAt`): a state at an issued
-   * revision never changes, so the receiver hands them to the batch's writer (`writer.adopt`)
-   * and the reads under the lock shrink to revisions issued since.
+   * Optional: the batch's writes never read the change log under the lock. When one asks
+   * `writer.statesAt` for states the records it loaded cannot answer (records changed since
+   * their base), the batch rolls back, this is called outside the lock with each
+   * `[recordId, baseRevision]` of this collection's operations, and the batch is applied again
+   * with what it returns. Read them with `store.readStatesAt` (your scope): a state at an issued
+   * revision never changes, so under the lock only what was committed since is read.
    */
   prefetch?(
     store: FlagStore,
     bases: ReadonlyArray<readonly [recordId: string, baseRevision: number]>,
   ): Promise<BaseStates | undefined>
+  /**
+   * Optional: called once per batch with the ids its updates and deletes (and
+   * inserts with a base revision) touch, and each `[recordId, baseRevision]`
+   * the batch carries, to prefetch in one query.
+   */
   prepare?(
     ctx: CollectionContext,
     recordIds: string[],

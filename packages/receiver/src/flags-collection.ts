@@ -12,14 +12,9 @@ export const flagsCollection: Collection = {
 
   async prepare({ writer }, recordIds, bases) {
     await writer.load(recordIds)
-    // Base values are needed only for records changed since their base (an unchanged one applies
-    // as it is, the usual case of an offline edit); `prefetch` read them before the lock, so this
-    // reads only bases issued since.
-    const stale: Array<readonly [string, number]> = []
-    for (const pair of bases) {
-      if (!unchangedSince(await writer.committed(pair[0]), pair[1])) stale.push(pair)
-    }
-    await writer.statesAt(stale)
+    // Records unchanged since their base (the usual offline edit) are answered from what `load`
+    // read; only the others need the change log, read before the lock (`prefetch`).
+    await writer.statesAt(bases)
   },
 
   async insert({ writer }, recordId, record, meta) {

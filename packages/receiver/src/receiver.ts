@@ -9,7 +9,7 @@ import {
   type Logger,
   parseOr422,
 } from '@flagsync/server-kit'
-import { type FlagChange, type FlagStore, TABLES } from '@flagsync/store'
+import { BaseStatesNeeded, type FlagChange, type FlagStore, type FlagWriter, TABLES } from '@flagsync/store'
 import { type Request, type RequestHandler, type Response, Router } from 'express'
 import { applyBatch, type ConflictMode, operationIssuePath, prefetchBases } from './apply-batch.js'
 import type { Collection } from './collection.js'
@@ -103,12 +103,22 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
     const operations = envelope.operations.map((op, index) => parseOperation(op, index, collections))
     const audit = { actor, declaredActor: declaredActor(req), source: 'sync', batchId: envelope.batchId }
-    // Base states first, outside the write lock: under it the check reads only what was committed since.
-    const prefetched = await prefetchBases(options.store, operations, collections, mode)
-    const { result, changes } = await options.store.write(
-      (writer) => applyBatch(writer, envelope.batchId, operations, collections, clock(), mode, prefetched),
-      '',
-      audit,
+    /**
+     * No change-log reads under the write lock: a batch whose checks need base states (records
+     * changed since their base) rolls back, reads them outside the lock and applies again; under
+     * the lock the second time, only what was committed in between is read.
+     */
+    const applyOutsideLockReads = async <T>(store: FlagStore, fn: (writer: FlagWriter) => Promise<T>) => {
+      try {
+        return await store.write(fn, '', audit, { deferBaseStates: true })
+      } catch (error) {
+        if (!(error instanceof BaseStatesNeeded)) throw error
+      }
+      const baseStates = await prefetchBases(store, operations, collections, mode)
+      return store.write(fn, '', audit, { baseStates })
+    }
+    const { result, changes } = await applyOutsideLockReads(options.store, (writer) =>
+      applyBatch(writer, envelope.batchId, operations, collections, clock(), mode),
     )
     if (changes.length > 0 && options.onCommit) {
       // Committed is committed: a failing listener must not turn the answer into an error the sender retries.

@@ -10,21 +10,35 @@ export type RevisionPair = readonly [key: string, revision: number]
 /**
  * Base states read before a write takes the lock (`FlagStore.readStatesAt`): what each record
  * was at each revision, for revisions up to `revision` only. A record's state at a revision
- * the store has issued never changes, so a write adopts them (`FlagWriter.adopt`) and reads
- * under its lock only the revisions issued after these were read.
+ * the store has issued never changes, so a write adopts them (`WriteOptions.baseStates`) and
+ * reads under its lock only what was committed after these were read.
  */
 export interface BaseStates {
   scope: string
   /** The store's newest revision when they were read: every state here is at or below it. */
   revision: number
-  /** Keyed `${key}@${revision}`. */
-  states: Map<string, StateAt>
   /**
-   * Pairs whose record was unchanged since the pair's revision, keyed the same way, with the
-   * revision of the record's newest row: its state is that row, which the write has already
-   * read as the committed record if nobody changed it since, so its JSON is not read twice.
+   * Keyed `${key}@${revision}`. A pair whose record had not changed since its revision is left
+   * out: the write answers it from the record it loads, as long as nobody changed it since.
    */
-  unchanged: Map<string, number>
+  states: Map<string, StateAt>
+}
+
+/**
+ * Thrown by `FlagWriter.statesAt` in a write with `deferBaseStates`, before any change-log read
+ * under the lock: the write rolls back, and its caller reads these states outside the lock
+ * (`FlagStore.readStatesAt`) and writes again with them (`baseStates`).
+ */
+export class BaseStatesNeeded extends Error {
+  override readonly name = 'BaseStatesNeeded'
+  readonly scope: string
+  readonly pairs: ReadonlyArray<RevisionPair>
+
+  constructor(scope: string, pairs: ReadonlyArray<RevisionPair>) {
+    super(`${pairs.length} base state(s) to read before the write lock`)
+    this.scope = scope
+    this.pairs = pairs
+  }
 }
 
 export const pairId = (key: string, revision: number) => `${key}@${revision}`
@@ -37,15 +51,14 @@ export const pairId = (key: string, revision: number) => `${key}@${revision}`
  * that answer a pair, once each. `known` is false where pruning removed what was needed: the log
  * holds no row of the key at or before the revision, and the revision is in the pruned part of
  * the log or a whole-prefix prune (`pruneChanges`) may have dropped its last state. With
- * `unchanged`, a pair whose answer is its record's newest row goes there (pair → that row's
- * revision) instead of into the result, and its JSON is not read.
+ * `skipUnchanged`, a pair whose answer is its record's newest row (unchanged since) is left out.
  */
 export async function readStatesAt(
   q: Knex | Knex.Transaction,
   dialect: DatabaseConfig['dialect'],
   scope: string,
   pairs: ReadonlyArray<RevisionPair>,
-  unchanged?: Map<string, number>,
+  options: { skipUnchanged?: boolean } = {},
 ): Promise<Map<string, StateAt>> {
   const out = new Map<string, StateAt>()
   if (pairs.length === 0) return out
@@ -67,12 +80,11 @@ export async function readStatesAt(
   const answers = new Map<string, { revision: number; at: number | null }>()
   for (const [key, revision] of pairs) {
     const id = pairId(key, revision)
-    if (answers.has(id) || unchanged?.has(id)) continue
+    if (answers.has(id)) continue
     const chain = chains.get(key)
     const at = chain?.find((r) => r <= revision) ?? null
-    // With `unchanged` given, the newest row is named instead of read: the caller holds it.
-    if (unchanged && at !== null && at === chain?.[0]) unchanged.set(id, at)
-    else answers.set(id, { revision, at })
+    if (options.skipUnchanged && at !== null && at === chain?.[0]) continue
+    answers.set(id, { revision, at })
   }
   const wanted = new Set<number>()
   for (const { at } of answers.values()) if (at !== null) wanted.add(at)

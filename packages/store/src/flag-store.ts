@@ -15,6 +15,16 @@ export interface FlagStoreOptions {
   clock?: () => number
 }
 
+export interface WriteOptions {
+  /** States read before the lock (`readStatesAt`): `statesAt` answers them without a query. */
+  baseStates?: readonly BaseStates[]
+  /**
+   * No change-log reads under the lock: a `statesAt` that needs one throws `BaseStatesNeeded`
+   * (the write rolls back) so the caller reads them outside the lock and writes again with `baseStates`.
+   */
+  deferBaseStates?: boolean
+}
+
 export interface WriteResult<T> {
   result: T
   changes: FlagChange[]
@@ -44,7 +54,12 @@ export class FlagStore {
    * through unchanged; database failures (also those of queries `fn` ran on
    * the transaction itself) become StoreErrors.
    */
-  async write<T>(fn: (writer: FlagWriter) => Promise<T>, scope = '', audit?: AuditContext): Promise<WriteResult<T>> {
+  async write<T>(
+    fn: (writer: FlagWriter) => Promise<T>,
+    scope = '',
+    audit?: AuditContext,
+    options: WriteOptions = {},
+  ): Promise<WriteResult<T>> {
     let fnError: { error: unknown } | undefined
     try {
       return await this.db.knex.transaction(async (trx) => {
@@ -53,7 +68,8 @@ export class FlagStore {
         // The lock first: SQLite cannot upgrade a read lock to a write lock
         // while another process writes, so taking it late would fail with BUSY.
         const base = await lockRevision(trx, this.db.config.dialect)
-        const writer = new FlagWriter(trx, scope, this.db.config.dialect)
+        const writer = new FlagWriter(trx, scope, this.db.config.dialect, options.deferBaseStates)
+        for (const states of options.baseStates ?? []) writer.adopt(states)
         let result: T
         try {
           result = await fn(writer)
@@ -118,8 +134,8 @@ export class FlagStore {
   /**
    * Each pair's state at its revision (see `FlagWriter.statesAt`), read outside any write: one
    * read-only snapshot, no lock taken, so other writers go on meanwhile. Only revisions the store
-   * had issued are answered (their states never change); a write adopts the result
-   * (`FlagWriter.adopt`) and reads under its lock just what was issued after.
+   * had issued are answered (their states never change), and records unchanged since are left
+   * to the write (they are the records it loads); a write adopts the result (`baseStates`).
    */
   async readStatesAt(pairs: ReadonlyArray<RevisionPair>, scope = ''): Promise<BaseStates> {
     const { dialect } = this.db.config
@@ -128,8 +144,7 @@ export class FlagStore {
         async (trx) => {
           const revision = await readMeta(trx, 'revision')
           const issued = pairs.filter((pair) => pair[1] <= revision)
-          const unchanged = new Map<string, number>()
-          return { scope, revision, states: await readStatesAt(trx, dialect, scope, issued, unchanged), unchanged }
+          return { scope, revision, states: await readStatesAt(trx, dialect, scope, issued, { skipUnchanged: true }) }
         },
         // One snapshot for the marks, the walk and the JSON (SQLite's read transaction is one already).
         dialect === 'postgres' ? { readOnly: true, isolationLevel: 'repeatable read' } : {},

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { type BaseStates, pairId, type RevisionPair, readStatesAt } from './base-states.js'
+import { type BaseStates, BaseStatesNeeded, pairId, type RevisionPair, readStatesAt } from './base-states.js'
 import type { DatabaseConfig } from './database-url.js'
 import { jsonEqual } from './json-equal.js'
 import { readMeta, selectFlags } from './statements.js'
@@ -39,16 +39,18 @@ export class FlagWriter {
   private readonly originalRevision = new Map<string, number>()
   private readonly staged = new Map<string, StagedChange>()
   private readonly states = new Map<string, StateAt>()
-  /** Adopted pairs whose state is the record's row of this revision (see `BaseStates.unchanged`). */
-  private readonly unchangedAt = new Map<string, number>()
   private revisionBefore: Promise<number> | null = null
   /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
   opIndex: number | null = null
 
-  constructor(trx: Knex.Transaction, scope: string, dialect: DatabaseConfig['dialect']) {
+  /** See `WriteOptions.deferBaseStates`. */
+  private readonly deferBaseStates: boolean
+
+  constructor(trx: Knex.Transaction, scope: string, dialect: DatabaseConfig['dialect'], deferBaseStates = false) {
     this.trx = trx
     this.scope = scope
     this.dialect = dialect
+    this.deferBaseStates = deferBaseStates
   }
 
   /** Prefetches keys (one query) so later `get` calls need none. */
@@ -97,11 +99,12 @@ export class FlagWriter {
     const out = new Map<string, StateAt>()
     const missing: RevisionPair[] = []
     for (const [key, revision] of pairs) {
-      const cached = this.states.get(idOf(scope, pairId(key, revision))) ?? this.stillUnchanged(scope, key, revision)
+      const cached = this.states.get(idOf(scope, pairId(key, revision))) ?? this.unchangedSince(scope, key, revision)
       if (cached) out.set(pairId(key, revision), cached)
       else missing.push([key, revision])
     }
     if (missing.length === 0) return out
+    if (this.deferBaseStates) throw new BaseStatesNeeded(scope, missing)
     let read: Map<string, StateAt>
     try {
       read = await readStatesAt(this.trx, this.dialect, scope, missing)
@@ -122,19 +125,17 @@ export class FlagWriter {
    */
   adopt(base: BaseStates): void {
     for (const [id, state] of base.states) this.states.set(idOf(base.scope, id), state)
-    for (const [id, row] of base.unchanged) this.unchangedAt.set(idOf(base.scope, id), row)
   }
 
   /**
-   * An adopted pair whose record was unchanged since its revision, while the record's committed
-   * row is still that one: its state is the committed flag. Undefined otherwise (read it).
+   * A loaded record whose committed row is at or before `revision`: that row is its newest at the
+   * revision, so its state there is the committed flag. Undefined otherwise (the log tells).
    */
-  private stillUnchanged(scope: string, key: string, revision: number): StateAt | undefined {
-    const row = this.unchangedAt.get(idOf(scope, pairId(key, revision)))
-    if (row === undefined) return undefined
+  private unchangedSince(scope: string, key: string, revision: number): StateAt | undefined {
     // Only from what the transaction has loaded: a key it has not read is read with the rest, in bulk.
     const flag = this.original.get(idOf(scope, key))
-    if (!flag || this.originalRevision.get(idOf(scope, key)) !== row) return undefined
+    const at = this.originalRevision.get(idOf(scope, key))
+    if (!flag || at === undefined || at > revision) return undefined
     const state = { flag, known: true }
     this.states.set(idOf(scope, pairId(key, revision)), state)
     return state

@@ -1,5 +1,7 @@
-import type { FlagType, FlagValue } from '@flagsync/protocol'
-import type { Flag } from './types.js'
+import { applyPending, type ClientFlag } from '@flagsync/flag-client'
+import type { FlagType, FlagValue, Operation } from '@flagsync/protocol'
+import type { LiveState } from './live-flags.js'
+import type { Flag, Role } from './types.js'
 
 /** How a flag value reads in a cell: strings quoted, JSON compact, absent values as the type's fallback. */
 export function formatValue(value: FlagValue | undefined): string {
@@ -109,4 +111,49 @@ export function explainCycle(message: string): string {
     .map((k, i) => (k === keys[i + 1] ? `“${k}” requires itself` : `“${k}” requires “${keys[i + 1]}”`))
   const list = steps.length === 1 ? steps[0] : `${steps.slice(0, -1).join(', ')} and ${steps.at(-1)}`
   return `These prerequisites go round in a circle: ${list}. Each would wait for the other forever, so the service refuses the save. Remove one of these prerequisites.`
+}
+
+/** Flags by environment and key, as the flag table and the editor read them. */
+export type FlagsByEnvironment = ReadonlyMap<string, ReadonlyMap<string, Flag>>
+
+/** `flags` with each environment's queued operations on top, as the sync route will apply them. */
+export function withPending(
+  flags: FlagsByEnvironment,
+  pending: ReadonlyMap<string, readonly Operation[]>,
+): Map<string, ReadonlyMap<string, Flag>> {
+  const view = new Map<string, ReadonlyMap<string, Flag>>()
+  for (const [envId, byKey] of flags) {
+    const ops = pending.get(envId) ?? []
+    view.set(
+      envId,
+      ops.length ? (applyPending(byKey as ReadonlyMap<string, ClientFlag>, ops) as Map<string, Flag>) : byKey,
+    )
+  }
+  return view
+}
+
+/** Every flag key of any environment, sorted: the keys a prerequisite can name. */
+export function knownKeys(flags: FlagsByEnvironment): string[] {
+  return [...new Set([...flags.values()].flatMap((m) => [...m.keys()]))].sort()
+}
+
+/** The flag table's connection badge: the saved copy offline, else the stream's state. */
+export function liveLabel(offline: boolean, state: LiveState): string {
+  if (offline) return 'Saved copy'
+  return state === 'live' ? 'Live' : state === 'connecting' ? 'Connecting…' : 'Reconnecting…'
+}
+
+/**
+ * Whether the caller may edit flags, and why not: it takes the project editor
+ * role, and offline an open outbox to queue the edits in.
+ */
+export function flagEditAccess(role: Role, offline: boolean, outboxOpen: boolean) {
+  const isEditor = role === 'admin' || role === 'editor'
+  return {
+    isEditor,
+    canEdit: isEditor && (!offline || outboxOpen),
+    reason: !isEditor
+      ? 'needs the project editor role'
+      : 'needs a connection: the outbox that queues edits offline is not open yet',
+  }
 }

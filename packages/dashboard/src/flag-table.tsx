@@ -1,0 +1,122 @@
+import { type FlagRow, servedAtGlance } from './flag-view.js'
+import type { Environment, Flag } from './types.js'
+
+/** What a cell's buttons do and whether the switch may be used (`blocked`: why not). */
+interface CellActions {
+  blocked: string | null
+  onToggle: (env: Environment, flag: Flag) => void
+  onEdit: (envId: string, key: string) => void
+}
+
+/** The flags of a project: a row per flag key, a column per environment. */
+export function FlagTable(
+  props: CellActions & { projectName: string; environments: Environment[]; rows: FlagRow[]; empty: string },
+) {
+  return (
+    <div className="table-wrap">
+      <table className="flags">
+        <caption className="sr-only">Flags of {props.projectName} by environment</caption>
+        <thead>
+          <tr>
+            <th scope="col">Flag</th>
+            {props.environments.map((env) => (
+              <th scope="col" key={env.id}>
+                <span
+                  className="swatch"
+                  aria-hidden="true"
+                  ref={(el) => el?.style.setProperty('background', env.color)}
+                />
+                {env.name}
+                {env.require_approval ? <span className="badge">approval</span> : null}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.length === 0 ? (
+            <tr>
+              <td colSpan={props.environments.length + 1} className="hint">
+                {props.empty}
+              </td>
+            </tr>
+          ) : null}
+          {props.rows.map((row) => (
+            <FlagRowView
+              key={row.key}
+              row={row}
+              environments={props.environments}
+              blocked={props.blocked}
+              onToggle={props.onToggle}
+              onEdit={props.onEdit}
+            />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+function FlagRowView(props: CellActions & { row: FlagRow; environments: Environment[] }) {
+  const { row } = props
+  const any = [...row.byEnvironment.values()][0]
+  return (
+    <tr data-flag={row.key}>
+      <th scope="row">
+        <span className="flag-key">{row.key}</span>
+        <span className="flag-type">{any?.flag_type ?? 'boolean'}</span>
+        {any?.description ? <span className="flag-desc">{any.description}</span> : null}
+      </th>
+      {props.environments.map((env) => {
+        const flag = row.byEnvironment.get(env.id)
+        return flag ? (
+          <FlagCell
+            key={env.id}
+            rowKey={row.key}
+            env={env}
+            flag={flag}
+            blocked={props.blocked}
+            onToggle={props.onToggle}
+            onEdit={props.onEdit}
+          />
+        ) : (
+          <td key={env.id} data-env={env.slug} className="absent">
+            not in {env.name}
+          </td>
+        )
+      })}
+    </tr>
+  )
+}
+
+function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag: Flag }) {
+  const { rowKey, env, flag } = props
+  const served = servedAtGlance(flag)
+  return (
+    <td data-env={env.slug} data-enabled={String(flag.is_enabled)}>
+      <button
+        type="button"
+        role="switch"
+        aria-checked={flag.is_enabled}
+        aria-label={`${rowKey} in ${env.name}`}
+        className="switch"
+        disabled={props.blocked !== null}
+        title={props.blocked ?? undefined}
+        onClick={() => props.onToggle(env, flag)}
+      >
+        {flag.is_enabled ? 'On' : 'Off'}
+      </button>
+      <span className="served" title="what users matching no rule get">
+        {served.value}
+      </span>
+      {served.varies.length ? <span className="varies">{served.varies.join(' · ')}</span> : null}
+      <button
+        type="button"
+        className="ghost"
+        aria-label={`Edit ${rowKey} in ${env.name}`}
+        onClick={() => props.onEdit(env.id, rowKey)}
+      >
+        Edit
+      </button>
+    </td>
+  )
+}

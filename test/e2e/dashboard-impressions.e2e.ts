@@ -95,8 +95,21 @@ describe('the impressions chart after examples/evaluate reports impressions', ()
     await page.getByLabel('Email').fill(ADMIN.email)
     await page.getByLabel('Password').fill(ADMIN.password)
     await page.getByRole('button', { name: 'Sign in' }).click()
+    // The project's environments answer late, as on a loaded machine or a slow network: the impressions page opens
+    // before they arrive (a first visit has none cached) and must show the default environment once they do.
+    let held: (() => void) | undefined
+    const arrived = new Promise<void>((resolve) => {
+      held = resolve
+    })
+    await page.route(`**/api/projects/${projectId}/environments`, async (route) => {
+      await arrived
+      await route.continue()
+    })
     await page.getByRole('link', { name: 'Default' }).click()
     await page.getByRole('tab', { name: 'Impressions' }).click()
+    await page.getByRole('heading', { name: 'Impressions' }).waitFor()
+    held?.()
+    await page.unroute(`**/api/projects/${projectId}/environments`)
     await page.getByLabel('Flag').selectOption('new-checkout')
     await expect.poll(() => page.locator('dd[data-total="total"]').textContent(), WITHIN).toBe(String(checkout.total))
     expect(await page.locator('dd[data-total="users"]').textContent()).toBe('4')

@@ -1,7 +1,9 @@
+import type { FlagType } from '@flagsync/protocol'
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react'
 import { api, errorText } from './api.js'
+import { type ImpressionStats, servedValueCounts, shownEnvironmentId, shownFlagKey } from './impressions-view.js'
 import { bucketImpressions } from './time-series.js'
-import type { Environment } from './types.js'
+import type { Environment, Flag } from './types.js'
 
 const EvaluationsChart = lazy(() => import('./chart.js'))
 
@@ -13,17 +15,9 @@ interface Impression {
   context: Record<string, unknown> | null
   evaluated_at: string
 }
-interface Stats {
-  flag_key: string
-  total: number
-  true_count: number
-  false_count: number
-  unique_users: number
-  last_seen: string
-}
-
 /** How many of the newest impressions the chart reads (4 pages of the list route's maximum 200). */
 const CHART_ROWS = 800
+const NO_ROWS: Impression[] = []
 
 /**
  * Per flag and environment: lifetime totals (the stats route), a chart of
@@ -31,12 +25,18 @@ const CHART_ROWS = 800
  * the latest impressions, filtered by user and value.
  */
 export function ImpressionsPanel(props: { environments: Environment[] }) {
-  const [envId, setEnvId] = useState(
-    props.environments.find((e) => e.is_default)?.id ?? props.environments[0]?.id ?? '',
-  )
-  const [stats, setStats] = useState<Stats[]>([])
-  const [flagKey, setFlagKey] = useState('')
-  const [recent, setRecent] = useState<Impression[]>([])
+  // Derived, not a state initialized once: the environments may arrive after the panel mounts (a first visit
+  // has none cached), and the panel must then show the default one instead of staying on none.
+  const [chosenEnv, setEnvId] = useState('')
+  const envId = shownEnvironmentId(props.environments, chosenEnv)
+  const [stats, setStats] = useState<ImpressionStats[]>([])
+  /** The environment's flags by key (their types): undefined while they load, null when they could not. */
+  const [flagTypes, setFlagTypes] = useState<Map<string, FlagType> | null>()
+  const [chosenFlag, setFlagKey] = useState('')
+  const flagKey =
+    flagTypes === undefined ? '' : shownFlagKey(stats, flagTypes ? new Set(flagTypes.keys()) : undefined, chosenFlag)
+  /** The newest impressions of a flag (for the chart), with the list route's base and flag they are of. */
+  const [loaded, setRecent] = useState<{ of: string; rows: Impression[] }>({ of: '', rows: [] })
   const [userFilter, setUserFilter] = useState('')
   const [valueFilter, setValueFilter] = useState('')
   const [latest, setLatest] = useState<{ items: Impression[]; total: number }>({ items: [], total: 0 })
@@ -45,12 +45,25 @@ export function ImpressionsPanel(props: { environments: Environment[] }) {
 
   useEffect(() => {
     if (!envId) return
-    api<Stats[]>('GET', `${base}/stats`)
+    let cancelled = false
+    setStats([])
+    setFlagTypes(undefined)
+    api<ImpressionStats[]>('GET', `${base}/stats`)
       .then((list) => {
-        setStats(list)
-        setFlagKey((key) => (list.some((s) => s.flag_key === key) ? key : (list[0]?.flag_key ?? '')))
+        if (!cancelled) setStats(list)
       })
       .catch((e) => setError(errorText(e)))
+    api<Flag[]>('GET', `/api/environments/${encodeURIComponent(envId)}/flags`)
+      .then((flags) => {
+        if (!cancelled) setFlagTypes(new Map(flags.map((f) => [f.key, f.flag_type])))
+      })
+      .catch(() => {
+        // Without the flags any key with stats may be shown; the stats' own error is the one to report.
+        if (!cancelled) setFlagTypes(null)
+      })
+    return () => {
+      cancelled = true
+    }
   }, [envId, base])
 
   useEffect(() => {
@@ -66,7 +79,7 @@ export function ImpressionsPanel(props: { environments: Environment[] }) {
         rows.push(...page.items)
         if (page.items.length < 200) break
       }
-      if (!cancelled) setRecent(rows)
+      if (!cancelled) setRecent({ of: `${base} ${flagKey}`, rows })
     })().catch((e) => setError(errorText(e)))
     return () => {
       cancelled = true
@@ -78,11 +91,20 @@ export function ImpressionsPanel(props: { environments: Environment[] }) {
     const query = new URLSearchParams({ flag_key: flagKey, limit: '20' })
     if (userFilter.trim()) query.set('user_id', userFilter.trim())
     if (valueFilter.trim()) query.set('value', valueFilter.trim())
+    let cancelled = false
     api<{ items: Impression[]; total: number }>('GET', `${base}?${query}`)
-      .then(setLatest)
+      .then((page) => {
+        // An answer for an earlier flag or filter that arrives late must not replace the current one.
+        if (!cancelled) setLatest(page)
+      })
       .catch((e) => setError(errorText(e)))
+    return () => {
+      cancelled = true
+    }
   }, [flagKey, base, userFilter, valueFilter])
 
+  // Only the rows of the flag shown: another flag's, still there while this one's load, would be charted as its.
+  const recent = loaded.of === `${base} ${flagKey}` ? loaded.rows : NO_ROWS
   const series = useMemo(() => bucketImpressions(recent), [recent])
   const current = stats.find((s) => s.flag_key === flagKey)
   const minutes = Math.round(series.bucketMs / 60_000)
@@ -105,8 +127,11 @@ export function ImpressionsPanel(props: { environments: Environment[] }) {
         <label>
           Flag
           <select value={flagKey} onChange={(e) => setFlagKey(e.target.value)}>
+            {flagKey === '' && stats.length > 0 ? <option value="">Choose a flag</option> : null}
             {stats.map((s) => (
-              <option key={s.flag_key}>{s.flag_key}</option>
+              <option key={s.flag_key} value={s.flag_key}>
+                {flagTypes && !flagTypes.has(s.flag_key) ? `${s.flag_key} (not a flag now)` : s.flag_key}
+              </option>
             ))}
           </select>
         </label>
@@ -123,14 +148,14 @@ export function ImpressionsPanel(props: { environments: Environment[] }) {
             <dt>Evaluations</dt>
             <dd data-total="total">{current.total.toLocaleString('en')}</dd>
           </div>
-          <div>
-            <dt>true</dt>
-            <dd>{current.true_count.toLocaleString('en')}</dd>
-          </div>
-          <div>
-            <dt>false</dt>
-            <dd>{current.false_count.toLocaleString('en')}</dd>
-          </div>
+          {servedValueCounts(current, flagTypes?.get(current.flag_key)).map(({ value, count }) => (
+            <div key={value} data-value={value}>
+              <dt>
+                <code>{value}</code>
+              </dt>
+              <dd>{count.toLocaleString('en')}</dd>
+            </div>
+          ))}
           <div>
             <dt>Unique users</dt>
             <dd data-total="users">{current.unique_users.toLocaleString('en')}</dd>

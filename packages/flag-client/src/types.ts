@@ -282,8 +282,8 @@ export type FlagEvaluation = Omit<EvaluationResult, 'errorCode'> & {
  */
 export interface FlagClient {
   /**
-   * Resolves once a complete flag set is available: from the stream, a snapshot, or the flag cache (at once when the
-   * cache's `localStorage` copy answered during creation).
+   * Resolves once a complete flag set is available: the `bootstrap` option (at once), the stream, a snapshot, or the
+   * flag cache (at once when the cache's `localStorage` copy answered during creation).
    */
   ready(): Promise<void>
   /** The flag as it reads now (server state with this client's edits on top); undefined when there is none. */

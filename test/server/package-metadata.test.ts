@@ -31,7 +31,7 @@ const published = readdirSync(new URL('packages/', root))
   .filter(({ pkg }) => !pkg.private)
 
 describe('published package.json files', () => {
-  it('covers the ten packages', () => {
+  it('covers the eleven packages', () => {
     expect(published.map(({ pkg }) => pkg.name).sort()).toEqual(
       [
         'evaluation',
@@ -42,6 +42,7 @@ describe('published package.json files', () => {
         'react',
         'receiver',
         'server-kit',
+        'server-provider',
         'store',
         'sync-client',
       ].map((n) => `@flagsync/${n}`),
@@ -86,6 +87,15 @@ describe('published package.json files', () => {
     for (const { pkg } of published) expect(pkg.dependencies?.dexie, pkg.name).toBeUndefined()
   })
 
+  it('makes @openfeature/server-sdk a peer of the server provider, which brings no browser package', () => {
+    const provider = read('packages/server-provider/package.json')
+    expect(Object.keys(provider.peerDependencies ?? {})).toEqual(['@openfeature/server-sdk'])
+    expect(provider.peerDependenciesMeta).toBeUndefined()
+    const brought = { ...provider.dependencies, ...provider.peerDependencies, ...provider.optionalDependencies }
+    for (const name of ['dexie', '@openfeature/web-sdk', '@flagsync/flag-client', '@flagsync/sync-client'])
+      expect(brought[name], name).toBeUndefined()
+  })
+
   it('makes sqlite3 and pg optional peers of the store; the servers bring sqlite3 as an optional dependency', () => {
     const store = read('packages/store/package.json')
     expect(Object.keys(store.peerDependencies ?? {}).sort()).toEqual(['pg', 'sqlite3'])
@@ -103,7 +113,7 @@ describe('published package.json files', () => {
 
   it('keeps every peer installed at the root, so tests run against them', () => {
     const rootPkg = read('package.json')
-    for (const name of ['@openfeature/web-sdk', 'dexie', 'pg', 'sqlite3']) {
+    for (const name of ['@openfeature/web-sdk', '@openfeature/server-sdk', 'dexie', 'pg', 'sqlite3']) {
       expect(rootPkg.devDependencies?.[name], name).toBeDefined()
     }
   })

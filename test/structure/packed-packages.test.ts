@@ -10,50 +10,11 @@
  *
  * Needs built dist/ folders (`npm run build`), as `npm run lint:packages` does.
  */
-import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { closure, installPacked, readManifest, root, run } from '../support/packed-app.js'
 import { tempDir } from '../support/temp-dir.js'
-
-const run = promisify(execFile)
-const root = fileURLToPath(new URL('../../', import.meta.url))
-
-interface Manifest {
-  name: string
-  dependencies?: Record<string, string>
-  peerDependencies?: Record<string, string>
-  peerDependenciesMeta?: Record<string, { optional?: boolean }>
-}
-const readManifest = (dir: string): Manifest => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest
-
-/** Dependencies and required peers: what an install of the package brings (npm 7+ installs required peers). */
-const required = (pkg: Manifest): string[] => [
-  ...Object.keys(pkg.dependencies ?? {}),
-  ...Object.keys(pkg.peerDependencies ?? {}).filter((name) => !pkg.peerDependenciesMeta?.[name]?.optional),
-]
-
-const workspaces = new Map(
-  readdirSync(join(root, 'packages'))
-    .filter((dir) => existsSync(join(root, 'packages', dir, 'package.json')))
-    .map((dir) => [readManifest(join(root, 'packages', dir)).name, `packages/${dir}`]),
-)
-
-/** Every package an install of `name` brings: workspaces (to pack) and third-party packages (to link). */
-function closure(name: string): { packed: string[]; linked: string[] } {
-  const packed = new Set<string>()
-  const linked = new Set<string>()
-  const visit = (dep: string) => {
-    if (packed.has(dep) || linked.has(dep)) return
-    const workspace = workspaces.get(dep)
-    ;(workspace ? packed : linked).add(dep)
-    for (const next of required(readManifest(join(root, workspace ?? `node_modules/${dep}`)))) visit(next)
-  }
-  visit(name)
-  return { packed: [...packed].sort(), linked: [...linked].sort() }
-}
 
 const app = tempDir('flagsync-react-install-')
 const installed = closure('@flagsync/react')
@@ -61,31 +22,7 @@ const installed = closure('@flagsync/react')
 const appTypes = closure('@types/react').linked
 
 beforeAll(async () => {
-  const modules = join(app.path, 'node_modules')
-  const packs = join(app.path, 'packs')
-  mkdirSync(packs, { recursive: true })
-  const { stdout } = await run(
-    'npm',
-    [
-      'pack',
-      '--json',
-      '--ignore-scripts',
-      '--pack-destination',
-      packs,
-      ...installed.packed.flatMap((name) => ['-w', workspaces.get(name) as string]),
-    ],
-    { cwd: root, maxBuffer: 64 * 1024 * 1024 },
-  )
-  for (const pack of JSON.parse(stdout) as Array<{ name: string; filename: string }>) {
-    const into = join(modules, pack.name)
-    mkdirSync(into, { recursive: true })
-    await run('tar', ['-xzf', join(packs, pack.filename), '-C', into, '--strip-components=1'])
-  }
-  for (const name of [...installed.linked, ...appTypes]) {
-    mkdirSync(dirname(join(modules, name)), { recursive: true })
-    symlinkSync(join(root, 'node_modules', name), join(modules, name), 'dir')
-  }
-  writeFileSync(join(app.path, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
+  await installPacked(app.path, installed.packed, [...installed.linked, ...appTypes])
 }, 120_000)
 
 afterAll(() => app.remove())

@@ -17,7 +17,7 @@ export interface FlagStreamSink {
 
 export interface FlagStreamOptions {
   url: string
-  sdkKey: string
+  sdkKey: string | undefined
   fetch: typeof fetch
   reconnect: RetryPolicy
   random: () => number
@@ -80,7 +80,8 @@ export class FlagStream {
   async #connectOnce(): Promise<void> {
     const controller = new AbortController()
     this.#controller = controller
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.#options.sdkKey}` }
+    const headers: Record<string, string> = {}
+    if (this.#options.sdkKey) headers.Authorization = `Bearer ${this.#options.sdkKey}`
     if (this.#resumeFrom !== '') headers['Last-Event-ID'] = this.#resumeFrom
     const session = new Session(this.#options.bootstrapIdleMs, this.#sink, this.#resumeFrom, (resumeFrom) => {
       this.#resumeFrom = resumeFrom

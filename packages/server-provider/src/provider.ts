@@ -16,8 +16,8 @@ import { StreamHttpError } from './read-stream.js'
 export interface FlagsyncServerProviderOptions {
   /** URL of `/stream`: the flat API's, or the flag service's (whose SDK key picks the environment). */
   streamUrl: string
-  /** The server SDK key, sent as `Authorization: Bearer <key>`. */
-  sdkKey: string
+  /** The server SDK key, sent as `Authorization: Bearer <key>` (none for a flat API without `SDK_KEY`). */
+  sdkKey?: string
   /** Defaults to Node's global `fetch`. */
   fetch?: typeof fetch
   /** Reconnect backoff; default 1 s doubling to 30 s, +0–30 % jitter. A longer `retry:` or Retry-After wins. */

@@ -1,0 +1,69 @@
+/**
+ * `@flagsync/server-provider` as a Node backend installs it: the tarballs `npm pack` makes of it and of the
+ * `@flagsync` packages it requires, next to @openfeature/server-sdk and the third-party packages they require. No
+ * browser peer comes along, and the README's sample runs as written against a real flat API.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { closure, installPacked, root, run } from '../support/packed-app.js'
+import { tempDir } from '../support/temp-dir.js'
+import { startTestServer, type TestServer } from '../support/test-server.js'
+
+const app = tempDir('flagsync-server-provider-install-')
+const installed = closure('@flagsync/server-provider', '@openfeature/server-sdk')
+const servers: TestServer[] = []
+
+beforeAll(async () => {
+  // The tarballs carry dist/: build it (a no-op when current).
+  await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b', 'packages/server-provider'], {
+    cwd: root,
+  })
+  await installPacked(app.path, installed.packed, installed.linked)
+}, 120_000)
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.dispose()
+})
+afterAll(() => app.remove())
+
+/** The first ```js block of the package README. */
+function readmeSample(): string {
+  const readme = readFileSync(join(root, 'packages/server-provider/README.md'), 'utf8')
+  const sample = /```js\n([\s\S]*?)```/.exec(readme)?.[1]
+  if (!sample) throw new Error('no js sample in the README')
+  return sample
+}
+
+describe('@flagsync/server-provider installed in a Node app', () => {
+  it('brings neither dexie nor @openfeature/web-sdk nor the flag client', () => {
+    expect(installed.packed).toEqual(['@flagsync/evaluation', '@flagsync/protocol', '@flagsync/server-provider'])
+    expect(installed.linked).toEqual(expect.arrayContaining(['@openfeature/server-sdk', 'eventsource-parser']))
+    for (const name of ['dexie', '@openfeature/web-sdk', '@flagsync/flag-client', '@flagsync/sync-client']) {
+      expect(installed.linked, name).not.toContain(name)
+      expect(existsSync(join(app.path, 'node_modules', name)), name).toBe(false)
+    }
+  })
+
+  it('runs the README sample as written against a flat API with SDK_KEY', async () => {
+    const server = await startTestServer({ sdkKey: 'sk_backend' })
+    servers.push(server)
+    const put = await server.request('/api/flags', {
+      method: 'POST',
+      body: {
+        key: 'new-checkout',
+        is_enabled: true,
+        rollout_percentage: 0,
+        rules: [{ attribute: 'country', operator: 'equals', values: ['NL'] }],
+      },
+    })
+    expect(put.status).toBe(200)
+    writeFileSync(join(app.path, 'sample.mjs'), readmeSample())
+    const { stdout } = await run(process.execPath, ['sample.mjs'], {
+      cwd: app.path,
+      timeout: 15_000,
+      env: { ...process.env, FLAGSYNC_STREAM_URL: `${server.url}/stream`, FLAGSYNC_SDK_KEY: 'sk_backend' },
+    })
+    expect(stdout).toContain('new-checkout: true')
+    expect(stdout).toContain("reason: 'TARGETING_MATCH'")
+  })
+})

@@ -62,28 +62,35 @@ export async function readStatesAt(
 ): Promise<Map<string, StateAt>> {
   const out = new Map<string, StateAt>()
   if (pairs.length === 0) return out
-  const oldest = new Map<string, number>()
+  // Per record, the oldest and newest revision asked of it: one walk down to the oldest.
+  const range = new Map<string, [oldest: number, newest: number]>()
   for (const [key, revision] of pairs) {
-    const known = oldest.get(key)
-    if (known === undefined || revision < known) oldest.set(key, revision)
+    const known = range.get(key)
+    if (!known) range.set(key, [revision, revision])
+    else range.set(key, [Math.min(known[0], revision), Math.max(known[1], revision)])
   }
   const prunedThrough = await readMeta(q, META.prunedThrough)
   const prefixPruned = await readMeta(q, META.prefixPrunedThrough)
-  const chains = new Map<string, number[]>()
-  for (const row of await walkChains(q, dialect, scope, [...oldest])) {
-    const chain = chains.get(row.key) ?? []
-    chain.push(Number(row.revision))
+  const chains = new Map<string, { head: number; rows: number[] }>()
+  for (const row of await walkChains(
+    q,
+    dialect,
+    scope,
+    [...range].map(([key, [a, b]]) => [key, a, b] as const),
+  )) {
+    const chain = chains.get(row.key) ?? { head: Number(row.head), rows: [] }
+    chain.rows.push(Number(row.revision))
     chains.set(row.key, chain)
   }
-  for (const chain of chains.values()) chain.sort((a, b) => b - a)
+  for (const chain of chains.values()) chain.rows.sort((a, b) => b - a)
   // Each distinct pair's answer: the record's newest surviving row at or before the revision.
   const answers = new Map<string, { revision: number; at: number | null }>()
   for (const [key, revision] of pairs) {
     const id = pairId(key, revision)
     if (answers.has(id)) continue
     const chain = chains.get(key)
-    const at = chain?.find((r) => r <= revision) ?? null
-    if (options.skipUnchanged && at !== null && at === chain?.[0]) continue
+    const at = chain?.rows.find((r) => r <= revision) ?? null
+    if (options.skipUnchanged && at !== null && at === chain?.head) continue
     answers.set(id, { revision, at })
   }
   const wanted = new Set<number>()

@@ -173,21 +173,23 @@ export async function selectFlags(
 }
 
 /**
- * For each `[key, revision]`, the revisions of the key's change-log rows from its newest row back
- * to the first one at or before `revision` (or to the chain's start, or to a row pruning removed):
- * one statement for any number of keys, one primary-key seek per row, revisions only (no JSON).
- * Each step is a scalar subquery, so PostgreSQL seeks each row by its key instead of hashing the
- * whole log once per step. A step's `next` is the row's previous revision: 0 at the chain's start,
- * -1 when the row itself is gone (those rows are left out).
+ * For each `[key, oldest, newest]`, the revisions of the key's change-log rows at or before `newest`, walking its
+ * chain back from its newest row to the first row at or before `oldest` (or to the chain's start, or to a row pruning
+ * removed), with the revision of that newest row (`head`): one statement for any number of keys, one primary-key
+ * seek per row, revisions only (no JSON); rows above `newest` answer no pair and stay in the database. Each step is a
+ * scalar subquery, so PostgreSQL seeks each row by its key instead of hashing the whole log once per step. A step's
+ * `next` is the row's previous revision: 0 at the chain's start, -1 when the row itself is gone (left out).
  */
 export async function walkChains(
   q: Knex | Knex.Transaction,
   dialect: Dialect,
   scope: string,
-  targets: ReadonlyArray<readonly [key: string, revision: number]>,
-): Promise<Array<{ key: string; revision: number | string }>> {
+  targets: ReadonlyArray<readonly [key: string, oldest: number, newest: number]>,
+): Promise<Array<{ key: string; revision: number | string; head: number | string }>> {
   const bindings =
-    dialect === 'postgres' ? [targets.map((t) => t[0]), targets.map((t) => t[1])] : [JSON.stringify(targets)]
+    dialect === 'postgres'
+      ? [targets.map((t) => t[0]), targets.map((t) => t[1]), targets.map((t) => t[2])]
+      : [JSON.stringify(targets)]
   return rowsOf(await q.raw(WALK_CHAINS[dialect], [scope, scope, ...bindings] as Knex.RawBinding[]))
 }
 
@@ -195,17 +197,20 @@ export async function walkChains(
 const nextOf = (revision: string) =>
   `coalesce((select coalesce(c.prev_revision, 0) from "flagsync_changes" c where c.revision = ${revision}), -1)`
 
-const walkSql = (targets: string) => `with recursive t(key, target, head) as (${targets}),
-  walk(key, target, revision, next) as (
-    select t.key, t.target, t.head, ${nextOf('t.head')} from t where t.head is not null
+const walkSql = (targets: string) => `with recursive t(key, oldest, newest, head) as (${targets}),
+  walk(key, oldest, newest, head, revision, next) as (
+    select t.key, t.oldest, t.newest, t.head, t.head, ${nextOf('t.head')} from t where t.head is not null
     union all
-    select w.key, w.target, w.next, ${nextOf('w.next')} from walk w where w.next > 0 and w.revision > w.target
+    select w.key, w.oldest, w.newest, w.head, w.next, ${nextOf('w.next')} from walk w
+    where w.next > 0 and w.revision > w.oldest
   )
-  select key, revision from walk where next >= 0`
+  select key, revision, head from walk where next >= 0 and revision <= newest`
 
 const WALK_CHAINS: Record<Dialect, string> = {
-  postgres: walkSql(`select u.key, u.rev, ${headOf('?', 'u.key')} from unnest(?::text[], ?::bigint[]) as u(key, rev)`),
-  sqlite: walkSql(`select value ->> 0, value ->> 1, ${headOf('?', 'value ->> 0')} from json_each(?)`),
+  postgres: walkSql(
+    `select u.key, u.oldest, u.newest, ${headOf('?', 'u.key')} from unnest(?::text[], ?::bigint[], ?::bigint[]) as u(key, oldest, newest)`,
+  ),
+  sqlite: walkSql(`select value ->> 0, value ->> 1, value ->> 2, ${headOf('?', 'value ->> 0')} from json_each(?)`),
 }
 
 /** The JSON (null: a delete) of the change-log rows with these revisions; one statement. */

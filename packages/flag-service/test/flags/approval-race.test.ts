@@ -159,24 +159,25 @@ describe.each(DIALECTS)('writes racing require-approval being switched on, on %s
 /**
  * The same race at the write lock itself, on PostgreSQL (SQLite has one
  * connection, so there a request cannot even load its environment while
- * another holds the lock): the switch waits for the lock first, then the batch
- * loads its environment (approval still off) and queues behind the switch.
+ * another holds the lock): the switch waits for the lock first, then a batch
+ * and a DELETE load their environment (approval still off) and queue behind it.
  */
-describe('a sync batch queued behind the switch for the write lock, on postgres', () => {
+describe('a sync batch and a DELETE queued behind the switch for the write lock, on postgres', () => {
   let h: Harness | undefined
   afterEach(async () => {
     await h?.dispose()
   })
 
-  it('files a change request instead of applying', async () => {
+  it('the batch files a change request and the DELETE is refused, instead of applying', async () => {
     h = await startHarness('postgres')
     const harness = h
     const project = await createProject(harness)
     const env = project.production
     const editor = await member(harness, project.id, 'editor', 'editor')
     const token = await harness.createToken(editor.as, 'read_write')
-    const key = unique('queued')
+    const [key, doomed] = [unique('queued'), unique('doomed')]
     await putFlag(harness, env, { key, is_enabled: false, description: 'original' })
+    await putFlag(harness, env, { key: doomed, is_enabled: false })
     const knex = harness.server.runtime.knex
     /** Resolves once `n` statements of this database wait for a lock. */
     const lockWaiters = async (n: number) => {
@@ -209,12 +210,16 @@ describe('a sync batch queued behind the switch for the write lock, on postgres'
       },
     })
     await lockWaiters(2)
+    const deleted = harness.call(`/api/environments/${env}/flags/${doomed}`, { method: 'DELETE', as: bearer(token) })
+    await lockWaiters(3)
     release()
     await holding
-    const [switchAnswer, batchAnswer] = await Promise.all([switched, batch])
+    const [switchAnswer, batchAnswer, deleteAnswer] = await Promise.all([switched, batch, deleted])
     expect(switchAnswer.status).toBe(200)
     expect(batchAnswer.status, JSON.stringify(batchAnswer.body)).toBe(200)
     expect(batchAnswer.body.change_requests).toEqual([{ operationIndex: 0, recordId: key, id: expect.any(Number) }])
     expect((await flagsOf(harness, env).get(key)).body.description).toBe('original')
+    expect(deleteAnswer.status, JSON.stringify(deleteAnswer.body)).toBe(403)
+    expect((await flagsOf(harness, env).get(doomed)).status).toBe(200)
   })
 })

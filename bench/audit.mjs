@@ -1,6 +1,9 @@
 // receiver.apply500.base_ratio: batches of 500 flag updates through POST /sync of the real flag API (its CLI, SQLite),
 // each operation carrying the baseRevision of the record it edits (no conflicts: the three-way check runs and passes),
 // vs the same batches without baseRevision, alternating on the same server and database.
+// receiver.apply1000.stale_ms: one batch of 1 000 updates whose every baseRevision is stale (each flag changed twice
+// since, in the field the update sets: 1 000 conflicts, answered 409) vs the same 1 000 updates without baseRevision
+// (applied), alternating on the same server and database.
 // audit.history10k.ms: GET /api/flags/:key/history of a flag with 10 000 changes, 100-entry pages at the newest end
 // and deep inside (cursor), on the same server.
 import { randomUUID } from 'node:crypto'
@@ -13,6 +16,7 @@ import { median, now } from './lib/stats.mjs'
 
 const BATCH = 500
 const HISTORY = 10_000
+const STALE = 1000
 
 /** @param {import('knex').Knex} knex @param {string[]} keys */
 async function revisionsOf(knex, keys) {
@@ -45,6 +49,67 @@ async function post(url, body) {
   return now() - t0
 }
 
+/**
+ * The time of one POST /sync, checked to be answered as `status` (200: all applied; 409: every operation conflicts).
+ * @param {string} url @param {string} body @param {200 | 409} status
+ */
+async function timedPost(url, body, status) {
+  const t0 = now()
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  const answer = await res.json()
+  const ok = status === 200 ? answer.applied === STALE : answer.conflicts?.length === STALE
+  if (res.status !== status || !ok) throw new Error(`POST /sync: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`)
+  return now() - t0
+}
+
+/**
+ * receiver.apply1000.stale_ms: per round, two untimed batches change every flag's rollout after the bases were read,
+ * then the timed pair: 1 000 updates of the rollout with those bases (409) and the same without bases (200).
+ * @param {string} sync @param {import('knex').Knex} knex @param {string[]} keys @param {number} rounds
+ */
+async function staleRounds(sync, knex, keys, rounds) {
+  const plain = []
+  const stale = []
+  const ratios = []
+  const body = (/** @type {number} */ value, /** @type {Map<string, number> | null} */ bases) =>
+    JSON.stringify({
+      batchId: randomUUID(),
+      operations: keys.map((key) => ({
+        action: 'update',
+        collection: 'flags',
+        recordId: key,
+        changes: { rollout_percentage: value },
+        ...(bases ? { baseRevision: bases.get(key) } : {}),
+      })),
+    })
+  await timedPost(sync, body(0, null), 200) // every rollout at a value of this sequence, none at its original
+  for (let round = -1; round < rounds; round++) {
+    const bases = await revisionsOf(knex, keys)
+    // Fresh values each round: every write changes the flags, and every stale operation clashes with a rollout
+    // changed since its base.
+    const v = 20 + 4 * round
+    await timedPost(sync, body(v, null), 200)
+    await timedPost(sync, body(v + 1, null), 200)
+    let a = 0
+    let b = 0
+    if (round % 2 === 0) {
+      a = await timedPost(sync, body(v + 2, null), 200)
+      b = await timedPost(sync, body(v + 3, bases), 409)
+    } else {
+      b = await timedPost(sync, body(v + 3, bases), 409)
+      a = await timedPost(sync, body(v + 2, null), 200)
+    }
+    if (round < 0) continue // warm-up
+    plain.push(a)
+    stale.push(b)
+    ratios.push(a / b)
+    log(
+      `audit stale round ${round + 1}: 1000 updates without baseRevision ${a.toFixed(1)} ms, with 1000 stale ${b.toFixed(1)} ms`,
+    )
+  }
+  return { plain, stale, ratios }
+}
+
 /** @param {string} url @param {number} times */
 async function medianGet(url, times) {
   const ms = []
@@ -66,9 +131,9 @@ export async function run({ quick }) {
   const db = await openDatabase(url)
   const store = new FlagStore(db)
   // Seeded before the server starts: the flags, and one flag with a long history.
-  for (let i = 0; i < keySpace; i += 1000) {
+  for (let i = 0; i < keySpace + STALE; i += 1000) {
     await store.write(async (w) => {
-      for (let j = i; j < Math.min(i + 1000, keySpace); j++) w.put(makeFlag(j, 250))
+      for (let j = i; j < Math.min(i + 1000, keySpace + STALE); j++) w.put(makeFlag(j, 250))
     })
   }
   const t0 = now()
@@ -116,6 +181,9 @@ export async function run({ quick }) {
       )
     }
 
+    const staleKeys = Array.from({ length: STALE }, (_, i) => makeFlag(keySpace + i, 250).key)
+    const staleRuns = await staleRounds(sync, db.knex, staleKeys, quick ? 3 : 5)
+
     const history = `${server.url}/api/flags/busy/history`
     await medianGet(history, 20) // warm-up
     const newest = await medianGet(history, quick ? 30 : 100)
@@ -138,6 +206,16 @@ export async function run({ quick }) {
         extra: { ratios, rows_per_s: { with_base: based, without: plain } },
       }),
       row({
+        id: 'receiver.apply1000.stale_ms',
+        value: median(staleRuns.stale),
+        unit: 'ms',
+        baseline: median(staleRuns.plain),
+        ratio: median(staleRuns.ratios),
+        goal: atLeast(1 / 3, 'ratio'),
+        note: `one POST /sync of ${STALE} updates through the flag API (CLI, SQLite, ${keySpace + STALE} flags, ${keySpace + STALE + HISTORY}+ change-log rows), every baseRevision stale (the flag's rollout changed twice since): 1 000 conflicts, answered 409; baseline = the same ${STALE} updates without baseRevision (applied); ratio = time without / time with, median of ${staleRuns.ratios.length} alternating rounds (${spreadOf(staleRuns.ratios)}); goal: at most 3× the batch without bases`,
+        extra: { runs: { stale_ms: staleRuns.stale, without_ms: staleRuns.plain }, ratios: staleRuns.ratios },
+      }),
+      row({
         id: 'audit.history10k.ms',
         value: Math.max(newest, deep),
         unit: 'ms',
@@ -153,6 +231,12 @@ export async function run({ quick }) {
     await db.close()
     tmp.remove()
   }
+}
+
+/** "min / median / max" of ratios. @param {number[]} xs */
+function spreadOf(xs) {
+  const sorted = [...xs].sort((x, y) => x - y)
+  return `${(sorted[0] ?? 0).toFixed(3)} / ${median(xs).toFixed(3)} / ${(sorted.at(-1) ?? 0).toFixed(3)}`
 }
 
 benchMain(import.meta.url, run)

@@ -41,8 +41,9 @@ const MODULES = [
     timeoutMs: 300_000,
   },
   { name: 'receiver', ids: ['receiver.apply500.ratio', 'receiver.apply500.write_ratio'] },
-  // Conflict checks and the audit trail (issue 16): baseRevision's cost on apply500, a long history's page time.
-  { name: 'audit', ids: ['receiver.apply500.base_ratio', 'audit.history10k.ms'] },
+  // Conflict checks and the audit trail (issue 16): baseRevision's cost on apply500 and on a 1 000-operation batch of
+  // stale bases (409), a long history's page time.
+  { name: 'audit', ids: ['receiver.apply500.base_ratio', 'receiver.apply1000.stale_ms', 'audit.history10k.ms'] },
   { name: 'rest', ids: ['rest.list350.ratio', 'rest.get.ratio'] },
   { name: 'bootstrap', ids: ['stream.bootstrap10k.ms', 'stream.bootstrap10k.after_change.ms'] },
   {

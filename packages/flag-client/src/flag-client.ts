@@ -280,10 +280,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   const fromCache = (saved: SavedSet | undefined) => {
     if (!saved || (status.source !== 'none' && status.source !== 'bootstrap')) return
     // The stream URL's environment, whichever set is served: impressions can be addressed before the stream.
-    if (status.environmentId === null) {
-      status = { ...status, environmentId: saved.environmentId }
-      environmentKnown()
-    }
+    status = { ...status, environmentId: saved.environmentId }
+    environmentKnown()
     if (status.source === 'none' || isNewerFlagSet(saved.flags, local.serverFlags.values())) {
       useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
     }

@@ -1,12 +1,9 @@
 import type { ClientFlag } from './types.js'
 
-/** The highest `revision` among `flags`; undefined when none carries one. */
-function newestRevision(flags: Iterable<ClientFlag>): number | undefined {
-  let newest: number | undefined
-  for (const flag of flags) {
-    const revision = flag.revision
-    if (typeof revision === 'number' && (newest === undefined || revision > newest)) newest = revision
-  }
+/** The highest `revision` among `flags`; NaN (compared as neither higher nor lower) when none carries one. */
+function newestRevision(flags: Iterable<ClientFlag>): number {
+  let newest = Number.NaN
+  for (const { revision } of flags) if (typeof revision === 'number' && !(revision <= newest)) newest = revision
   return newest
 }
 
@@ -20,19 +17,12 @@ function newestRevision(flags: Iterable<ClientFlag>): number | undefined {
  * isNewerFlagSet([{ key: 'a', is_enabled: true, revision: 8 }], [{ key: 'a', is_enabled: false, revision: 7 }]) // true
  */
 export function isNewerFlagSet(candidate: Iterable<ClientFlag>, than: Iterable<ClientFlag>): boolean {
-  const mine = newestRevision(candidate)
-  const theirs = newestRevision(than)
-  return mine !== undefined && theirs !== undefined && mine > theirs
+  return newestRevision(candidate) > newestRevision(than)
 }
 
 /** The `bootstrap` option as a set: entries without a string `key` are skipped; none (or no array) is no bootstrap. */
 export function bootstrapSet(flags: unknown): Map<string, ClientFlag> | undefined {
   if (!Array.isArray(flags)) return undefined
-  const set = new Map<string, ClientFlag>()
-  for (const flag of flags as unknown[]) {
-    if (typeof flag === 'object' && flag !== null && typeof (flag as ClientFlag).key === 'string') {
-      set.set((flag as ClientFlag).key, flag as ClientFlag)
-    }
-  }
-  return set
+  const valid = (flags as Array<Partial<ClientFlag> | null>).filter((f) => typeof f?.key === 'string')
+  return new Map((valid as ClientFlag[]).map((f) => [f.key, f]))
 }

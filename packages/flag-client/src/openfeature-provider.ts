@@ -98,7 +98,6 @@ export class FlagsyncProvider implements Provider {
   async onClose(): Promise<void> {
     this.#unsubscribe?.()
     this.#ready = false
-    this.#stale = false
   }
 
   resolveBooleanEvaluation(flagKey: string, defaultValue: boolean, context: EvaluationContext) {

@@ -39,7 +39,6 @@ const PENDING: readonly { file: string; fn?: string }[] = [
   { file: 'packages/flag-service/src/routes/environments.ts', fn: 'createEnvironmentsRouter' },
   { file: 'packages/receiver/src/table-collection.ts', fn: 'tableCollection' },
   { file: 'packages/server-kit/src/json-body.ts', fn: 'jsonBody' },
-  { file: 'packages/sync-client/src/compact.ts', fn: 'compact' },
   { file: 'packages/sync-client/src/delivery-pipeline.ts', fn: 'createDeliveryPipeline' },
   { file: 'packages/sync-client/src/delivery-pipeline.ts', fn: 'drain' },
   { file: 'packages/sync-client/src/sync-client.ts', fn: 'createSyncClient' },

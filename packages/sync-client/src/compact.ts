@@ -138,10 +138,7 @@ function mergeFields(first: Record<string, unknown>, ops: readonly Operation[], 
 export function compact(ops: readonly Operation[], options: CompactOptions = {}): Operation[] {
   const { existsRemotely } = options
   const n = ops.length
-  const byCollection = new Map<string, Map<string, number>>()
-  /** The first collections seen and their maps, searched before `byCollection`: a queue holds few. */
-  const names: string[] = []
-  const maps: Map<string, number>[] = []
+  const recordsOf = collectionLookup()
   /** Slot s's state at STRIDE * s: see BASE, KIND, LAST and FIRST_BASE. */
   const state = new Int32Array(n * STRIDE)
   /** Per queue index of an update chained for merging: the one chained before it, queue index + 1 (0: the first). */
@@ -153,91 +150,115 @@ export function compact(ops: readonly Operation[], options: CompactOptions = {})
     const op = ops[i] as Operation
     const collection = op.collection
     if (collection !== lastCollection || records === undefined) {
-      let k = 0
-      while (k < names.length && names[k] !== collection) k++
-      records = maps[k]
-      if (records === undefined) {
-        records = byCollection.get(collection)
-        if (records === undefined) {
-          records = new Map()
-          byCollection.set(collection, records)
-        }
-        if (names.length < 4) {
-          names.push(collection)
-          maps.push(records)
-        }
-      }
+      records = recordsOf(collection)
       lastCollection = collection
     }
-    const action = op.action
-    let s = records.get(op.recordId)
+    const s = records.get(op.recordId)
     if (s === undefined) {
-      s = slots++
-      records.set(op.recordId, s)
-      const o = s * STRIDE
-      state[o + BASE] = i + 1
-      if (action === 'insert') {
-        state[o + KIND] = existsRemotely?.(collection, op.recordId) ? INSERT | MAY_EXIST : INSERT
-      } else state[o + KIND] = (action === 'update' ? UPDATE : DELETE) | MAY_EXIST
-      if (op.baseRevision !== undefined) state[o + FIRST_BASE] = i + 1
-      continue
-    }
-    const o = s * STRIDE
-    if (op.baseRevision !== undefined && state[o + FIRST_BASE] === 0) state[o + FIRST_BASE] = i + 1
-    const flags = state[o + KIND] as number
-    const kind = flags & 3
-    if (action === 'update') {
-      if (kind === NONE) {
-        state[o + BASE] = i + 1
-        state[o + KIND] = UPDATE | (flags & MAY_EXIST)
-      } else if (kind !== DELETE) {
-        prev[i] = state[o + LAST] as number
-        state[o + LAST] = i + 1
-      }
-      // Update after delete changes nothing (see compactRecord).
-      continue
-    }
-    const mayExist = flags & MAY_EXIST
-    if (action === 'delete' && kind === INSERT && mayExist === 0) {
-      state[o + BASE] = 0
-      state[o + KIND] = NONE
-    } else {
-      state[o + BASE] = i + 1
-      state[o + KIND] = (action === 'delete' ? DELETE : INSERT) | mayExist
-    }
-    state[o + LAST] = 0
+      records.set(op.recordId, slots)
+      openSlot(state, slots++ * STRIDE, i, op, existsRemotely)
+    } else fold(state, prev, s * STRIDE, i, op)
   }
   const out: Operation[] = []
   for (let s = 0; s < slots; s++) {
-    const o = s * STRIDE
-    const b = state[o + BASE] as number
-    if (b === 0) continue
-    const base = ops[b - 1] as Operation
-    const first = state[o + FIRST_BASE] as number
-    const last = (state[o + LAST] as number) - 1
-    const unmerged = last < 0 || ((state[o + KIND] as number) & 3) === DELETE
-    if (unmerged && first === 0) {
-      // No base revision anywhere in the run: the operation as queued, without reading it again.
-      out.push(base)
-      continue
-    }
-    const baseRevision = first === 0 ? undefined : (ops[first - 1] as Operation).baseRevision
-    if (unmerged) {
-      out.push(withBase(base, baseRevision) as Operation)
-      continue
-    }
-    const { collection, recordId } = base
-    const merged: Operation =
-      base.action === 'insert'
-        ? { action: 'insert', collection, recordId, record: mergeFields(base.record, ops, last, prev) }
-        : {
-            action: 'update',
-            collection,
-            recordId,
-            changes: mergeFields((base as Extract<Operation, { action: 'update' }>).changes, ops, last, prev),
-          }
-    if (baseRevision !== undefined) merged.baseRevision = baseRevision
-    out.push(merged)
+    const result = slotResult(ops, state, prev, s * STRIDE)
+    if (result !== null) out.push(result)
   }
   return out
+}
+
+/**
+ * The record slots of a collection, by record id: the first collections seen are searched in a short array before
+ * the Map of all of them, since a queue holds few and consecutive operations often change collection.
+ */
+function collectionLookup(): (collection: string) => Map<string, number> {
+  const byCollection = new Map<string, Map<string, number>>()
+  const names: string[] = []
+  const maps: Map<string, number>[] = []
+  return (collection) => {
+    let k = 0
+    while (k < names.length && names[k] !== collection) k++
+    let records = maps[k]
+    if (records === undefined) {
+      records = byCollection.get(collection)
+      if (records === undefined) {
+        records = new Map()
+        byCollection.set(collection, records)
+      }
+      if (names.length < 4) {
+        names.push(collection)
+        maps.push(records)
+      }
+    }
+    return records
+  }
+}
+
+/** The first operation `op` (queue index `i`) of a record opens its slot at `o`. */
+function openSlot(
+  state: Int32Array,
+  o: number,
+  i: number,
+  op: Operation,
+  existsRemotely: CompactOptions['existsRemotely'],
+): void {
+  state[o + BASE] = i + 1
+  if (op.action === 'insert') {
+    state[o + KIND] = existsRemotely?.(op.collection, op.recordId) ? INSERT | MAY_EXIST : INSERT
+  } else state[o + KIND] = (op.action === 'update' ? UPDATE : DELETE) | MAY_EXIST
+  if (op.baseRevision !== undefined) state[o + FIRST_BASE] = i + 1
+}
+
+/** A later operation `op` (queue index `i`) of the record in the slot at `o`, by `compactRecord`'s rules. */
+function fold(state: Int32Array, prev: Int32Array, o: number, i: number, op: Operation): void {
+  const action = op.action
+  if (op.baseRevision !== undefined && state[o + FIRST_BASE] === 0) state[o + FIRST_BASE] = i + 1
+  const flags = state[o + KIND] as number
+  const kind = flags & 3
+  if (action === 'update') {
+    if (kind === NONE) {
+      state[o + BASE] = i + 1
+      state[o + KIND] = UPDATE | (flags & MAY_EXIST)
+    } else if (kind !== DELETE) {
+      prev[i] = state[o + LAST] as number
+      state[o + LAST] = i + 1
+    }
+    // Update after delete changes nothing (see compactRecord).
+    return
+  }
+  const mayExist = flags & MAY_EXIST
+  if (action === 'delete' && kind === INSERT && mayExist === 0) {
+    state[o + BASE] = 0
+    state[o + KIND] = NONE
+  } else {
+    state[o + BASE] = i + 1
+    state[o + KIND] = (action === 'delete' ? DELETE : INSERT) | mayExist
+  }
+  state[o + LAST] = 0
+}
+
+/** What the slot at `o` compacts to (null: it cancelled out), its chained updates merged once. */
+function slotResult(ops: readonly Operation[], state: Int32Array, prev: Int32Array, o: number): Operation | null {
+  const b = state[o + BASE] as number
+  if (b === 0) return null
+  const base = ops[b - 1] as Operation
+  const first = state[o + FIRST_BASE] as number
+  const last = (state[o + LAST] as number) - 1
+  const unmerged = last < 0 || ((state[o + KIND] as number) & 3) === DELETE
+  // No base revision anywhere in the run: the operation as queued, without reading it again.
+  if (unmerged && first === 0) return base
+  const baseRevision = first === 0 ? undefined : (ops[first - 1] as Operation).baseRevision
+  if (unmerged) return withBase(base, baseRevision)
+  const { collection, recordId } = base
+  const merged: Operation =
+    base.action === 'insert'
+      ? { action: 'insert', collection, recordId, record: mergeFields(base.record, ops, last, prev) }
+      : {
+          action: 'update',
+          collection,
+          recordId,
+          changes: mergeFields((base as Extract<Operation, { action: 'update' }>).changes, ops, last, prev),
+        }
+  if (baseRevision !== undefined) merged.baseRevision = baseRevision
+  return merged
 }

@@ -120,7 +120,7 @@ describe.each(DIALECTS)('writes racing require-approval being switched on, on %s
       expect(early.status, JSON.stringify(early.body)).toBe(200)
       expect(early.body.change_requests).toEqual([])
 
-      const held = [
+      const held: [Held, Held, Held, Held] = [
         await holdBody(h, 'POST', `/api/environments/${env}/sync`, token, sync([update(batched, 'by sync')])),
         await holdBody(h, 'PATCH', `/api/environments/${env}/flags/${patched}`, token, { description: 'by PATCH' }),
         await holdBody(h, 'POST', `/api/environments/${env}/flags`, token, {
@@ -133,7 +133,12 @@ describe.each(DIALECTS)('writes racing require-approval being switched on, on %s
         }),
       ]
       await setRequireApproval(h, project, env, true)
-      const [batch, patch, replace, promote] = await Promise.all(held.map((r) => r.finish()))
+      const [batch, patch, replace, promote] = await Promise.all([
+        held[0].finish(),
+        held[1].finish(),
+        held[2].finish(),
+        held[3].finish(),
+      ])
 
       expect(batch.status, JSON.stringify(batch.body)).toBe(200)
       expect(batch.body.change_requests, 'the batch files a change request').toEqual([

@@ -128,7 +128,10 @@ describe('FlagsyncServerProvider against the flat API', () => {
     const of = OpenFeature.getClient()
     const events: string[] = []
     for (const type of [ProviderEvents.Ready, ProviderEvents.Stale, ProviderEvents.ConfigurationChanged]) {
-      of.addHandler(type, (e) => events.push(e?.flagsChanged ? `${type} ${e.flagsChanged.join(',')}` : type))
+      of.addHandler(type, (e) => {
+        const keys = e?.flagsChanged as string[] | undefined
+        events.push(keys ? `${type} ${keys.join(',')}` : type)
+      })
     }
     events.splice(0) // addHandler runs a READY handler at once for a provider that is already ready
 

@@ -22,6 +22,7 @@ export interface FlagStreamOptions {
   reconnect: RetryPolicy
   random: () => number
   bootstrapIdleMs: number
+  idleTimeoutMs: number
 }
 
 /** The flat API ends its bootstrap (and a resumed stream's missed changes) with this comment. */
@@ -91,15 +92,22 @@ export class FlagStream {
       this.#sink.state('live', null)
     }
     try {
-      await readStream(this.#options.fetch, this.#options.url, headers, controller.signal, {
-        onEvent: (event) => session.handle(event),
-        onComment: (comment) => {
-          if (comment.trim() === BOOTSTRAP_COMPLETE_COMMENT) session.complete()
+      await readStream(
+        this.#options.fetch,
+        this.#options.url,
+        headers,
+        controller.signal,
+        {
+          onEvent: (event) => session.handle(event),
+          onComment: (comment) => {
+            if (comment.trim() === BOOTSTRAP_COMPLETE_COMMENT) session.complete()
+          },
+          onRetry: (ms) => {
+            this.#retryHintMs = ms
+          },
         },
-        onRetry: (ms) => {
-          this.#retryHintMs = ms
-        },
-      })
+        this.#options.idleTimeoutMs,
+      )
     } finally {
       session.dispose()
     }

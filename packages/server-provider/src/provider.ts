@@ -24,6 +24,8 @@ export interface FlagsyncServerProviderOptions {
   reconnect?: Partial<RetryPolicy>
   /** For servers that do not mark the end of their bootstrap: the quiet time that ends it, ms (default 100). */
   bootstrapIdleMs?: number
+  /** A stream silent for this long counts as dropped (the servers send a keep-alive every 15 s), ms; default 45 000. */
+  idleTimeoutMs?: number
 }
 
 /** The reconnect backoff unless `reconnect` says otherwise. */
@@ -64,6 +66,8 @@ export class FlagsyncServerProvider implements Provider {
         reconnect,
         random: Math.random,
         bootstrapIdleMs: options.bootstrapIdleMs ?? 100,
+        // setTimeout fires at once for a delay past 2^31 - 1 ms.
+        idleTimeoutMs: Math.min(options.idleTimeoutMs ?? 45_000, 2 ** 31 - 1),
       },
       {
         current: () => this.#flags,

@@ -29,7 +29,7 @@ export class StreamHttpError extends Error {
 
 /**
  * Opens `url` as an SSE stream with fetch (the SDK key travels in a header, the resume point in Last-Event-ID) and
- * feeds its events to the handlers until the stream ends or `signal` aborts.
+ * feeds its events to the handlers until the stream ends, `signal` aborts, or nothing arrives for `idleTimeoutMs`.
  */
 export async function readStream(
   fetchImpl: typeof fetch,
@@ -37,6 +37,7 @@ export async function readStream(
   headers: Record<string, string>,
   signal: AbortSignal,
   handlers: StreamHandlers,
+  idleTimeoutMs: number,
 ): Promise<void> {
   const res = await fetchImpl(url, { headers: { Accept: 'text/event-stream', ...headers }, signal })
   if (!res.ok || !res.body) {
@@ -51,13 +52,26 @@ export async function readStream(
   const parser = createParser(handlers)
   const reader = res.body.getReader()
   const decoder = new TextDecoder()
+  // The servers send a keep-alive comment every 15 s: a stream silent for longer is a dead connection (a peer
+  // gone without closing it), and reading on would wait forever.
+  let idle = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => {
+      idle = true
+      reader.cancel().catch(() => {})
+    }, idleTimeoutMs)
+  }
   try {
-    for (;;) {
+    for (arm(); ; arm()) {
       const { done, value } = await reader.read()
+      if (idle) throw new Error(`the stream sent nothing for ${idleTimeoutMs} ms`)
       if (done) return
       parser.feed(decoder.decode(value, { stream: true }))
     }
   } finally {
+    clearTimeout(timer)
     reader.releaseLock()
     await res.body.cancel().catch(() => {})
   }

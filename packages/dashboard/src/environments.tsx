@@ -16,6 +16,41 @@ export function moved(ids: readonly string[], id: string, by: -1 | 1): string[] 
 }
 
 /**
+ * The admin actions on a project's environments: each runs, then the project
+ * reloads its environments; a failure is `error`. `move` keeps the keyboard
+ * on the button that moved the row, or on its twin at an end.
+ */
+function useEnvironmentActions(base: string, environments: Environment[], onChanged: () => Promise<void>) {
+  const [error, setError] = useState<string | null>(null)
+  const act = async (run: () => Promise<unknown>) => {
+    setError(null)
+    try {
+      await run()
+      await onChanged()
+      return true
+    } catch (e) {
+      setError(errorText(e))
+      return false
+    }
+  }
+  const move = async (env: Environment, by: -1 | 1, button: HTMLButtonElement) => {
+    const ids = moved(
+      environments.map((e) => e.id),
+      env.id,
+      by,
+    )
+    if (await act(() => api('PUT', `${base}/order`, { environment_ids: ids }))) {
+      // After React has rendered the new order (the move can disable this button).
+      setTimeout(() => {
+        const twin = button.parentElement?.querySelector<HTMLButtonElement>('button:not(:disabled)')
+        ;(button.disabled ? twin : button)?.focus()
+      }, 0)
+    }
+  }
+  return { error, act, move }
+}
+
+/**
  * A project's environments, in the service's order, with their colors; admins create, reorder (move up/down
  * buttons, so the keyboard can do it: `PUT …/environments/order`), set approval, make default, delete.
  */
@@ -28,113 +63,30 @@ export function Environments(props: {
 }) {
   const [creating, setCreating] = useState(false)
   const [deleting, setDeleting] = useState<Environment | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const base = `/api/projects/${props.projectId}/environments`
-  const act = async (run: () => Promise<unknown>) => {
-    setError(null)
-    try {
-      await run()
-      await props.onChanged()
-      return true
-    } catch (e) {
-      setError(errorText(e))
-      return false
-    }
-  }
-  const disabledTitle = props.canAdmin ? undefined : props.reason
-  const move = async (env: Environment, by: -1 | 1, button: HTMLButtonElement) => {
-    const ids = moved(
-      props.environments.map((e) => e.id),
-      env.id,
-      by,
-    )
-    if (await act(() => api('PUT', `${base}/order`, { environment_ids: ids }))) {
-      // The row moved (its buttons with it): keep the keyboard on this button, or on its twin at an end.
-      // After React has rendered the new order (the move can disable this button).
-      setTimeout(() => {
-        const twin = button.parentElement?.querySelector<HTMLButtonElement>('button:not(:disabled)')
-        ;(button.disabled ? twin : button)?.focus()
-      }, 0)
-    }
-  }
+  const { error, act, move } = useEnvironmentActions(base, props.environments, props.onChanged)
+  const admin = { canAdmin: props.canAdmin, disabledTitle: props.canAdmin ? undefined : props.reason }
+  const last = props.environments.length - 1
   return (
     <div>
-      <div className="toolbar">
-        <h2>Environments</h2>
-        <div className="spacer" />
-        <button type="button" disabled={!props.canAdmin} title={disabledTitle} onClick={() => setCreating(true)}>
-          New environment
-        </button>
-      </div>
-      {!props.canAdmin ? <p className="hint">Changing environments {props.reason}.</p> : null}
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
+      <EnvironmentsHead
+        canAdmin={props.canAdmin}
+        reason={props.reason}
+        error={error}
+        onCreate={() => setCreating(true)}
+      />
       <ul className="environments">
         {props.environments.map((env, index) => (
-          <li key={env.id} data-env={env.slug}>
-            <span className="move">
-              <button
-                type="button"
-                className="ghost"
-                aria-label={`Move ${env.name} up`}
-                disabled={!props.canAdmin || index === 0}
-                title={index === 0 ? 'already first' : disabledTitle}
-                onClick={(e) => void move(env, -1, e.currentTarget)}
-              >
-                ↑
-              </button>
-              <button
-                type="button"
-                className="ghost"
-                aria-label={`Move ${env.name} down`}
-                disabled={!props.canAdmin || index === props.environments.length - 1}
-                title={index === props.environments.length - 1 ? 'already last' : disabledTitle}
-                onClick={(e) => void move(env, 1, e.currentTarget)}
-              >
-                ↓
-              </button>
-            </span>
-            <span className="swatch" aria-hidden="true" ref={(el) => el?.style.setProperty('background', env.color)} />
-            <span className="env-name">{env.name}</span>
-            <code>{env.slug}</code>
-            {env.is_default ? <span className="badge">default</span> : null}
-            <label className="inline">
-              <input
-                type="checkbox"
-                aria-label={`${env.name} requires approval`}
-                checked={env.require_approval}
-                disabled={!props.canAdmin}
-                title={disabledTitle}
-                onChange={(e) =>
-                  void act(() =>
-                    api('POST', `${base}/${env.id}/require-approval`, { require_approval: e.target.checked }),
-                  )
-                }
-              />
-              Require approval
-            </label>
-            <button
-              type="button"
-              disabled={!props.canAdmin || env.is_default}
-              title={env.is_default ? 'already the default' : disabledTitle}
-              onClick={() => void act(() => api('POST', `${base}/${env.id}/default`))}
-            >
-              Make default
-            </button>
-            <button
-              type="button"
-              className="danger"
-              disabled={!props.canAdmin || env.is_default}
-              title={env.is_default ? 'the default environment cannot be deleted' : disabledTitle}
-              onClick={() => setDeleting(env)}
-              aria-label={`Delete ${env.name}`}
-            >
-              Delete
-            </button>
-          </li>
+          <EnvironmentRow
+            key={env.id}
+            env={env}
+            position={{ first: index === 0, last: index === last }}
+            admin={admin}
+            onMove={(by, button) => void move(env, by, button)}
+            onAct={(run) => void act(run)}
+            base={base}
+            onDelete={() => setDeleting(env)}
+          />
         ))}
       </ul>
       <p className="hint">The order here is the order of the flag table's columns, for everyone in the project.</p>
@@ -149,22 +101,151 @@ export function Environments(props: {
         />
       ) : null}
       {deleting ? (
-        <ConfirmDialog
-          title={`Delete environment ${deleting.name}?`}
-          confirm={`Delete ${deleting.name}`}
+        <DeleteEnvironment
+          env={deleting}
           error={error}
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
             if (await act(() => api('DELETE', `${base}/${deleting.id}`))) setDeleting(null)
           }}
-        >
-          <p>
-            Every flag of <strong>{deleting.name}</strong> goes with it (SDKs of this environment see them deleted), as
-            do its SDK keys, change requests and impressions.
-          </p>
-        </ConfirmDialog>
+        />
       ) : null}
     </div>
+  )
+}
+
+function EnvironmentsHead(props: { canAdmin: boolean; reason: string; error: string | null; onCreate: () => void }) {
+  return (
+    <>
+      <div className="toolbar">
+        <h2>Environments</h2>
+        <div className="spacer" />
+        <button
+          type="button"
+          disabled={!props.canAdmin}
+          title={props.canAdmin ? undefined : props.reason}
+          onClick={props.onCreate}
+        >
+          New environment
+        </button>
+      </div>
+      {!props.canAdmin ? <p className="hint">Changing environments {props.reason}.</p> : null}
+      {props.error ? (
+        <p role="alert" className="error">
+          {props.error}
+        </p>
+      ) : null}
+    </>
+  )
+}
+
+function DeleteEnvironment(props: {
+  env: Environment
+  error: string | null
+  onClose: () => void
+  onConfirm: () => Promise<void>
+}) {
+  const { env } = props
+  return (
+    <ConfirmDialog
+      title={`Delete environment ${env.name}?`}
+      confirm={`Delete ${env.name}`}
+      error={props.error}
+      onClose={props.onClose}
+      onConfirm={props.onConfirm}
+    >
+      <p>
+        Every flag of <strong>{env.name}</strong> goes with it (SDKs of this environment see them deleted), as do its
+        SDK keys, change requests and impressions.
+      </p>
+    </ConfirmDialog>
+  )
+}
+
+/** One environment: move buttons, color, name and slug, its approval switch, make default, delete. */
+function EnvironmentRow(props: {
+  env: Environment
+  position: { first: boolean; last: boolean }
+  admin: { canAdmin: boolean; disabledTitle: string | undefined }
+  base: string
+  onMove: (by: -1 | 1, button: HTMLButtonElement) => void
+  onAct: (run: () => Promise<unknown>) => void
+  onDelete: () => void
+}) {
+  const { env, admin, base } = props
+  return (
+    <li data-env={env.slug}>
+      <MoveButtons env={env} position={props.position} admin={admin} onMove={props.onMove} />
+      <span className="swatch" aria-hidden="true" ref={(el) => el?.style.setProperty('background', env.color)} />
+      <span className="env-name">{env.name}</span>
+      <code>{env.slug}</code>
+      {env.is_default ? <span className="badge">default</span> : null}
+      <label className="inline">
+        <input
+          type="checkbox"
+          aria-label={`${env.name} requires approval`}
+          checked={env.require_approval}
+          disabled={!admin.canAdmin}
+          title={admin.disabledTitle}
+          onChange={(e) =>
+            props.onAct(() => api('POST', `${base}/${env.id}/require-approval`, { require_approval: e.target.checked }))
+          }
+        />
+        Require approval
+      </label>
+      <button
+        type="button"
+        disabled={!admin.canAdmin || env.is_default}
+        title={env.is_default ? 'already the default' : admin.disabledTitle}
+        onClick={() => props.onAct(() => api('POST', `${base}/${env.id}/default`))}
+      >
+        Make default
+      </button>
+      <button
+        type="button"
+        className="danger"
+        disabled={!admin.canAdmin || env.is_default}
+        title={env.is_default ? 'the default environment cannot be deleted' : admin.disabledTitle}
+        onClick={props.onDelete}
+        aria-label={`Delete ${env.name}`}
+      >
+        Delete
+      </button>
+    </li>
+  )
+}
+
+/** Up and down, so the keyboard can reorder; each disabled at its end. */
+function MoveButtons(props: {
+  env: Environment
+  position: { first: boolean; last: boolean }
+  admin: { canAdmin: boolean; disabledTitle: string | undefined }
+  onMove: (by: -1 | 1, button: HTMLButtonElement) => void
+}) {
+  const { env, position, admin } = props
+  return (
+    <span className="move">
+      <button
+        type="button"
+        className="ghost"
+        aria-label={`Move ${env.name} up`}
+        disabled={!admin.canAdmin || position.first}
+        title={position.first ? 'already first' : admin.disabledTitle}
+        onClick={(e) => props.onMove(-1, e.currentTarget)}
+      >
+        ↑
+      </button>
+      <button
+        type="button"
+        className="ghost"
+        aria-label={`Move ${env.name} down`}
+        disabled={!admin.canAdmin || position.last}
+        title={position.last ? 'already last' : admin.disabledTitle}
+        onClick={(e) => props.onMove(1, e.currentTarget)}
+      >
+        ↓
+      </button>
+    </span>
   )
 }
 

@@ -120,6 +120,25 @@ describe('FlagsyncServerProvider against the flat API', () => {
     expect(requests.map((r) => r.url)).toEqual(['/stream'])
   })
 
+  it('connects again when initialized again after onClose', async () => {
+    const server = await start()
+    await put(server, { key: 'checkout', is_enabled: false })
+    const requests = countRequests(server)
+    const reused = provider(server)
+    await reused.initialize()
+    await reused.onClose()
+    await put(server, { key: 'checkout', is_enabled: true })
+    expect(await reused.resolveBooleanEvaluation('checkout', true, { targetingKey: 'u' })).toMatchObject({
+      value: false,
+    })
+    await reused.initialize()
+    expect(await reused.resolveBooleanEvaluation('checkout', false, { targetingKey: 'u' })).toMatchObject({
+      value: true,
+    })
+    expect(requests.filter((r) => r.url === '/stream')).toHaveLength(2)
+    await reused.onClose()
+  })
+
   it('goes STALE while the server is down (values still answer) and READY with the changes it missed', async () => {
     const server = await start()
     await put(server, { key: 'checkout', is_enabled: false })

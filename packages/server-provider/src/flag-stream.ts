@@ -40,7 +40,8 @@ export class FlagStream {
   #timer: ReturnType<typeof setTimeout> | undefined
   #wake: (() => void) | undefined
   #failures = 0
-  #closed = false
+  /** Bumped by `start` and `close`: a loop whose generation is past has been closed and stops. */
+  #generation = 0
   /** Where a reconnect resumes: the id of the last event applied to a complete flag set ('' : from scratch). */
   #resumeFrom = ''
   #retryHintMs: number | null = null
@@ -50,26 +51,29 @@ export class FlagStream {
     this.#sink = sink
   }
 
+  /** Connects, and keeps reconnecting until `close`; after `close` it may start again. */
   start(): void {
-    void this.#loop()
+    this.close()
+    this.#failures = 0
+    void this.#loop(++this.#generation)
   }
 
   close(): void {
-    this.#closed = true
+    this.#generation++
     this.#controller?.abort()
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#wake?.()
   }
 
-  async #loop(): Promise<void> {
-    while (!this.#closed) {
+  async #loop(generation: number): Promise<void> {
+    while (generation === this.#generation) {
       let error: Error | null = null
       try {
         await this.#connectOnce()
       } catch (e) {
         error = e instanceof Error ? e : new Error(String(e))
       }
-      if (this.#closed) return
+      if (generation !== this.#generation) return
       this.#failures++
       this.#sink.state('down', error ?? new Error('the stream ended'))
       const hint =

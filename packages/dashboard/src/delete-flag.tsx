@@ -1,6 +1,7 @@
 import { useId, useState } from 'react'
 import { api } from './api.js'
 import { ConfirmDialog } from './dialog.js'
+import { chosenEnvironments } from './flag-draft.js'
 import type { Outbox } from './offline-edits.js'
 import type { Environment, Role } from './types.js'
 
@@ -25,7 +26,7 @@ export function deletePlan(
   where: 'all' | string,
   presentIn: (envId: string) => boolean,
 ): { targets: Environment[]; refused: Array<{ env: Environment; reason: string }> } {
-  const chosen = environments.filter((e) => (where === 'all' || e.id === where) && presentIn(e.id))
+  const chosen = chosenEnvironments(environments, where).filter((e) => presentIn(e.id))
   const targets: Environment[] = []
   const refused: Array<{ env: Environment; reason: string }> = []
   for (const env of chosen) {
@@ -37,15 +38,28 @@ export function deletePlan(
 }
 
 /**
- * The "Delete flag" control of the editor and its confirmation: from the
- * editor's environment or every environment that has the flag (as creating
- * offers one or all). Online each environment gets `DELETE …/flags/:key` with
- * `If-Match` of the revision this page saw, so a delete racing someone's edit
- * is a 409 naming it rather than a silent loss. Offline each is a `delete`
- * in that environment's outbox with the same revision as its base: the sync
- * route answers a conflict the pending panel shows with base / mine / theirs.
+ * Why the "Delete flag" button cannot be used, or null when it can: the
+ * caller may delete from no environment that has the flag (the first
+ * refusal says why), or offline no outbox is open to queue the delete in.
  */
-export function DeleteFlag(props: {
+export function deleteUnavailable(
+  role: Role,
+  environments: readonly Environment[],
+  presentIn: (envId: string) => boolean,
+  context: { flagKey: string; offline: boolean; outboxOpen: boolean },
+): string | null {
+  if (deletePlan(role, environments, 'all', presentIn).targets.length === 0) {
+    const present = environments.filter((e) => presentIn(e.id))
+    return (
+      present.map((e) => deleteRefusal(role, e)).find((r) => r !== null) ?? `${context.flagKey} is in no environment`
+    )
+  }
+  if (context.offline && !context.outboxOpen)
+    return 'needs a connection: the outbox that queues edits offline is not open yet'
+  return null
+}
+
+interface DeleteFlagProps {
   flagKey: string
   envId: string
   environments: readonly Environment[]
@@ -55,46 +69,57 @@ export function DeleteFlag(props: {
   presentIn: (envId: string) => boolean
   revisionOf: (envId: string) => number | undefined
   onDeleted: (envIds: string[]) => void
-}) {
+}
+
+/**
+ * Deletes the flag from each target in turn: online `DELETE` with `If-Match`
+ * of the revision the page saw, offline a `delete` in the environment's
+ * outbox. Those already deleted (or queued) are reported to `onDeleted`
+ * whatever the next environment answers.
+ */
+async function deleteFrom(props: DeleteFlagProps, targets: readonly Environment[]): Promise<void> {
+  if (targets.length === 0) throw new Error('Nothing to delete here: choose an environment you may delete from.')
+  const done: string[] = []
+  try {
+    for (const env of targets) {
+      const revision = props.revisionOf(env.id)
+      if (props.offline) {
+        if (!props.outbox) throw new Error('Deleting needs a connection: the outbox is not open.')
+        await props.outbox.delete(env.id, props.flagKey, revision)
+      } else {
+        await api<void>(
+          'DELETE',
+          `/api/environments/${env.id}/flags/${encodeURIComponent(props.flagKey)}`,
+          undefined,
+          revision === undefined ? {} : { 'If-Match': `"${revision}"` },
+        )
+      }
+      done.push(env.id)
+    }
+  } finally {
+    if (done.length) props.onDeleted(done)
+  }
+}
+
+/**
+ * The "Delete flag" control of the editor and its confirmation: from the
+ * editor's environment or every environment that has the flag (as creating
+ * offers one or all). Online each environment gets `DELETE …/flags/:key` with
+ * `If-Match` of the revision this page saw, so a delete racing someone's edit
+ * is a 409 naming it rather than a silent loss. Offline each is a `delete`
+ * in that environment's outbox with the same revision as its base: the sync
+ * route answers a conflict the pending panel shows with base / mine / theirs.
+ */
+export function DeleteFlag(props: DeleteFlagProps) {
   const [open, setOpen] = useState(false)
   const [where, setWhere] = useState<'all' | string>(props.envId)
   const reasonId = useId()
-  const present = props.environments.filter((e) => props.presentIn(e.id))
-  const anyDeletable = deletePlan(props.role, props.environments, 'all', props.presentIn).targets.length > 0
-  const reason = !anyDeletable
-    ? (present.map((e) => deleteRefusal(props.role, e)).find((r) => r !== null) ??
-      `${props.flagKey} is in no environment`)
-    : props.offline && !props.outbox
-      ? 'needs a connection: the outbox that queues edits offline is not open yet'
-      : null
-  const { targets, refused } = deletePlan(props.role, props.environments, where, props.presentIn)
-
-  async function confirm() {
-    if (targets.length === 0) throw new Error('Nothing to delete here: choose an environment you may delete from.')
-    const done: string[] = []
-    try {
-      for (const env of targets) {
-        const revision = props.revisionOf(env.id)
-        if (props.offline) {
-          if (!props.outbox) throw new Error('Deleting needs a connection: the outbox is not open.')
-          await props.outbox.delete(env.id, props.flagKey, revision)
-        } else {
-          await api<void>(
-            'DELETE',
-            `/api/environments/${env.id}/flags/${encodeURIComponent(props.flagKey)}`,
-            undefined,
-            revision === undefined ? {} : { 'If-Match': `"${revision}"` },
-          )
-        }
-        done.push(env.id)
-      }
-    } finally {
-      // Those already deleted (or queued) are gone whatever the next environment answered.
-      if (done.length) props.onDeleted(done)
-    }
-    setOpen(false)
-  }
-
+  const reason = deleteUnavailable(props.role, props.environments, props.presentIn, {
+    flagKey: props.flagKey,
+    offline: props.offline,
+    outboxOpen: props.outbox !== null,
+  })
+  const plan = deletePlan(props.role, props.environments, where, props.presentIn)
   return (
     <>
       <button
@@ -116,50 +141,69 @@ export function DeleteFlag(props: {
         <ConfirmDialog
           title={`Delete ${props.flagKey}?`}
           confirm={props.offline ? 'Queue delete' : 'Delete flag'}
-          onConfirm={confirm}
+          onConfirm={async () => {
+            await deleteFrom(props, plan.targets)
+            setOpen(false)
+          }}
           onClose={() => setOpen(false)}
         >
-          <label>
-            Delete from
-            <select value={where} onChange={(e) => setWhere(e.target.value)}>
-              <option value="all">every environment</option>
-              {present.map((e) => (
-                <option key={e.id} value={e.id}>
-                  {e.name} only
-                </option>
-              ))}
-            </select>
-          </label>
-          <p id="delete-targets">
-            {targets.length
-              ? `${props.flagKey} is deleted from ${targets.map((e) => e.name).join(', ')}: SDKs there stop getting it and serve their own defaults.`
-              : `${props.flagKey} cannot be deleted from the chosen environment.`}
-          </p>
-          {refused.length ? (
-            <ul className="hint">
-              {refused.map((r) => (
-                <li key={r.env.id}>
-                  {r.env.name} keeps it: {r.reason}.
-                </li>
-              ))}
-            </ul>
-          ) : null}
-          {targets.some((e) => e.require_approval) ? (
-            <p className="hint">
-              {targets
-                .filter((e) => e.require_approval)
-                .map((e) => e.name)
-                .join(', ')}{' '}
-              requires approval, but a change request cannot delete: as project admin your delete applies at once.
-            </p>
-          ) : null}
-          {props.offline ? (
-            <p className="notice">
-              Offline: the delete is queued and delivered when the service is reachable; if someone changed the flag
-              since this page saw it, it comes back as a conflict to resolve.
-            </p>
-          ) : null}
+          <DeleteChoice props={props} plan={plan} where={where} onWhere={setWhere} />
         </ConfirmDialog>
+      ) : null}
+    </>
+  )
+}
+
+/** Where to delete from, what that deletes and keeps, and what approval and offline mean for it. */
+function DeleteChoice(args: {
+  props: DeleteFlagProps
+  plan: ReturnType<typeof deletePlan>
+  where: string
+  onWhere: (where: string) => void
+}) {
+  const { props } = args
+  const { targets, refused } = args.plan
+  const approval = targets.filter((e) => e.require_approval)
+  return (
+    <>
+      <label>
+        Delete from
+        <select value={args.where} onChange={(e) => args.onWhere(e.target.value)}>
+          <option value="all">every environment</option>
+          {props.environments
+            .filter((e) => props.presentIn(e.id))
+            .map((e) => (
+              <option key={e.id} value={e.id}>
+                {e.name} only
+              </option>
+            ))}
+        </select>
+      </label>
+      <p id="delete-targets">
+        {targets.length
+          ? `${props.flagKey} is deleted from ${targets.map((e) => e.name).join(', ')}: SDKs there stop getting it and serve their own defaults.`
+          : `${props.flagKey} cannot be deleted from the chosen environment.`}
+      </p>
+      {refused.length ? (
+        <ul className="hint">
+          {refused.map((r) => (
+            <li key={r.env.id}>
+              {r.env.name} keeps it: {r.reason}.
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {approval.length ? (
+        <p className="hint">
+          {approval.map((e) => e.name).join(', ')} requires approval, but a change request cannot delete: as project
+          admin your delete applies at once.
+        </p>
+      ) : null}
+      {props.offline ? (
+        <p className="notice">
+          Offline: the delete is queued and delivered when the service is reachable; if someone changed the flag since
+          this page saw it, it comes back as a conflict to resolve.
+        </p>
       ) : null}
     </>
   )

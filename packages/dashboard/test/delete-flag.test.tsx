@@ -2,7 +2,7 @@
 
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { DeleteFlag, deletePlan, deleteRefusal } from '../src/delete-flag.js'
+import { DeleteFlag, deletePlan, deleteRefusal, deleteUnavailable } from '../src/delete-flag.js'
 import type { Outbox } from '../src/offline-edits.js'
 import type { Environment, Role } from '../src/types.js'
 
@@ -42,6 +42,20 @@ describe('who may delete a flag where (the service role table)', () => {
     expect(deletePlan('admin', environments, 'all', present).targets.map((e) => e.id)).toEqual(['dev', 'prod'])
     expect(deletePlan('admin', environments, 'staging', present).targets).toEqual([])
     expect(deletePlan('admin', environments, 'prod', present).targets.map((e) => e.id)).toEqual(['prod'])
+  })
+
+  it('says why the control is unavailable: the first refusal, no environment, or no outbox offline', () => {
+    const online = { flagKey: 'checkout', offline: false, outboxOpen: false }
+    const onlyProd = (id: string) => id === 'prod'
+    expect(deleteUnavailable('editor', environments, () => true, online)).toBeNull()
+    expect(deleteUnavailable('editor', environments, onlyProd, online)).toMatch(/Production requires approval/)
+    expect(deleteUnavailable('editor', environments, () => false, online)).toBe('checkout is in no environment')
+    expect(deleteUnavailable('editor', environments, () => true, { ...online, offline: true })).toMatch(
+      /outbox that queues edits offline is not open/,
+    )
+    expect(
+      deleteUnavailable('editor', environments, () => true, { ...online, offline: true, outboxOpen: true }),
+    ).toBeNull()
   })
 })
 

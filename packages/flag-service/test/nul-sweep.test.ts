@@ -190,6 +190,11 @@ const CASES: RouteCase[] = [
   { route: 'GET /api/environments/:param/changes', path: (ids) => `${e(ids)}/changes`, query: AUDIT },
   { route: 'GET /api/projects/:param/changes', path: (ids) => `${p(ids)}/changes`, query: AUDIT },
   { route: 'GET /api/projects/:param/segments', path: (ids) => `${p(ids)}/segments` },
+  {
+    route: 'POST /api/projects/:param/flags',
+    path: (ids) => `${p(ids)}/flags`,
+    body: (ids) => ({ flag: { ...flag, key: 'f2' }, environment_ids: [ids.project.production, ids.project.staging] }),
+  },
   { route: 'GET /api/projects/:param/segments/:param', path: (ids) => `${p(ids)}/segments/s0` },
   { route: 'POST /api/projects/:param/segments', path: (ids) => `${p(ids)}/segments`, body: () => segment },
   {
@@ -211,7 +216,11 @@ const CASES: RouteCase[] = [
     path: (ids) => `${e(ids)}/impressions`,
     query: ['flag_key', 'user_id', 'value', 'since_id', 'limit', 'offset'],
   },
-  { route: 'GET /api/environments/:param/impressions/stats', path: (ids) => `${e(ids)}/impressions/stats` },
+  {
+    route: 'GET /api/environments/:param/impressions/stats',
+    path: (ids) => `${e(ids)}/impressions/stats`,
+    query: ['limit', 'cursor'],
+  },
 ]
 
 const NUL = '\u0000'

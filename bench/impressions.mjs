@@ -137,6 +137,41 @@ async function startService(databaseUrl) {
   return { server, projectId: created?.[1], key: created?.[2] }
 }
 
+/**
+ * Creates the workload's flags in the environment: ingest keeps only impressions of flags the environment has,
+ * so a load of unknown keys would measure answers that store nothing.
+ */
+async function createFlags(url, environmentId, key) {
+  for (let f = 0; f < FLAGS; f++) {
+    const flag =
+      f < 40
+        ? { key: `flag-${f}`, is_enabled: true }
+        : {
+            key: `flag-${f}`,
+            is_enabled: true,
+            flag_type: 'string',
+            default_value: 'variant-0',
+            variants: [0, 1, 2].map((v) => ({ value: `variant-${v}`, weight: v === 2 ? 33334 : 33333 })),
+          }
+    const res = await fetch(`${url}/api/environments/${environmentId}/flags`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify(flag),
+    })
+    if (!res.ok) throw new Error(`creating ${flag.key}: ${res.status} ${await res.text()}`)
+  }
+}
+
+/** POSTs one body and requires the 204 of a batch stored whole (a 200 names impressions that were left out). */
+async function ingestStoresAll(url, key, body) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body,
+  })
+  if (res.status !== 204) throw new Error(`ingest answered ${res.status} ${await res.text()}, not 204`)
+}
+
 /** The Production environment's id, asked with its key. */
 async function productionOf(url, projectId, key) {
   const res = await fetch(`${url}/api/projects/${projectId}/environments`, {
@@ -550,6 +585,8 @@ async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connectio
     if (!key || !projectId) throw new Error(`no SDK key in the service's log:\n${service.server.output().slice(-2000)}`)
     const environmentId = await productionOf(service.server.url, projectId, key)
     const ingestUrl = `${service.server.url}/api/environments/${environmentId}/impressions`
+    await createFlags(service.server.url, environmentId, key)
+    await ingestStoresAll(ingestUrl, key, bodies[0])
 
     log(`${dialect}: ingest, ${connections} connections × ${ingestSeconds} s (after a 2 s warm-up)`)
     await ingestLoad({ url: ingestUrl, key, bodies, duration: 2, connections })

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
 import { ListTable, RowAction } from './list-table.js'
+import { readCached, writeCached } from './local-cache.js'
 import { navigate } from './route.js'
 import type { Me, Role } from './types.js'
 
@@ -29,23 +30,20 @@ export function deleteBlocked(me: Pick<Me, 'id' | 'role'>, user: User, users: re
   return null
 }
 
-/** Workspace users: everyone sees the list; workspace admins create users and delete them. */
-export function Users(props: { me: Me; offline: boolean }) {
-  // The last list, so the page reads the same offline (read-only there).
-  const [users, setUsers] = useState<User[]>(() => {
-    try {
-      return JSON.parse(localStorage.getItem(USERS_CACHE) ?? '[]') as User[]
-    } catch {
-      return []
-    }
-  })
-  const [creating, setCreating] = useState(false)
-  const [deleting, setDeleting] = useState<User | null>(null)
+/** Why the caller cannot create (or delete) users, or null when they can: workspace admins, online. */
+export function createBlocked(me: Pick<Me, 'role'>, offline: boolean): string | null {
+  if (offline) return 'needs the service (offline)'
+  return me.role === 'admin' ? null : 'needs the workspace admin role'
+}
+
+/** The workspace's users from the service, saved so the page reads the same offline (read-only there). */
+function useUsers() {
+  const [users, setUsers] = useState<User[]>(() => readCached<User[]>(USERS_CACHE) ?? [])
   const [error, setError] = useState<string | null>(null)
   const load = useCallback(async () => {
     try {
       const list = await api<User[]>('GET', '/api/users')
-      localStorage.setItem(USERS_CACHE, JSON.stringify(list))
+      writeCached(USERS_CACHE, list)
       setUsers(list)
     } catch (e) {
       if (!(e instanceof ApiError && e.offline)) setError(errorText(e))
@@ -54,8 +52,15 @@ export function Users(props: { me: Me; offline: boolean }) {
   useEffect(() => {
     void load()
   }, [load])
-  const isAdmin = props.me.role === 'admin'
-  const createReason = props.offline ? 'needs the service (offline)' : isAdmin ? null : 'needs the workspace admin role'
+  return { users, error, load }
+}
+
+/** Workspace users: everyone sees the list; workspace admins create users and delete them. */
+export function Users(props: { me: Me; offline: boolean }) {
+  const { users, error, load } = useUsers()
+  const [creating, setCreating] = useState(false)
+  const [deleting, setDeleting] = useState<User | null>(null)
+  const createReason = createBlocked(props.me, props.offline)
   return (
     <section aria-labelledby="users-title">
       <div className="toolbar">
@@ -71,48 +76,22 @@ export function Users(props: { me: Me; offline: boolean }) {
         </button>
       </div>
       {createReason ? <p className="hint">Creating and deleting users {createReason}.</p> : null}
-      <p className="hint">
-        A user signs in with their email and password; their projects come from memberships (a project's Members tab),
-        unless their workspace role is admin. Your own{' '}
-        <a
-          href="/tokens"
-          onClick={(e) => {
-            e.preventDefault()
-            navigate('/tokens')
-          }}
-        >
-          personal access tokens
-        </a>{' '}
-        act as you; nobody manages another user's tokens, and deleting a user deletes theirs.
-      </p>
+      <UsersHint />
       {error ? (
         <p role="alert" className="error">
           {error}
         </p>
       ) : null}
       <ListTable columns={['User', 'Workspace role']}>
-        {users.map((u) => {
-          const blocked = deleteBlocked(props.me, u, users, props.offline)
-          return (
-            <tr key={u.id} data-user={u.email}>
-              <td>
-                {u.name}
-                {u.id === props.me.id ? <span className="badge">you</span> : null}
-                <br />
-                {/* One cell with the name, so the table fits 390 px; a long address breaks anywhere. */}
-                <span className="hint" ref={(el) => el?.style.setProperty('overflow-wrap', 'anywhere')}>
-                  {u.email}
-                </span>
-              </td>
-              <td>{u.role}</td>
-              <td>
-                <RowAction label={`Delete user ${u.email}`} blocked={blocked} onClick={() => setDeleting(u)}>
-                  Delete
-                </RowAction>
-              </td>
-            </tr>
-          )
-        })}
+        {users.map((u) => (
+          <UserRow
+            key={u.id}
+            user={u}
+            me={props.me}
+            blocked={deleteBlocked(props.me, u, users, props.offline)}
+            onDelete={() => setDeleting(u)}
+          />
+        ))}
       </ListTable>
       {creating ? (
         <CreateUser
@@ -123,24 +102,71 @@ export function Users(props: { me: Me; offline: boolean }) {
           }}
         />
       ) : null}
-      {deleting ? (
-        <ConfirmDialog
-          title={`Delete user ${deleting.email}?`}
-          confirm="Delete user"
-          onClose={() => setDeleting(null)}
-          onConfirm={async () => {
-            await api('DELETE', `/api/users/${deleting.id}`)
-            setDeleting(null)
-            await load()
-          }}
-        >
-          <p>
-            <strong>{deleting.name}</strong> can no longer sign in; their sessions, personal access tokens and project
-            memberships go with them, and their open streams end.
-          </p>
-        </ConfirmDialog>
-      ) : null}
+      {deleting ? <DeleteUser user={deleting} onClose={() => setDeleting(null)} onDeleted={load} /> : null}
     </section>
+  )
+}
+
+function UsersHint() {
+  return (
+    <p className="hint">
+      A user signs in with their email and password; their projects come from memberships (a project's Members tab),
+      unless their workspace role is admin. Your own{' '}
+      <a
+        href="/tokens"
+        onClick={(e) => {
+          e.preventDefault()
+          navigate('/tokens')
+        }}
+      >
+        personal access tokens
+      </a>{' '}
+      act as you; nobody manages another user's tokens, and deleting a user deletes theirs.
+    </p>
+  )
+}
+
+function UserRow(props: { user: User; me: Me; blocked: string | null; onDelete: () => void }) {
+  const { user: u } = props
+  return (
+    <tr data-user={u.email}>
+      <td>
+        {u.name}
+        {u.id === props.me.id ? <span className="badge">you</span> : null}
+        <br />
+        {/* One cell with the name, so the table fits 390 px; a long address breaks anywhere. */}
+        <span className="hint" ref={(el) => el?.style.setProperty('overflow-wrap', 'anywhere')}>
+          {u.email}
+        </span>
+      </td>
+      <td>{u.role}</td>
+      <td>
+        <RowAction label={`Delete user ${u.email}`} blocked={props.blocked} onClick={props.onDelete}>
+          Delete
+        </RowAction>
+      </td>
+    </tr>
+  )
+}
+
+function DeleteUser(props: { user: User; onClose: () => void; onDeleted: () => Promise<void> }) {
+  const { user } = props
+  return (
+    <ConfirmDialog
+      title={`Delete user ${user.email}?`}
+      confirm="Delete user"
+      onClose={props.onClose}
+      onConfirm={async () => {
+        await api('DELETE', `/api/users/${user.id}`)
+        props.onClose()
+        await props.onDeleted()
+      }}
+    >
+      <p>
+        <strong>{user.name}</strong> can no longer sign in; their sessions, personal access tokens and project
+        memberships go with them, and their open streams end.
+      </p>
+    </ConfirmDialog>
   )
 }
 

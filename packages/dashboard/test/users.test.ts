@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 
 import { describe, expect, it } from 'vitest'
-import { deleteBlocked, type User } from '../src/users.js'
+import { createBlocked, deleteBlocked, type User } from '../src/users.js'
 
 const user = (id: number, role: User['role']): User => ({
   id,
@@ -24,5 +24,10 @@ describe('who may delete a user (and why not)', () => {
   it('editors and viewers cannot, and nobody can offline', () => {
     expect(deleteBlocked(editor, admin, [admin, editor], false)).toBe('needs the workspace admin role')
     expect(deleteBlocked(admin, editor, [admin, editor], true)).toBe('needs the service (offline)')
+  })
+  it('only workspace admins create users, and only online', () => {
+    expect(createBlocked(admin, false)).toBeNull()
+    expect(createBlocked(editor, false)).toBe('needs the workspace admin role')
+    expect(createBlocked(admin, true)).toBe('needs the service (offline)')
   })
 })

@@ -15,33 +15,21 @@ interface Token {
   token?: string
 }
 
-/** The signed-in user's personal access tokens: create (the full token shown once), list, delete. */
-export function Tokens(props: { offline: boolean }) {
+/** The signed-in user's tokens from the service (none when it cannot be reached). */
+function useTokens() {
   const [tokens, setTokens] = useState<Token[]>([])
-  const [name, setName] = useState('')
-  const [scope, setScope] = useState<Token['scope']>('read_only')
-  const [days, setDays] = useState('90')
-  const [created, setCreated] = useState<Token | null>(null)
-  const [deleting, setDeleting] = useState<Token | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const load = useCallback(async () => setTokens(await api<Token[]>('GET', '/api/tokens').catch(() => [])), [])
   useEffect(() => {
     void load()
   }, [load])
+  return { tokens, load }
+}
 
-  async function create(event: FormEvent) {
-    event.preventDefault()
-    setError(null)
-    try {
-      const body = { name, scope, expires_in_days: days === '' ? null : Number(days) }
-      setCreated(await api<Token>('POST', '/api/tokens', body))
-      setName('')
-      await load()
-    } catch (e) {
-      setError(errorText(e))
-    }
-  }
-
+/** The signed-in user's personal access tokens: create (the full token shown once), list, delete. */
+export function Tokens(props: { offline: boolean }) {
+  const { tokens, load } = useTokens()
+  const [created, setCreated] = useState<Token | null>(null)
+  const [deleting, setDeleting] = useState<Token | null>(null)
   return (
     <section aria-labelledby="tokens-title">
       <h1 id="tokens-title">Personal access tokens</h1>
@@ -49,6 +37,48 @@ export function Tokens(props: { offline: boolean }) {
         A token acts as you for scripts and CI (Authorization: Bearer pat_…); read_only ones cannot change anything.
       </p>
       {props.offline ? <p className="hint">Creating and deleting tokens needs the service (offline).</p> : null}
+      <CreateToken
+        offline={props.offline}
+        onCreated={async (token) => {
+          setCreated(token)
+          await load()
+        }}
+      />
+      {created?.token ? (
+        <SecretNotice value={created.token} label="New token" onDismiss={() => setCreated(null)}>
+          Token <strong>{created.name}</strong>
+        </SecretNotice>
+      ) : null}
+      <ListTable columns={['Name', 'Token', 'Scope', 'Expires', 'Last used']}>
+        {tokens.map((t) => (
+          <TokenRow key={t.id} token={t} offline={props.offline} onDelete={() => setDeleting(t)} />
+        ))}
+      </ListTable>
+      {deleting ? <DeleteToken token={deleting} onClose={() => setDeleting(null)} onDeleted={load} /> : null}
+    </section>
+  )
+}
+
+/** The create form (name, scope, expiry) and what the service said against it. */
+function CreateToken(props: { offline: boolean; onCreated: (token: Token) => Promise<void> }) {
+  const [name, setName] = useState('')
+  const [scope, setScope] = useState<Token['scope']>('read_only')
+  const [days, setDays] = useState('90')
+  const [error, setError] = useState<string | null>(null)
+  async function create(event: FormEvent) {
+    event.preventDefault()
+    setError(null)
+    try {
+      const body = { name, scope, expires_in_days: days === '' ? null : Number(days) }
+      const token = await api<Token>('POST', '/api/tokens', body)
+      setName('')
+      await props.onCreated(token)
+    } catch (e) {
+      setError(errorText(e))
+    }
+  }
+  return (
+    <>
       <form onSubmit={create}>
         <fieldset disabled={props.offline} className="row bare">
           <label>
@@ -74,49 +104,49 @@ export function Tokens(props: { offline: boolean }) {
           {error}
         </p>
       ) : null}
-      {created?.token ? (
-        <SecretNotice value={created.token} label="New token" onDismiss={() => setCreated(null)}>
-          Token <strong>{created.name}</strong>
-        </SecretNotice>
-      ) : null}
-      <ListTable columns={['Name', 'Token', 'Scope', 'Expires', 'Last used']}>
-        {tokens.map((t) => (
-          <tr key={t.id} data-token={t.name}>
-            <td>{t.name}</td>
-            <td>
-              <code>{t.prefix}</code>
-            </td>
-            <td>{t.scope}</td>
-            <td>{t.expires_at ? new Date(t.expires_at).toLocaleDateString() : 'never'}</td>
-            <td>{t.last_used_at ? new Date(t.last_used_at).toLocaleString() : 'never'}</td>
-            <td>
-              <RowAction
-                label={`Delete token ${t.name}`}
-                blocked={props.offline ? 'needs the service (offline)' : null}
-                onClick={() => setDeleting(t)}
-              >
-                Delete
-              </RowAction>
-            </td>
-          </tr>
-        ))}
-      </ListTable>
-      {deleting ? (
-        <ConfirmDialog
-          title={`Delete token ${deleting.name}?`}
-          confirm="Delete token"
-          onClose={() => setDeleting(null)}
-          onConfirm={async () => {
-            await api('DELETE', `/api/tokens/${deleting.id}`)
-            setDeleting(null)
-            await load()
-          }}
+    </>
+  )
+}
+
+function TokenRow(props: { token: Token; offline: boolean; onDelete: () => void }) {
+  const { token: t } = props
+  return (
+    <tr data-token={t.name}>
+      <td>{t.name}</td>
+      <td>
+        <code>{t.prefix}</code>
+      </td>
+      <td>{t.scope}</td>
+      <td>{t.expires_at ? new Date(t.expires_at).toLocaleDateString() : 'never'}</td>
+      <td>{t.last_used_at ? new Date(t.last_used_at).toLocaleString() : 'never'}</td>
+      <td>
+        <RowAction
+          label={`Delete token ${t.name}`}
+          blocked={props.offline ? 'needs the service (offline)' : null}
+          onClick={props.onDelete}
         >
-          <p>
-            Scripts using <code>{deleting.prefix}</code> get 401 from now on.
-          </p>
-        </ConfirmDialog>
-      ) : null}
-    </section>
+          Delete
+        </RowAction>
+      </td>
+    </tr>
+  )
+}
+
+function DeleteToken(props: { token: Token; onClose: () => void; onDeleted: () => Promise<void> }) {
+  return (
+    <ConfirmDialog
+      title={`Delete token ${props.token.name}?`}
+      confirm="Delete token"
+      onClose={props.onClose}
+      onConfirm={async () => {
+        await api('DELETE', `/api/tokens/${props.token.id}`)
+        props.onClose()
+        await props.onDeleted()
+      }}
+    >
+      <p>
+        Scripts using <code>{props.token.prefix}</code> get 401 from now on.
+      </p>
+    </ConfirmDialog>
   )
 }

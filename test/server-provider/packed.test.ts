@@ -12,6 +12,8 @@ import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const app = tempDir('flagsync-server-provider-install-')
 const installed = closure('@flagsync/server-provider', '@openfeature/server-sdk')
+/** The app's own development dependency: Node's types. */
+const appTypes = closure('@types/node').linked
 const servers: TestServer[] = []
 
 beforeAll(async () => {
@@ -19,7 +21,7 @@ beforeAll(async () => {
   await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b', 'packages/server-provider'], {
     cwd: root,
   })
-  await installPacked(app.path, installed.packed, installed.linked)
+  await installPacked(app.path, installed.packed, [...installed.linked, ...appTypes])
 }, 120_000)
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.dispose()
@@ -66,4 +68,37 @@ describe('@flagsync/server-provider installed in a Node app', () => {
     expect(stdout).toContain('new-checkout: true')
     expect(stdout).toContain("reason: 'TARGETING_MATCH'")
   })
+  it('type-checks a Node app against its declarations with skipLibCheck off', async () => {
+    writeFileSync(
+      join(app.path, 'app.ts'),
+      `import { FlagsyncServerProvider, type FlagsyncServerProviderOptions } from '@flagsync/server-provider'
+import { OpenFeature } from '@openfeature/server-sdk'
+
+const options: FlagsyncServerProviderOptions = { streamUrl: 'http://127.0.0.1:8787/stream', sdkKey: 'sk', fetch }
+await OpenFeature.setProviderAndWait(new FlagsyncServerProvider(options))
+export const on: boolean = await OpenFeature.getClient().getBooleanValue('new-checkout', false)
+`,
+    )
+    writeFileSync(
+      join(app.path, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          lib: ['es2022'],
+          types: ['node'],
+        },
+        files: ['app.ts'],
+      }),
+    )
+    const tsc = join(root, 'node_modules/typescript/bin/tsc')
+    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app.path }).catch(
+      (error: { stdout: string }) => ({ stdout: error.stdout }),
+    )
+    expect(result.stdout).toBe('')
+  }, 120_000)
 })

@@ -32,8 +32,8 @@ const PRUNE_INTERVAL_MS = 60 * 60 * 1000
 
 /**
  * `POST /api/environments/:env_id/sync` (after `authenticate` and
- * `loadEnvironment`): the reference receiver (`createReceiver`, document 2's
- * batch format, idempotent by batchId, one transaction, 409 conflicts) with
+ * `loadEnvironment`): the reference receiver (`createReceiver`, the sync
+ * spec's batch format, idempotent by batchId, one transaction, 409 conflicts) with
  * a `flags` collection scoped to the environment, applying the service's
  * rules to every operation: the caller's role, the flag schema and
  * environment checks of the REST routes, and change requests where the

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex'
 import type { DatabaseConfig } from './database-url.js'
 import { META } from './migrations.js'
-import { readMeta, selectChangeData, walkChains } from './statements.js'
+import { selectChangeData, walkChains } from './statements.js'
 import type { StateAt, StoredFlag } from './types.js'
 
 /** A record key and a past revision of the store, e.g. an operation's `baseRevision`. */
@@ -44,24 +44,33 @@ export class BaseStatesNeeded extends Error {
 export const pairId = (key: string, revision: number) => `${key}@${revision}`
 
 /**
- * Each pair's state at its revision, from the change log, keyed `${key}@${revision}`: a fixed
- * number of statements for any number of pairs (the two prune marks, one walk, one read of the
- * answers' JSON). Pairs of the same record share one walk of its chain, back from its newest
+ * Each pair's state at its revision, from the change log, keyed `${key}@${revision}`, with the
+ * store's revision: three statements for any number of pairs (the revision and prune marks, one
+ * walk, one read of the answers' JSON). Pairs of the same record share one walk of its chain, back from its newest
  * row to the oldest revision asked of it, reading revisions only; the JSON is read for the rows
  * that answer a pair, once each. `known` is false where pruning removed what was needed: the log
  * holds no row of the key at or before the revision, and the revision is in the pruned part of
  * the log or a whole-prefix prune (`pruneChanges`) may have dropped its last state. With
- * `skipUnchanged`, a pair whose answer is its record's newest row (unchanged since) is left out.
+ * `skipUnchanged`, a pair whose answer is its record's newest row (unchanged since) is left out;
+ * with `issuedOnly`, so is a pair above the store's revision.
  */
 export async function readStatesAt(
   q: Knex | Knex.Transaction,
   dialect: DatabaseConfig['dialect'],
   scope: string,
-  pairs: ReadonlyArray<RevisionPair>,
-  options: { skipUnchanged?: boolean } = {},
-): Promise<Map<string, StateAt>> {
+  given: ReadonlyArray<RevisionPair>,
+  options: { skipUnchanged?: boolean; issuedOnly?: boolean } = {},
+): Promise<{ revision: number; states: Map<string, StateAt> }> {
   const out = new Map<string, StateAt>()
-  if (pairs.length === 0) return out
+  // The store's revision and the prune marks in one statement.
+  const marks = new Map<string, number>()
+  const names = ['revision', META.prunedThrough, META.prefixPrunedThrough]
+  for (const row of (await q('flagsync_meta').whereIn('name', names).select('name', 'value')) as MetaRow[]) {
+    marks.set(row.name, Number(row.value))
+  }
+  const [revision, prunedThrough, prefixPruned] = names.map((name) => marks.get(name) ?? 0) as [number, number, number]
+  const pairs = options.issuedOnly ? given.filter((pair) => pair[1] <= revision) : given
+  if (pairs.length === 0) return { revision, states: out }
   // Per record, the oldest and newest revision asked of it: one walk down to the oldest.
   const range = new Map<string, [oldest: number, newest: number]>()
   for (const [key, revision] of pairs) {
@@ -69,8 +78,6 @@ export async function readStatesAt(
     if (!known) range.set(key, [revision, revision])
     else range.set(key, [Math.min(known[0], revision), Math.max(known[1], revision)])
   }
-  const prunedThrough = await readMeta(q, META.prunedThrough)
-  const prefixPruned = await readMeta(q, META.prefixPrunedThrough)
   const chains = new Map<string, { head: number; rows: number[] }>()
   for (const row of await walkChains(
     q,
@@ -107,5 +114,10 @@ export async function readStatesAt(
     const json = found ? (data.get(at as number) ?? null) : null
     out.set(id, { flag: known && json !== null ? (JSON.parse(json) as StoredFlag) : null, known })
   }
-  return out
+  return { revision, states: out }
+}
+
+interface MetaRow {
+  name: string
+  value: number | string
 }

@@ -142,9 +142,8 @@ export class FlagStore {
     try {
       return await this.db.knex.transaction(
         async (trx) => {
-          const revision = await readMeta(trx, 'revision')
-          const issued = pairs.filter((pair) => pair[1] <= revision)
-          return { scope, revision, states: await readStatesAt(trx, dialect, scope, issued, { skipUnchanged: true }) }
+          const read = await readStatesAt(trx, dialect, scope, pairs, { skipUnchanged: true, issuedOnly: true })
+          return { scope, ...read }
         },
         // One snapshot for the marks, the walk and the JSON (SQLite's read transaction is one already).
         dialect === 'postgres' ? { readOnly: true, isolationLevel: 'repeatable read' } : {},

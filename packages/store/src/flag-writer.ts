@@ -107,7 +107,7 @@ export class FlagWriter {
     if (this.deferBaseStates) throw new BaseStatesNeeded(scope, missing)
     let read: Map<string, StateAt>
     try {
-      read = await readStatesAt(this.trx, this.dialect, scope, missing)
+      read = (await readStatesAt(this.trx, this.dialect, scope, missing)).states
     } catch (error) {
       throw toStoreError(error)
     }

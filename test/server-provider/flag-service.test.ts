@@ -1,7 +1,8 @@
 /**
- * @flagsync/server-provider with the real @openfeature/server-sdk against a real flag service (SQLite): the SDK key
+ * @flagsync/server-provider with the real @openfeature/server-sdk against a real flag service: the SDK key
  * picks the environment; typed values, variant names and reasons match `evaluate`, no request per evaluation, a
- * REST PATCH arrives, a wrong key is FATAL, and a restart on the same port and database is STALE then READY.
+ * REST PATCH arrives, a wrong key is FATAL, and a restart on the same port and database is STALE then READY; on
+ * SQLite and PostgreSQL.
  */
 import { evaluate } from '@flagsync/evaluation'
 import type { EvaluableFlag } from '@flagsync/protocol'
@@ -10,18 +11,13 @@ import { ErrorCode, OpenFeature, ProviderEvents, ProviderStatus } from '@openfea
 import { afterEach, describe, expect, it } from 'vitest'
 import { createProject, flagsOf, putFlag } from '../../packages/flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../packages/flag-service/test/harness.js'
+import { DIALECTS } from '../support/databases.js'
 
 const harnesses: Harness[] = []
 afterEach(async () => {
   await OpenFeature.close()
   for (const h of harnesses.splice(0).reverse()) await h.dispose()
 })
-
-async function start(options: Parameters<typeof startHarness>[1] = {}): Promise<Harness> {
-  const h = await startHarness('sqlite', options)
-  harnesses.push(h)
-  return h
-}
 
 const provider = (h: Harness, sdkKey: string) =>
   new FlagsyncServerProvider({
@@ -50,7 +46,13 @@ const BANNER = {
 }
 const LIMITS = { key: 'limits', is_enabled: true, flag_type: 'json', default_value: { seats: 5 } }
 
-describe('FlagsyncServerProvider against the flag service', () => {
+describe.each(DIALECTS)('FlagsyncServerProvider against the flag service on %s', (dialect) => {
+  async function start(options: Parameters<typeof startHarness>[1] = {}): Promise<Harness> {
+    const h = await startHarness(dialect, options)
+    harnesses.push(h)
+    return h
+  }
+
   it('resolves typed flags of the key’s environment from memory as evaluate does, and follows a PATCH', async () => {
     const h = await start()
     const p = await createProject(h)

@@ -12,64 +12,36 @@ interface User {
   role: Role
 }
 
-/** SDK keys of a project: create (the full key is shown once), revoke after a confirmation. Project admins only. */
-export function SdkKeys(props: { projectId: string; environments: Environment[]; canAdmin: boolean; reason: string }) {
+/** A project's SDK keys from the service (none when it cannot be reached). */
+function useSdkKeys(base: string) {
   const [keys, setKeys] = useState<SdkKey[]>([])
-  const [created, setCreated] = useState<SdkKey | null>(null)
-  const [revoking, setRevoking] = useState<SdkKey | null>(null)
-  const [name, setName] = useState('')
-  const [envId, setEnvId] = useState('')
-  const [error, setError] = useState<string | null>(null)
-  const blocked = props.canAdmin ? null : props.reason
-  const base = `/api/projects/${props.projectId}/keys`
   const load = useCallback(async () => setKeys(await api<SdkKey[]>('GET', base).catch(() => [])), [base])
   useEffect(() => {
     void load()
   }, [load])
+  return { keys, load }
+}
 
-  async function create(event: FormEvent) {
-    event.preventDefault()
-    setError(null)
-    try {
-      const key = await api<SdkKey>('POST', base, { name, environment_id: envId || props.environments[0]?.id })
-      setCreated(key)
-      setName('')
-      await load()
-    } catch (e) {
-      setError(errorText(e))
-    }
-  }
-
+/** SDK keys of a project: create (the full key is shown once), revoke after a confirmation. Project admins only. */
+export function SdkKeys(props: { projectId: string; environments: Environment[]; canAdmin: boolean; reason: string }) {
+  const base = `/api/projects/${props.projectId}/keys`
+  const { keys, load } = useSdkKeys(base)
+  const [created, setCreated] = useState<SdkKey | null>(null)
+  const [revoking, setRevoking] = useState<SdkKey | null>(null)
+  const blocked = props.canAdmin ? null : props.reason
   return (
     <div>
       <h2>SDK keys</h2>
       {!props.canAdmin ? <p className="hint">Creating and revoking keys {props.reason}.</p> : null}
-      <form className="row" onSubmit={create}>
-        <fieldset disabled={!props.canAdmin} className="row bare">
-          <label>
-            Key name
-            <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
-          </label>
-          <label>
-            Environment
-            <select value={envId} onChange={(e) => setEnvId(e.target.value)}>
-              {props.environments.map((e) => (
-                <option key={e.id} value={e.id}>
-                  {e.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit" title={blocked ?? undefined}>
-            Create key
-          </button>
-        </fieldset>
-      </form>
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
+      <CreateSdkKey
+        base={base}
+        environments={props.environments}
+        blocked={blocked}
+        onCreated={async (key) => {
+          setCreated(key)
+          await load()
+        }}
+      />
       {created?.key ? (
         <SecretNotice value={created.key} label="New SDK key" onDismiss={() => setCreated(null)}>
           Key <strong>{created.name}</strong> for {created.environment_name}
@@ -113,15 +85,67 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
   )
 }
 
-/** Members and their project roles. Project admins add, change and remove; everyone else reads. */
-export function Members(props: { projectId: string; canAdmin: boolean; reason: string }) {
+/** The create form (name, environment; `blocked`: why it is off) and what the service said against it. */
+function CreateSdkKey(props: {
+  base: string
+  environments: Environment[]
+  blocked: string | null
+  onCreated: (key: SdkKey) => Promise<void>
+}) {
+  const [name, setName] = useState('')
+  const [envId, setEnvId] = useState('')
+  const [error, setError] = useState<string | null>(null)
+  async function create(event: FormEvent) {
+    event.preventDefault()
+    setError(null)
+    try {
+      const key = await api<SdkKey>('POST', props.base, { name, environment_id: envId || props.environments[0]?.id })
+      setName('')
+      await props.onCreated(key)
+    } catch (e) {
+      setError(errorText(e))
+    }
+  }
+  return (
+    <>
+      <form className="row" onSubmit={create}>
+        <fieldset disabled={props.blocked !== null} className="row bare">
+          <label>
+            Key name
+            <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+          </label>
+          <label>
+            Environment
+            <select value={envId} onChange={(e) => setEnvId(e.target.value)}>
+              {props.environments.map((e) => (
+                <option key={e.id} value={e.id}>
+                  {e.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" title={props.blocked ?? undefined}>
+            Create key
+          </button>
+        </fieldset>
+      </form>
+      {error ? (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      ) : null}
+    </>
+  )
+}
+
+/**
+ * A project's members and the workspace's users (those not yet members can
+ * be added). `act` runs an admin change, then loads both again; a failure is `error`.
+ */
+function useMembers(base: string) {
   const [members, setMembers] = useState<Member[]>([])
   const [users, setUsers] = useState<User[]>([])
-  const [userId, setUserId] = useState('')
-  const [role, setRole] = useState<Role>('viewer')
   const [error, setError] = useState<string | null>(null)
-  const blocked = props.canAdmin ? null : props.reason
-  const base = `/api/projects/${props.projectId}/members`
   const load = useCallback(async () => {
     setMembers(await api<Member[]>('GET', base).catch(() => []))
     setUsers(await api<User[]>('GET', '/api/users').catch(() => []))
@@ -139,6 +163,14 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
     }
   }
   const candidates = users.filter((u) => !members.some((m) => m.user_id === u.id))
+  return { members, candidates, error, act }
+}
+
+/** Members and their project roles. Project admins add, change and remove; everyone else reads. */
+export function Members(props: { projectId: string; canAdmin: boolean; reason: string }) {
+  const base = `/api/projects/${props.projectId}/members`
+  const { members, candidates, error, act } = useMembers(base)
+  const blocked = props.canAdmin ? null : props.reason
   return (
     <div>
       <h2>Members</h2>
@@ -148,35 +180,11 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
           {error}
         </p>
       ) : null}
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void act(() => api('POST', base, { user_id: Number(userId || candidates[0]?.id), role }))
-        }}
-      >
-        <fieldset disabled={!props.canAdmin || candidates.length === 0} className="row bare">
-          <label>
-            User
-            <select value={userId} onChange={(e) => setUserId(e.target.value)}>
-              {candidates.map((u) => (
-                <option key={u.id} value={u.id}>
-                  {u.name} ({u.email})
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Role
-            <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
-              <option value="viewer">viewer</option>
-              <option value="editor">editor</option>
-              <option value="admin">admin</option>
-            </select>
-          </label>
-          <button type="submit">Add member</button>
-        </fieldset>
-      </form>
+      <AddMember
+        candidates={candidates}
+        disabled={!props.canAdmin || candidates.length === 0}
+        onAdd={(userId, role) => void act(() => api('POST', base, { user_id: userId, role }))}
+      />
       <ListTable columns={['Name', 'Email', 'Project role']}>
         {members.map((m) => (
           <tr key={m.user_id} data-member={m.email}>
@@ -190,9 +198,7 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
                 title={blocked ?? undefined}
                 onChange={(e) => void act(() => api('PATCH', `${base}/${m.user_id}`, { role: e.target.value }))}
               >
-                <option value="viewer">viewer</option>
-                <option value="editor">editor</option>
-                <option value="admin">admin</option>
+                <RoleOptions />
               </select>
             </td>
             <td>
@@ -208,5 +214,50 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
         ))}
       </ListTable>
     </div>
+  )
+}
+
+function RoleOptions() {
+  return (
+    <>
+      <option value="viewer">viewer</option>
+      <option value="editor">editor</option>
+      <option value="admin">admin</option>
+    </>
+  )
+}
+
+/** Adds one of the users who are not members yet (the first one unless another is chosen) with a role. */
+function AddMember(props: { candidates: User[]; disabled: boolean; onAdd: (userId: number, role: Role) => void }) {
+  const [userId, setUserId] = useState('')
+  const [role, setRole] = useState<Role>('viewer')
+  return (
+    <form
+      className="row"
+      onSubmit={(e) => {
+        e.preventDefault()
+        props.onAdd(Number(userId || props.candidates[0]?.id), role)
+      }}
+    >
+      <fieldset disabled={props.disabled} className="row bare">
+        <label>
+          User
+          <select value={userId} onChange={(e) => setUserId(e.target.value)}>
+            {props.candidates.map((u) => (
+              <option key={u.id} value={u.id}>
+                {u.name} ({u.email})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Role
+          <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
+            <RoleOptions />
+          </select>
+        </label>
+        <button type="submit">Add member</button>
+      </fieldset>
+    </form>
   )
 }

@@ -23,6 +23,34 @@ export function promotionDiff(source: Flag, target: Flag | undefined): DiffRow[]
   return patchDiff(target, fields)
 }
 
+/**
+ * What promoting the flag from `fromId` to `targetId` would change there,
+ * read again whenever either changes (null while it loads), and a message
+ * for a failed read or a done promotion.
+ */
+function usePromotionDiff(fromId: string, targetId: string, key: string) {
+  const [diff, setDiff] = useState<DiffRow[] | null>(null)
+  const [message, setMessage] = useState<string | null>(null)
+  useEffect(() => {
+    setDiff(null)
+    setMessage(null)
+    if (!targetId) return
+    let cancelled = false
+    void Promise.all([
+      api<Flag>('GET', `/api/environments/${fromId}/flags/${key}`),
+      api<Flag>('GET', `/api/environments/${targetId}/flags/${key}`).catch(() => undefined),
+    ])
+      .then(([source, target]) => {
+        if (!cancelled) setDiff(promotionDiff(source, target))
+      })
+      .catch((e) => setMessage(errorText(e)))
+    return () => {
+      cancelled = true
+    }
+  }, [fromId, targetId, key])
+  return { diff, setDiff, message, setMessage }
+}
+
 /** Promote a flag from one environment to another of the project, showing the diff first. */
 export function Promote(props: {
   flagKey: string
@@ -33,28 +61,18 @@ export function Promote(props: {
 }) {
   const targets = props.environments.filter((e) => e.id !== props.from.id)
   const [targetId, setTargetId] = useState(targets[0]?.id ?? '')
-  const [diff, setDiff] = useState<DiffRow[] | null>(null)
-  const [message, setMessage] = useState<string | null>(null)
   const key = encodeURIComponent(props.flagKey)
-  useEffect(() => {
-    setDiff(null)
-    setMessage(null)
-    if (!targetId) return
-    let cancelled = false
-    void Promise.all([
-      api<Flag>('GET', `/api/environments/${props.from.id}/flags/${key}`),
-      api<Flag>('GET', `/api/environments/${targetId}/flags/${key}`).catch(() => undefined),
-    ])
-      .then(([source, target]) => {
-        if (!cancelled) setDiff(promotionDiff(source, target))
-      })
-      .catch((e) => setMessage(errorText(e)))
-    return () => {
-      cancelled = true
-    }
-  }, [props.from.id, targetId, key])
+  const { diff, setDiff, message, setMessage } = usePromotionDiff(props.from.id, targetId, key)
   const target = targets.find((e) => e.id === targetId)
   if (targets.length === 0) return null
+  const promote = () =>
+    void api<Flag>('POST', `/api/environments/${props.from.id}/flags/${key}/promote`, { target_env_id: targetId })
+      .then((flag) => {
+        props.onPromoted(targetId, flag)
+        setDiff([])
+        setMessage(`Promoted to ${target?.name}.`)
+      })
+      .catch((e) => setMessage(errorText(e)))
   return (
     <fieldset className="promote" disabled={props.disabled}>
       <legend>Promote</legend>
@@ -68,54 +86,44 @@ export function Promote(props: {
           ))}
         </select>
       </label>
-      {diff ? (
-        diff.length ? (
-          <table className="diff" aria-label={`What promoting changes in ${target?.name}`}>
-            <thead>
-              <tr>
-                <th scope="col">Field</th>
-                <th scope="col">In {target?.name}</th>
-                <th scope="col">From {props.from.name}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {diff.map((d) => (
-                <tr key={d.field}>
-                  <th scope="row">{d.field}</th>
-                  <td>
-                    <del>{d.before}</del>
-                  </td>
-                  <td>
-                    <ins>{d.after}</ins>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p className="hint">{target?.name} already has this flag exactly as it is here.</p>
-        )
-      ) : null}
+      {diff ? <PromotionDiff diff={diff} from={props.from.name} target={target?.name} /> : null}
       {message ? (
         <p role="status" className="notice">
           {message}
         </p>
       ) : null}
-      <button
-        type="button"
-        disabled={!diff || diff.length === 0}
-        onClick={() =>
-          void api<Flag>('POST', `/api/environments/${props.from.id}/flags/${key}/promote`, { target_env_id: targetId })
-            .then((flag) => {
-              props.onPromoted(targetId, flag)
-              setDiff([])
-              setMessage(`Promoted to ${target?.name}.`)
-            })
-            .catch((e) => setMessage(errorText(e)))
-        }
-      >
+      <button type="button" disabled={!diff || diff.length === 0} onClick={promote}>
         Promote to {target?.name}
       </button>
     </fieldset>
+  )
+}
+
+function PromotionDiff(props: { diff: DiffRow[]; from: string; target: string | undefined }) {
+  if (props.diff.length === 0)
+    return <p className="hint">{props.target} already has this flag exactly as it is here.</p>
+  return (
+    <table className="diff" aria-label={`What promoting changes in ${props.target}`}>
+      <thead>
+        <tr>
+          <th scope="col">Field</th>
+          <th scope="col">In {props.target}</th>
+          <th scope="col">From {props.from}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.diff.map((d) => (
+          <tr key={d.field}>
+            <th scope="row">{d.field}</th>
+            <td>
+              <del>{d.before}</del>
+            </td>
+            <td>
+              <ins>{d.after}</ins>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   )
 }

@@ -128,7 +128,7 @@ function rejected(index: number, op: Operation, error: OperationRejected): HttpE
  */
 function operationFailure(index: number, op: Operation, error: unknown): Error {
   if (error instanceof OperationRejected) return rejected(index, op, error)
-  // Not a failure: the receiver reads those states before the lock and applies the batch again.
+  // Not a failure: the receiver reads those states outside the lock and applies the batch again.
   if (error instanceof HttpError || error instanceof BaseStatesNeeded) return error
   const storeError = toStoreError(error)
   if (storeError.code === 'conflict') {
@@ -153,8 +153,8 @@ function operationFailure(index: number, op: Operation, error: unknown): Error {
 }
 
 /**
- * The base states of the batch's operations, read by each collection's `prefetch` before the
- * batch takes the write lock (the store's `baseStates`); none without base revisions.
+ * The base states of the batch's operations, read by each collection's `prefetch` outside the
+ * write lock, for the batch's second pass (the store's `baseStates`); none without base revisions.
  */
 export async function prefetchBases(
   store: FlagStore,

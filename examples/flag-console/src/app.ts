@@ -4,10 +4,10 @@ import type { Conflict, ConflictResolution, OutboxEntry, SyncClient, SyncStatus 
 import { discardMessage, type HistoryEntry } from './conflict-model.js'
 import { ConflictView } from './conflict-view.js'
 import { confirmDialog, connectDialog, createFlagDialog } from './dialogs.js'
-import { h, icon, replaceChildren, setText } from './dom.js'
-import { FlagRow } from './flag-row.js'
+import { byId, h, icon, replaceChildren, setText } from './dom.js'
+import { FlagList } from './flag-list.js'
 import { historyDrawer } from './history-drawer.js'
-import { type ConsoleFlag, type KeyProblem, pendingKeys, toConsoleFlag } from './model.js'
+import { type ConsoleFlag, type KeyProblem, pendingKeys } from './model.js'
 import { SyncView } from './sync-view.js'
 
 export interface ConsoleOptions {
@@ -20,20 +20,10 @@ export interface ConsoleOptions {
   saveEditorName(name: string): void
 }
 
-function byId<T extends HTMLElement>(id: string): T {
-  const el = document.getElementById(id)
-  if (!el) throw new Error(`#${id} is missing from index.html`)
-  return el as T
-}
-
 export class ConsoleApp {
   private readonly flags: FlagClient
   private readonly sync: SyncClient
-  private readonly rows = new Map<string, FlagRow>()
-  private readonly list = byId<HTMLUListElement>('flag-list')
-  private readonly empty = byId<HTMLDivElement>('flags-empty')
-  private readonly summary = byId<HTMLParagraphElement>('flags-summary')
-  private readonly filter = byId<HTMLInputElement>('filter')
+  private readonly flagList: FlagList
   private readonly stream = byId<HTMLSpanElement>('stream-status')
   private readonly keyButton = byId<HTMLButtonElement>('key-button')
   private readonly toastEl = byId<HTMLDivElement>('toast')
@@ -42,10 +32,8 @@ export class ConsoleApp {
   private conflicts: Conflict[] = []
   /** Each conflicted flag's audit trail (who changed it, when), fetched once per set of conflicts. */
   private readonly histories = new Map<string, HistoryEntry[]>()
-  private ready = false
   private status: SyncStatus | null = null
   private entries: OutboxEntry[] = []
-  private pending = new Set<string>()
   private outboxReading = false
   private outboxDirty = false
   private toastTimer: ReturnType<typeof setTimeout> | undefined
@@ -54,6 +42,14 @@ export class ConsoleApp {
   constructor(private readonly options: ConsoleOptions) {
     this.flags = options.flags
     this.sync = options.sync
+    this.flagList = new FlagList(options.flags, {
+      toggle: (key, enabled) => this.toggle(key, enabled),
+      save: (key, changes) => this.save(key, changes),
+      remove: (key, focus) => this.remove(key, focus),
+      openHistory: (key) => this.openHistory(key),
+      focusConflict: (key) => this.focusConflict(key),
+      openCreate: () => this.openCreate(),
+    })
     this.syncView = new SyncView(
       {
         pill: byId('sync-status'),
@@ -79,7 +75,7 @@ export class ConsoleApp {
 
   start(): void {
     this.flags.subscribe((event) => {
-      if (event.type === 'flags') this.renderFlags()
+      if (event.type === 'flags') this.flagList.render()
       else this.renderStream()
     })
     this.sync.subscribe((status) => {
@@ -87,19 +83,18 @@ export class ConsoleApp {
       this.readOutbox()
     })
     void this.flags.ready().then(() => {
-      this.ready = true
-      this.renderFlags()
+      this.flagList.ready = true
+      this.flagList.render()
     })
     window.addEventListener('online', () => this.onConnectivity())
     window.addEventListener('offline', () => this.onConnectivity())
     setInterval(() => this.syncView.tick(), 1000)
 
     byId<HTMLButtonElement>('new-flag').addEventListener('click', () => this.openCreate())
-    this.filter.addEventListener('input', () => this.renderFlags())
     this.keyButton.prepend(icon('key'))
     this.keyButton.hidden = this.options.sdkKey === null
     this.keyButton.addEventListener('click', () => this.askForKey())
-    this.renderFlags()
+    this.flagList.render()
     this.renderStream()
     if (this.options.editorName === null) this.askName()
   }
@@ -148,7 +143,7 @@ export class ConsoleApp {
   /** The conflicts changed: fetch who made the other change, then show them in the panel and on the rows. */
   private renderConflicts(): void {
     const keys = new Set(this.conflicts.map((c) => c.recordId))
-    for (const [key, row] of this.rows) markConflict(row, keys.has(key), () => this.focusConflict(key))
+    this.flagList.setConflicted(keys)
     this.conflictView.render(this.conflicts, this.histories)
     for (const key of keys) {
       if (this.histories.has(key)) continue
@@ -178,7 +173,7 @@ export class ConsoleApp {
       create: async (flag) => {
         await this.flags.createFlag({ ...flag })
         this.afterEdit(`Created “${flag.key}”`)
-        this.rows.get(flag.key)?.el.scrollIntoView({ block: 'nearest' })
+        this.flagList.row(flag.key)?.el.scrollIntoView({ block: 'nearest' })
       },
     })
   }
@@ -204,7 +199,7 @@ export class ConsoleApp {
       returnFocus,
     }).then(async (confirmed) => {
       if (!confirmed) return
-      const keys = [...this.rows.keys()]
+      const keys = this.flagList.keys()
       const next = keys[keys.indexOf(key) + 1] ?? keys[keys.indexOf(key) - 1]
       try {
         await this.flags.deleteFlag(key)
@@ -213,7 +208,7 @@ export class ConsoleApp {
         return
       }
       this.afterEdit(`Deleted “${key}”`)
-      const target = next ? this.rows.get(next)?.el.querySelector<HTMLElement>('[role="switch"]') : null
+      const target = next ? this.flagList.row(next)?.el.querySelector<HTMLElement>('[role="switch"]') : null
       ;(target ?? byId('flags-heading')).focus()
     })
   }
@@ -265,102 +260,13 @@ export class ConsoleApp {
         }
       } while (this.outboxDirty)
       this.outboxReading = false
-      this.pending = pendingKeys(this.entries)
-      for (const [key, row] of this.rows) row.setPending(this.pending.has(key))
+      this.flagList.setPending(pendingKeys(this.entries))
       this.renderConflicts()
       const conflicted = new Set(this.conflicts.map((c) => c.recordId))
       if (this.status) this.syncView.render(this.status, this.entries, navigator.onLine, conflicted)
       this.syncView.setKeyProblem(this.keyProblem())
       if (this.status?.lastError?.status === 401) this.keyNeeded()
     })()
-  }
-
-  private renderFlags(): void {
-    const all = this.flags.allFlags().map(toConsoleFlag)
-    const keys = new Set(all.map((f) => f.key))
-    for (const [key, row] of this.rows) {
-      if (!keys.has(key)) {
-        row.el.remove()
-        this.rows.delete(key)
-      }
-    }
-    let previous: Element | null = null
-    for (const flag of all) {
-      let row = this.rows.get(flag.key)
-      if (row) row.update(flag, this.pending.has(flag.key))
-      else {
-        row = new FlagRow(flag, {
-          toggle: (key, enabled) => this.toggle(key, enabled),
-          save: (key, changes) => this.save(key, changes),
-          remove: (key, focus) => this.remove(key, focus),
-        })
-        row.setPending(this.pending.has(flag.key))
-        addHistoryButton(row, () => this.openHistory(row?.key ?? flag.key))
-        markConflict(
-          row,
-          this.conflicts.some((c) => c.recordId === flag.key),
-          () => this.focusConflict(flag.key),
-        )
-        if (this.ready && this.rows.size > 0) row.highlight()
-        this.rows.set(flag.key, row)
-      }
-      // Keep sorted order, moving an element only when it is out of place (moving loses focus).
-      const expected: Element | null = previous ? previous.nextElementSibling : this.list.firstElementChild
-      if (expected !== row.el) {
-        if (previous) previous.after(row.el)
-        else this.list.prepend(row.el)
-      }
-      previous = row.el
-    }
-
-    const query = this.filter.value.trim().toLowerCase()
-    let shown = 0
-    for (const flag of all) {
-      const match =
-        query === '' || flag.key.toLowerCase().includes(query) || (flag.description ?? '').toLowerCase().includes(query)
-      const row = this.rows.get(flag.key)
-      if (row) row.el.hidden = !match
-      if (match) shown++
-    }
-
-    const on = all.filter((f) => f.is_enabled).length
-    if (!this.ready) {
-      const refused = this.flags.status().lastError?.status === 401
-      setText(
-        this.summary,
-        !navigator.onLine
-          ? 'Offline, and no saved copy of the flags yet'
-          : refused
-            ? 'The server needs its SDK key to show flags'
-            : 'Loading flags…',
-      )
-    } else {
-      const count = all.length === 1 ? '1 flag' : `${all.length} flags`
-      setText(this.summary, all.length === 0 ? 'No flags yet' : `${count} · ${on} on`)
-    }
-    this.renderEmpty(all.length, shown, query)
-  }
-
-  private renderEmpty(total: number, shown: number, query: string): void {
-    const show = this.ready && shown === 0
-    this.empty.hidden = !show
-    this.list.hidden = show || total === 0
-    if (!show) return
-    const state = total === 0 ? 'none' : `filtered:${query}`
-    if (this.empty.dataset.state === state) return
-    this.empty.dataset.state = state
-    if (total === 0) {
-      const create = h('button', { type: 'button', class: 'btn btn-primary' }, icon('plus'), 'Create your first flag')
-      create.addEventListener('click', () => this.openCreate())
-      replaceChildren(
-        this.empty,
-        h('h2', { class: 'empty-title' }, 'No flags yet'),
-        h('p', { class: 'muted' }, 'A flag turns a feature on or off, for everyone or a share of your users.'),
-        create,
-      )
-    } else {
-      replaceChildren(this.empty, h('p', { class: 'muted' }, `No flags match “${query}”.`))
-    }
   }
 
   private renderStream(): void {
@@ -380,7 +286,7 @@ export class ConsoleApp {
     if (label) setText(label, text)
     this.syncView.setKeyProblem(this.keyProblem())
     if (status.lastError?.status === 401 && status.state !== 'live') this.keyNeeded()
-    if (!this.ready) this.renderFlags()
+    if (!this.flagList.ready) this.flagList.render()
   }
 
   /** The server answers 401 to this browser's key, or to no key: on the stream, or on a delivery. */
@@ -417,32 +323,6 @@ export class ConsoleApp {
       this.toastTimer = setTimeout(() => replaceChildren(this.toastEl), 300)
     }, 4000)
   }
-}
-
-/** The row says its flag waits for a decision, with a way to it. */
-function markConflict(row: FlagRow, conflicted: boolean, open: () => void): void {
-  row.el.classList.toggle('has-conflict', conflicted)
-  const existing = row.el.querySelector('.badge-conflict')
-  if (!conflicted) {
-    existing?.remove()
-    return
-  }
-  if (existing) return
-  const badge = h('button', { type: 'button', class: 'badge badge-conflict' }, icon('alert'), 'Changed by someone else')
-  badge.addEventListener('click', open)
-  row.el.querySelector('.flag-key-line')?.append(badge)
-}
-
-function addHistoryButton(row: FlagRow, open: () => void): void {
-  const button = h(
-    'button',
-    { type: 'button', class: 'btn btn-ghost btn-small' },
-    icon('clock'),
-    'History',
-    h('span', { class: 'visually-hidden' }, ` of ${row.key}`),
-  )
-  button.addEventListener('click', open)
-  row.el.querySelector('.flag-actions')?.prepend(button)
 }
 
 function message(error: unknown): string {

@@ -81,3 +81,10 @@ export function uid(prefix: string): string {
   idCounter += 1
   return `${prefix}-${idCounter}`
 }
+
+/** An element of the page shell (index.html) by id; throws when the shell lacks it. */
+export function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id)
+  if (!el) throw new Error(`#${id} is missing from index.html`)
+  return el as T
+}

@@ -77,7 +77,7 @@ export function fromOpenFeatureContext(context: Readonly<Record<string, unknown>
  * (`"blue"`, `"3"`, `"true"`); the index only for object values, which have
  * no name to show.
  */
-function variantName(flag: EvaluableFlag, index: string | undefined): string | undefined {
+export function variantName(flag: EvaluableFlag, index: string | undefined): string | undefined {
   if (index === undefined) return undefined
   const variants: unknown = flag.variants
   const entry = Array.isArray(variants) ? (variants[Number(index)] as { name?: unknown; value?: unknown }) : undefined

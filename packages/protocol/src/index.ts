@@ -61,6 +61,33 @@ export {
 } from './full-flag.js'
 export type { JsonValue } from './json-value.js'
 export { isJsonValue } from './json-value.js'
+export type {
+  OfrepBulkResponse,
+  OfrepConfiguration,
+  OfrepContext,
+  OfrepErrorCode,
+  OfrepEvaluationFailure,
+  OfrepEvaluationSuccess,
+  OfrepEventStream,
+  OfrepMetadata,
+  OfrepReason,
+  OfrepRefetchEvent,
+  OfrepRequestFailure,
+} from './ofrep.js'
+export {
+  OFREP_ERROR_CODES,
+  OFREP_REASONS,
+  ofrepBulkResponseSchema,
+  ofrepConfigurationSchema,
+  ofrepContextSchema,
+  ofrepEvaluationFailureSchema,
+  ofrepEvaluationRequestSchema,
+  ofrepEvaluationSuccessSchema,
+  ofrepEventStreamSchema,
+  ofrepMetadataSchema,
+  ofrepRefetchEventSchema,
+  ofrepRequestFailureSchema,
+} from './ofrep.js'
 export { patchFlag } from './patch-flag.js'
 export { SLUG_MAX_LENGTH, slugify } from './slug.js'
 export type { ConnectedData, DeleteUpdate, EnvironmentOrderEvent, StreamUpdate, UpsertUpdate } from './stream.js'

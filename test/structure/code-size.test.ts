@@ -21,15 +21,7 @@ const LONG_REASON = /^\/\/ long: \S/
  * entry with the split that makes it short.
  */
 const PENDING: readonly { file: string; fn?: string }[] = [
-  { file: 'packages/dashboard/src/app.tsx', fn: 'App' },
-  { file: 'packages/dashboard/src/change-requests.tsx', fn: 'ChangeRequests' },
-  { file: 'packages/dashboard/src/delete-flag.tsx', fn: 'DeleteFlag' },
-  { file: 'packages/dashboard/src/environments.tsx', fn: 'Environments' },
-  { file: 'packages/dashboard/src/flags-panel.tsx', fn: 'FlagsPanel' },
   { file: 'packages/dashboard/src/impressions-panel.tsx', fn: 'ImpressionsPanel' },
-  { file: 'packages/dashboard/src/project-page.tsx', fn: 'ProjectPage' },
-  { file: 'packages/dashboard/src/tokens.tsx', fn: 'Tokens' },
-  { file: 'packages/dashboard/src/users.tsx', fn: 'Users' },
   { file: 'packages/flag-client/src/flag-client.ts', fn: 'createFlagClient' },
   { file: 'packages/flag-service/src/flags/change-requests.ts', fn: 'createChangeRequestsRouter' },
   { file: 'packages/flag-service/src/flags/engine.ts' },
@@ -40,7 +32,6 @@ const PENDING: readonly { file: string; fn?: string }[] = [
   { file: 'packages/receiver/src/table-collection.ts', fn: 'tableCollection' },
   { file: 'packages/server-kit/src/json-body.ts', fn: 'jsonBody' },
   { file: 'packages/sync-client/src/delivery-pipeline.ts', fn: 'createDeliveryPipeline' },
-  { file: 'packages/sync-client/src/delivery-pipeline.ts', fn: 'drain' },
   { file: 'packages/sync-client/src/sync-client.ts', fn: 'createSyncClient' },
 ]
 

@@ -100,28 +100,6 @@ export function createDeliveryPipeline(
     let delivered = 0
     const done = (waitUntil: number | null): DrainResult => ({ delivered, waitUntil })
 
-    /**
-     * How to cut a batch in this drain: marked as about to be sent, read from
-     * where the last cut stopped, and with the records of batches cut but not
-     * yet acknowledged in IndexedDB (`onWire` and those in `unrecorded`)
-     * taken as existing or not as those batches leave them.
-     */
-    const cutOptions = (onWire?: BatchRow): CutOptions => {
-      const now = clock.now()
-      const pending = onWire ? [...unrecorded, onWire] : [...unrecorded]
-      return {
-        batchSize: o.batchSize,
-        newBatchId: o.generateId,
-        now,
-        sendingUntil: now + requestTimeoutMs + SENDING_MARGIN_MS,
-        view,
-        unrecorded: pending,
-        staleBase: (key, base) =>
-          (deliveredBases.get(key) ?? -1) >= base ||
-          pending.some((b) => b.operations.some((op) => (op.baseRevision ?? -1) >= base && recordKey(op) === key)),
-      }
-    }
-
     /** Starts recording the acknowledged batches in IndexedDB, one after another, without holding up the next request. */
     const recordAcknowledged = (): void => {
       for (const { batch, duplicate } of toRecord.splice(0)) {
@@ -136,7 +114,7 @@ export function createDeliveryPipeline(
     }
 
     try {
-      let current = await store.nextBatch(null, cutOptions())
+      let current = await store.nextBatch(null, cutOptions(view, unrecorded))
       for (;;) {
         const batch = current.batch
         if (!batch) return done(null)
@@ -149,7 +127,7 @@ export function createDeliveryPipeline(
           return done(stopAt)
         }
         // Created before the request starts, so it sees the queue as of now and runs while the request is out.
-        const ahead = settled(store.nextBatch(batch.seq as number, cutOptions(batch)))
+        const ahead = settled(store.nextBatch(batch.seq as number, cutOptions(view, unrecorded, batch)))
         // The last acknowledgement is recorded after that cut (IndexedDB runs them in that order), and waited for
         // only after the next answer: the next request never waits for its writes.
         const recordedBefore = acknowledging
@@ -173,25 +151,47 @@ export function createDeliveryPipeline(
           else {
             // Nothing was queued when the batch went out: look again, writes may have arrived meanwhile.
             view = next.view
-            current = await store.nextBatch(batch.seq as number, cutOptions())
+            current = await store.nextBatch(batch.seq as number, cutOptions(view, unrecorded))
           }
         } else {
           // The batch cut ahead never left: whatever happens to this one, it must not look sent.
           await releaseUnsent(next)
-          const result = outcome === 'gone' ? 'continue' : await recordFailure(batch, outcome)
+          const result = outcome === 'gone' ? 'continue' : await recordFailure(store, o, events, batch, outcome)
           if (result !== 'continue') return done(result.failedUntil)
           // The batch was dropped (discarded, or dead-lettered and its rest put back): start again from the queue's
           // head, once the batches acknowledged before it are gone from there.
           recordAcknowledged()
           await acknowledging
           view = EMPTY_VIEW
-          current = await store.nextBatch(null, cutOptions())
+          current = await store.nextBatch(null, cutOptions(view, unrecorded))
         }
         view = current.view
       }
     } finally {
       recordAcknowledged()
       await acknowledging
+    }
+  }
+
+  /**
+   * How to cut a batch in a drain: marked as about to be sent, read from where
+   * the last cut stopped (`view`), and with the records of batches cut but not
+   * yet acknowledged in IndexedDB (`onWire` and those in `unrecorded`) taken as
+   * existing or not as those batches leave them.
+   */
+  function cutOptions(view: CutOptions['view'], unrecorded: readonly BatchRow[], onWire?: BatchRow): CutOptions {
+    const now = clock.now()
+    const pending = onWire ? [...unrecorded, onWire] : [...unrecorded]
+    return {
+      batchSize: o.batchSize,
+      newBatchId: o.generateId,
+      now,
+      sendingUntil: now + requestTimeoutMs + SENDING_MARGIN_MS,
+      view,
+      unrecorded: pending,
+      staleBase: (key, base) =>
+        (deliveredBases.get(key) ?? -1) >= base ||
+        pending.some((b) => b.operations.some((op) => (op.baseRevision ?? -1) >= base && recordKey(op) === key)),
     }
   }
 
@@ -234,41 +234,45 @@ export function createDeliveryPipeline(
       pipeline.attempting = false
     }
   }
+}
 
-  /** The bookkeeping of a failed attempt in IndexedDB: dead letters, or the next attempt's time (backoff). */
-  async function recordFailure(
-    batch: BatchRow,
-    outcome: Exclude<DeliveryOutcome, { kind: 'ok' }>,
-  ): Promise<AttemptResult> {
-    const { batchId } = batch
-    if (outcome.kind === 'network' && outcome.aborted) {
-      // close(): not an answer. The batch stays as it is and goes out again, same batchId.
-      await store.clearSending(batchId).catch(() => undefined)
-      return { failedUntil: null }
-    }
-    const error = toDeliveryError(outcome, batchId, clock.now(), requestTimeoutMs)
-    // The app discards by outbox id: name the queued operations behind the one the receiver rejected.
-    const culprits = error.operationIndex === undefined ? undefined : batch.sourceIds[error.operationIndex]
-    if (culprits) error.outboxIds = [...culprits]
-    // A 409's conflicts, a 413's re-cut, or dead letters: in the lazy chunk, as a receiver rejects a batch only when
-    // something is wrong. `(status | 4) === 413` holds for 409 and 413 only (they differ in that one bit): bytes.
-    if (
-      outcome.kind === 'rejected' &&
-      ((outcome.status | 4) === 413 || o.deadLetter) &&
-      (await (await loadLazyOps()).setRejectedAside(store.db, batch, outcome, error, o, clock.now(), events))
-    ) {
-      return 'continue'
-    }
-    const retryAfterMs = outcome.kind === 'network' ? null : outcome.retryAfterMs
-    const row = await store.recordFailure(
-      batchId,
-      error,
-      (attempt) => retryDelay(attempt, retryAfterMs, o.retry, o.random),
-      clock.now(),
-    )
-    events.failureRecorded()
-    return { failedUntil: row?.nextAttemptAt ?? null }
+/** The bookkeeping of a failed attempt in IndexedDB: dead letters, or the next attempt's time (backoff). */
+async function recordFailure(
+  store: OutboxDb,
+  o: PipelineOptions,
+  events: PipelineEvents,
+  batch: BatchRow,
+  outcome: Exclude<DeliveryOutcome, { kind: 'ok' }>,
+): Promise<AttemptResult> {
+  const { clock } = o
+  const { batchId } = batch
+  if (outcome.kind === 'network' && outcome.aborted) {
+    // close(): not an answer. The batch stays as it is and goes out again, same batchId.
+    await store.clearSending(batchId).catch(() => undefined)
+    return { failedUntil: null }
   }
+  const error = toDeliveryError(outcome, batchId, clock.now(), o.requestTimeoutMs)
+  // The app discards by outbox id: name the queued operations behind the one the receiver rejected.
+  const culprits = error.operationIndex === undefined ? undefined : batch.sourceIds[error.operationIndex]
+  if (culprits) error.outboxIds = [...culprits]
+  // A 409's conflicts, a 413's re-cut, or dead letters: in the lazy chunk, as a receiver rejects a batch only when
+  // something is wrong. `(status | 4) === 413` holds for 409 and 413 only (they differ in that one bit): bytes.
+  if (
+    outcome.kind === 'rejected' &&
+    ((outcome.status | 4) === 413 || o.deadLetter) &&
+    (await (await loadLazyOps()).setRejectedAside(store.db, batch, outcome, error, o, clock.now(), events))
+  ) {
+    return 'continue'
+  }
+  const retryAfterMs = outcome.kind === 'network' ? null : outcome.retryAfterMs
+  const row = await store.recordFailure(
+    batchId,
+    error,
+    (attempt) => retryDelay(attempt, retryAfterMs, o.retry, o.random),
+    clock.now(),
+  )
+  events.failureRecorded()
+  return { failedUntil: row?.nextAttemptAt ?? null }
 }
 
 /** The reference receiver answers a replayed batchId with `duplicate: true`: nothing was applied this time. */

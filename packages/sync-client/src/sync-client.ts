@@ -30,7 +30,7 @@ const CROSS_TAB_THROTTLE_MS = 50
  */
 export function createSyncClient(options: SyncClientOptions): SyncClient {
   // The client is one closure rather than a class: its private state and helpers are local names, which minifiers
-  // shorten, where private class members keep their full names in the bundle (issue 17's size budget).
+  // shorten, where private class members keep their full names in the bundle (the sync client's size budget).
   const o = resolveOptions(options)
   const { clock } = o
   const store = new OutboxDb(o.dbName, o)
@@ -105,27 +105,6 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     }
   }
 
-  function recordIdFor(collection: string, record: Record<string, unknown>, options: InsertOptions): string {
-    // A flag's id is its key (the receiver refuses a flag whose key is not its recordId): `insert('flags', flag)`
-    // must not file it under a generated id.
-    const field = record.id == null && collection === 'flags' ? 'key' : 'id'
-    const own = record[field]
-    const hasOwn = own !== undefined && own !== null
-    if (hasOwn && typeof own !== 'string' && typeof own !== 'number') {
-      throw invalidOperation(`record.${field} must be a string or a number`)
-    }
-    if (options.recordId !== undefined) {
-      const recordId = checkRecordId(options.recordId)
-      if (hasOwn && String(own) !== recordId) {
-        throw invalidOperation(
-          `record.${field} (${JSON.stringify(own)}) differs from options.recordId (${JSON.stringify(recordId)})`,
-        )
-      }
-      return recordId
-    }
-    return hasOwn ? checkRecordId(String(own)) : o.generateId()
-  }
-
   async function commit(op: Operation): Promise<number> {
     let id: number
     try {
@@ -141,13 +120,14 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
   /** A write while started: deliver shortly instead of at the next interval (backoff still applies). */
   function pushSoon(): void {
     const delay = o.pushDelayMs
-    if (delay === null || !running || closed) return
+    if (delay === null || !running) return
     if (timerDueAt !== null && timerDueAt <= clock.now() + delay) return
     schedule(delay)
   }
 
+  // A closed client is never running (close() stops it first, and start() refuses), so `running` covers closing.
   function schedule(delayMs: number): void {
-    if (!running || closed) return
+    if (!running) return
     if (timer !== null) clock.clearTimeout(timer)
     const delay = Math.max(0, delayMs)
     timerDueAt = clock.now() + delay
@@ -261,7 +241,7 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
       assertOpen()
       checkCollection(collection)
       const json = toJsonObject(record, 'record')
-      const recordId = recordIdFor(collection, record, options)
+      const recordId = recordIdFor(collection, record, options, o.generateId)
       await commit({ action: 'insert', collection, recordId, record: json, ...baseOf(options.baseRevision) })
       return recordId
     },
@@ -387,4 +367,31 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
       return closing
     },
   }
+}
+
+/** The record id of an inserted record: its own id (a flag's key), `options.recordId`, or a generated one. */
+function recordIdFor(
+  collection: string,
+  record: Record<string, unknown>,
+  options: InsertOptions,
+  generateId: () => string,
+): string {
+  // A flag's id is its key (the receiver refuses a flag whose key is not its recordId): `insert('flags', flag)`
+  // must not file it under a generated id.
+  const field = record.id == null && collection === 'flags' ? 'key' : 'id'
+  const own = record[field]
+  const hasOwn = own !== undefined && own !== null
+  if (hasOwn && typeof own !== 'string' && typeof own !== 'number') {
+    throw invalidOperation(`record.${field} must be a string or a number`)
+  }
+  if (options.recordId !== undefined) {
+    const recordId = checkRecordId(options.recordId)
+    if (hasOwn && String(own) !== recordId) {
+      throw invalidOperation(
+        `record.${field} (${JSON.stringify(own)}) differs from options.recordId (${JSON.stringify(recordId)})`,
+      )
+    }
+    return recordId
+  }
+  return hasOwn ? checkRecordId(String(own)) : generateId()
 }

@@ -13,6 +13,7 @@ import express, { type Express, type RequestHandler } from 'express'
 import { createAuditRouter } from './audit-router.js'
 import type { FlagRuntime } from './flag-runtime.js'
 import { createFlagsRouter } from './flags-router.js'
+import { ofrepRoute } from './ofrep-route.js'
 import { streamRoute } from './stream-route.js'
 
 export interface FlatApiAppOptions {
@@ -54,6 +55,9 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   // A stream client that sends Authorization from another origin (fetch, not EventSource) is preflighted.
   if (cors.length) app.options('/stream', ...cors)
   app.route('/stream').all(...cors, streamAuth, methodNotAllowed('GET, HEAD'))
+
+  // OFREP (/ofrep/v1/…): the SDK key as Bearer or X-API-Key; its refresh stream also as ?key= (EventSource).
+  app.use('/ofrep/v1', ...cors, ofrepRoute(runtime, auth))
 
   if (options.receiver !== false) {
     const receiverOptions = options.receiver ?? {}

@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto'
+import { type EvaluationContext, ofrepBulk, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
+import type { EvaluableFlag, OfrepBulkResponse, OfrepConfiguration, OfrepEventStream } from '@flagsync/protocol'
+import { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express'
+import { bearerToken } from './bearer-auth.js'
+import { HttpError, toHttpError } from './http-error.js'
+import { ifNoneMatchHits } from './if-none-match.js'
+import { jsonBody } from './json-body.js'
+import { OfrepRefresh, type OfrepVersion, type OfrepWatch } from './ofrep-refresh.js'
+import type { SseHubOptions } from './sse-hub.js'
+
+/** The flags a request evaluates against: one environment's (flag service) or the whole set (flat API). */
+export interface OfrepScope {
+  /** The refresh scope: a change to it notifies exactly the providers of this id. */
+  id: string
+  /** The flags as SDKs evaluate them (segments expanded), each with its `revision` when known. Same array until a change. */
+  flags: readonly EvaluableFlag[]
+  /** A change-log revision this view includes (the version of a scope not seen changing since start). */
+  revision: number
+}
+
+export interface OfrepRouterOptions {
+  /** Authenticates the request (`Authorization: Bearer`; `X-API-Key` and the refresh URL's `?key=` are turned into it). */
+  auth: RequestHandler
+  /** The authenticated request's scope. */
+  resolveScope(req: Request): Promise<OfrepScope>
+  /** The change feed: which scopes each committed change touched. */
+  watch: OfrepWatch
+  /** Catches up with changes committed by other processes: a re-fetch that names a newer version waits for it. */
+  catchUp?(): Promise<void>
+  /** `name` of GET /configuration. */
+  name: string
+  bodyLimit?: number | string
+  /** Seconds a hidden tab keeps its refresh connection (default 120). */
+  inactivityDelaySec?: number
+  /** The refresh stream's hub (keep-alive, caps). */
+  sse?: SseHubOptions
+  /** Called with a function that ends every refresh stream and the watch; call it on shutdown. */
+  onStop?(stop: () => void): void
+}
+
+const CONFIGURATION: OfrepConfiguration = {
+  name: '',
+  capabilities: {
+    cacheInvalidation: { polling: { enabled: true, minPollingIntervalMs: 1000 } },
+    flagEvaluation: { supportedTypes: ['boolean', 'string', 'integer', 'float', 'object'] },
+    caching: { enabled: true, ttl: 0 },
+  },
+}
+
+/**
+ * OFREP for a flag server, mounted at `/ofrep/v1`: POST /evaluate/flags/{key},
+ * POST /evaluate/flags (ETag, If-None-Match → 304, refresh connections), GET
+ * /configuration and the refresh stream GET /events. Evaluation is the shared
+ * `@flagsync/evaluation` core; the server supplies auth, scope and change feed.
+ * Every refusal carries the OFREP `{errorCode, errorDetails}` and `{error, code}`.
+ */
+export function createOfrepRouter(options: OfrepRouterOptions): Router {
+  const refresh = new OfrepRefresh(options.watch, options.sse)
+  options.onStop?.(() => refresh.stop())
+  const router = Router()
+  const body = jsonBody({ limit: options.bodyLimit })
+  const auth = [apiKeyHeader, options.auth]
+
+  router.post('/evaluate/flags/:key', ...auth, ...body, async (req, res) => {
+    const context = readContext(req.body)
+    const scope = await options.resolveScope(req)
+    const key = String(req.params.key)
+    const outcome = ofrepEvaluate(flagIndex(scope.flags).get(key), key, context, (k) => flagIndex(scope.flags).get(k))
+    if (outcome.ok) {
+      res.setHeader('Cache-Control', 'private, no-cache')
+      res.json(outcome.body)
+      return
+    }
+    const code = outcome.status === 404 ? 'not_found' : 'bad_request'
+    res.status(outcome.status).json({ ...outcome.body, error: outcome.body.errorDetails, code })
+  })
+
+  router.post('/evaluate/flags', ...auth, ...body, async (req, res) => {
+    const context = readContext(req.body)
+    const asked = refetchMetadata(req)
+    let scope = await options.resolveScope(req)
+    let version = refresh.versionOf(scope.id, scope.revision)
+    if (options.catchUp && isNewer(asked, version)) {
+      await options.catchUp()
+      scope = await options.resolveScope(req)
+      version = refresh.versionOf(scope.id, scope.revision)
+    }
+    const etag = ofrepEtag(`${scope.id}.${version.revision}`, context)
+    res.setHeader('ETag', etag)
+    res.setHeader('Cache-Control', 'private, no-cache')
+    if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
+      res.status(304).end()
+      return
+    }
+    const streams = [eventStream(req, options.inactivityDelaySec ?? 120)]
+    const answer: OfrepBulkResponse = {
+      flags: ofrepBulk(scope.flags, context),
+      metadata: { revision: version.revision },
+      eventStreams: streams,
+      refreshConnections: streams,
+    }
+    res.json(answer)
+  })
+
+  const configuration = JSON.stringify({ ...CONFIGURATION, name: options.name })
+  const configurationEtag = `"${createHash('sha1').update(configuration).digest('base64url')}"`
+  router.get('/configuration', ...auth, (req, res) => {
+    res.setHeader('ETag', configurationEtag)
+    res.setHeader('Cache-Control', 'private, no-cache')
+    if (ifNoneMatchHits(req.headers['if-none-match'], configurationEtag)) res.status(304).end()
+    else res.type('application/json').send(configuration)
+  })
+
+  router.get('/events', keyFromQuery, ...auth, async (req, res) => {
+    const scope = await options.resolveScope(req)
+    refresh.open(req, res, scope.id, scope.revision)
+  })
+
+  router.all('/evaluate/flags/:key', methodNotAllowed('POST'))
+  router.all('/evaluate/flags', methodNotAllowed('POST'))
+  router.all('/configuration', methodNotAllowed('GET, HEAD'))
+  router.all('/events', methodNotAllowed('GET, HEAD'))
+  router.use(ofrepErrorShape)
+  return router
+}
+
+function readContext(body: unknown): EvaluationContext {
+  const read = ofrepReadRequest(body)
+  if (read.ok) return read.context
+  throw new HttpError('bad_request', read.errorDetails, { errorCode: read.errorCode })
+}
+
+const indexes = new WeakMap<readonly EvaluableFlag[], Map<string, EvaluableFlag>>()
+
+/** Flags by key, built once per flag array (adapters hand out the same array until a change). */
+function flagIndex(flags: readonly EvaluableFlag[]): Map<string, EvaluableFlag> {
+  let index = indexes.get(flags)
+  if (!index) {
+    index = new Map()
+    for (const flag of flags) if (typeof flag?.key === 'string') index.set(flag.key, flag)
+    indexes.set(flags, index)
+  }
+  return index
+}
+
+/**
+ * The version a refetchEvaluation named, from the contract's
+ * `flagConfigEtag`/`flagConfigLastModified` or ADR 0008's
+ * `sseEtag`/`sseLastModified`. The etag is the change revision this server
+ * sent; a last-modified is unix seconds or an ISO date.
+ */
+function refetchMetadata(req: Request): Partial<OfrepVersion> {
+  const etag = queryText(req, 'flagConfigEtag') ?? queryText(req, 'sseEtag')
+  const modified = queryText(req, 'flagConfigLastModified') ?? queryText(req, 'sseLastModified')
+  const out: Partial<OfrepVersion> = {}
+  if (etag !== undefined) {
+    const revision = Number(etag.replace(/^(?:W\/)?"|"$/g, ''))
+    // An etag this server did not send (another server's, a cache's) names no version: the answer is the current one.
+    if (Number.isSafeInteger(revision) && revision >= 0) out.revision = revision
+  }
+  if (modified !== undefined) {
+    const seconds = /^\d+$/.test(modified) ? Number(modified) : Date.parse(modified) / 1000
+    if (!Number.isFinite(seconds)) {
+      throw new HttpError('bad_request', 'flagConfigLastModified must be unix seconds or an ISO 8601 date-time', {
+        errorCode: 'PARSE_ERROR',
+      })
+    }
+    out.lastModified = seconds
+  }
+  return out
+}
+
+function queryText(req: Request, name: string): string | undefined {
+  const value = req.query[name]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string')
+    throw new HttpError('bad_request', `${name} must be given once`, { errorCode: 'PARSE_ERROR' })
+  return value
+}
+
+function isNewer(asked: Partial<OfrepVersion>, version: OfrepVersion): boolean {
+  return (
+    (asked.revision !== undefined && asked.revision > version.revision) ||
+    (asked.lastModified !== undefined && asked.lastModified > version.lastModified)
+  )
+}
+
+/**
+ * The refresh connection of a bulk answer: this router's /events, absolute
+ * (a browser resolves a relative URL against the page, not the API), with the
+ * request's key in `?key=`, since a browser's EventSource cannot send headers.
+ */
+function eventStream(req: Request, inactivityDelaySec: number): OfrepEventStream {
+  const url = new URL(`${req.baseUrl}/events`, `${req.protocol}://${req.get('host') ?? 'localhost'}`)
+  const key = bearerToken(req.headers.authorization)
+  if (key !== undefined) url.searchParams.set('key', key)
+  return { type: 'sse', url: url.href, inactivityDelaySec }
+}
+
+/** OFREP's `X-API-Key` header stands for `Authorization: Bearer <key>` (a real Authorization header wins). */
+const apiKeyHeader: RequestHandler = (req, _res, next) => {
+  const key = req.headers['x-api-key']
+  if (req.headers.authorization === undefined && typeof key === 'string' && key !== '') {
+    req.headers.authorization = `Bearer ${key}`
+  }
+  next()
+}
+
+/** The refresh URL carries its key as `?key=` (EventSource sends no headers); verified as the Bearer it stands for. */
+const keyFromQuery: RequestHandler = (req, _res, next) => {
+  const key = req.query.key
+  if (req.headers.authorization === undefined && typeof key === 'string' && key !== '') {
+    req.headers.authorization = `Bearer ${key}`
+  }
+  next()
+}
+
+function methodNotAllowed(allowed: string): RequestHandler {
+  return (_req, res) => {
+    res.setHeader('Allow', allowed)
+    throw new HttpError('method_not_allowed', `use ${allowed}`)
+  }
+}
+
+/** Client errors leave with OFREP's `errorCode`/`errorDetails` beside `{error, code}`; server errors go on as they are. */
+const ofrepErrorShape: ErrorRequestHandler = (err, _req, _res: Response, next) => {
+  const error = toHttpError(err)
+  if (error.status >= 500) return next(err)
+  const errorCode =
+    error.details.errorCode ??
+    (error.status === 400 || error.status === 415 || error.status === 422 ? 'PARSE_ERROR' : 'GENERAL')
+  next(new HttpError(error.code, error.message, { ...error.details, errorCode, errorDetails: error.message }))
+}

@@ -121,7 +121,7 @@ describe('change requests, SDK keys and members in the dashboard', () => {
     const approved = history.locator('li[data-revision]').filter({ hasText: 'change request #1' })
     await approved.waitFor()
     const text = await approved.textContent()
-    expect(text).toContain('update banner in Production requested by Ed, approved by')
+    expect(text).toContain('update banner in Production requested by ed@example.com, approved by admin@example.com')
     expect(text).toContain('is_enabled: false → true')
     const created = history.locator('li[data-revision]').filter({ hasText: 'create banner' })
     expect(await created.textContent()).toContain('API POST /api/environments/:env_id/flags')

@@ -4,6 +4,7 @@ import express, { type ErrorRequestHandler, type Express, Router } from 'express
 import { authenticate } from './auth/authenticate.js'
 import { dashboardRoute } from './dashboard-route.js'
 import { type FlagStreamOptions, mountFlagFeature } from './flags/index.js'
+import { mountOfrepFeature } from './flags/ofrep-mount.js'
 import { type ImpressionRetention, mountImpressionFeature } from './impressions/index.js'
 import { createAuthRouter } from './routes/auth.js'
 import { allowOnly } from './routes/common.js'
@@ -70,6 +71,7 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   app.use('/api/tokens', auth, createTokensRouter(runtime, routerOptions))
   app.use('/api/projects', auth, createProjectsRouter(runtime, routerOptions))
   mountFlagFeature(app, runtime, { auth, routerOptions, flags: options.stream })
+  mountOfrepFeature(app, runtime, { auth, routerOptions, flags: options.stream })
   mountImpressionFeature(app, runtime, { auth, routerOptions, impressionRetention: options.impressionRetention })
   if (options.dashboardDir) app.use(dashboardRoute(options.dashboardDir))
 

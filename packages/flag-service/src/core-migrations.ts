@@ -120,4 +120,15 @@ export const serviceMigrations: ServiceMigration[] = [
       })
     },
   },
+  {
+    // SDK keys have a kind: 'server' (sk_live_…, acts as a project admin) or 'client' (pk_live_…, may be shown
+    // in a page: evaluates flags over OFREP and reports impressions for its environment, nothing else).
+    // Every key created before kinds existed is a server key.
+    name: '0003_sdk_key_kind',
+    async up(knex) {
+      await knex.schema.alterTable(SERVICE_TABLES.sdkKeys, (t) => {
+        t.string('kind', 16).notNullable().defaultTo('server')
+      })
+    },
+  },
 ]

@@ -3,7 +3,7 @@ import { HttpError } from '@flagsync/server-kit'
 import type { FlagWriter } from '@flagsync/store'
 import { TABLES } from '@flagsync/store'
 import type { Knex } from 'knex'
-import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIX } from './auth/secrets.js'
+import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIXES, type SdkKeyKind } from './auth/secrets.js'
 import type { ProjectRow, SdkKeyRow } from './records.js'
 import { slugify } from './slug.js'
 import { SERVICE_TABLES } from './tables.js'
@@ -41,13 +41,22 @@ export async function assertSlugFree(trx: Knex, slug: string, exceptId?: string)
 /** Inserts an SDK key and returns its row and, this once, its full value. */
 export async function insertSdkKey(
   trx: Knex,
-  input: { projectId: string; environmentId: string; environmentName: string; name: string; now: number },
+  input: {
+    projectId: string
+    environmentId: string
+    environmentName: string
+    name: string
+    now: number
+    kind?: SdkKeyKind
+  },
 ): Promise<{ row: SdkKeyRow; key: string }> {
-  const key = generateSecret(SDK_KEY_PREFIX)
+  const kind = input.kind ?? 'server'
+  const key = generateSecret(SDK_KEY_PREFIXES[kind])
   const record = {
     project_id: input.projectId,
     environment_id: input.environmentId,
     name: input.name,
+    kind,
     key_hash: hashSecret(key),
     prefix: displayPrefix(key),
     created_at: input.now,
@@ -59,6 +68,7 @@ export async function insertSdkKey(
     environment_id: record.environment_id,
     environment_name: input.environmentName,
     name: record.name,
+    kind,
     prefix: record.prefix,
     created_at: record.created_at,
   }

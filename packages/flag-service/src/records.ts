@@ -1,4 +1,5 @@
 import type { Role, TokenScope } from './auth/context.js'
+import type { SdkKeyKind } from './auth/secrets.js'
 
 // Rows as the database returns them (PostgreSQL hands bigints back as strings
 // and booleans as booleans, SQLite numbers for both) and the JSON the API sends.
@@ -103,6 +104,7 @@ export interface SdkKeyRow {
   environment_id: string
   environment_name: string
   name: string
+  kind: SdkKeyKind
   prefix: string
   created_at: Num
 }
@@ -110,6 +112,7 @@ export interface SdkKeyRow {
 export const sdkKeyJson = (row: SdkKeyRow) => ({
   id: Number(row.id),
   name: row.name,
+  kind: row.kind,
   prefix: row.prefix,
   environment_id: row.environment_id,
   environment_name: row.environment_name,

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ROLES, TOKEN_SCOPES } from './auth/context.js'
+import { SDK_KEY_KINDS } from './auth/secrets.js'
 import { ENVIRONMENT_SLUG_PATTERN } from './slug.js'
 
 // Request bodies. Every object is strict: an unknown field is a 422 naming it,
@@ -114,6 +115,8 @@ export const reorderEnvironmentsSchema = z.strictObject({
 export const createSdkKeySchema = z.strictObject({
   name,
   environment_id: z.string().max(36),
+  /** 'server' (sk_live_…, admin of the project) or 'client' (pk_live_…, may be shown in a page). */
+  kind: z.enum(SDK_KEY_KINDS).default('server'),
 })
 
 /** UUIDs as `crypto.randomUUID` makes them; anything else in a path is a 404 without a query. */

@@ -45,6 +45,7 @@ describe.each(DIALECTS)('projects, members, environments and SDK keys on %s', (d
         sdk_key: {
           id: expect.any(Number),
           name: 'Production key',
+          kind: 'server',
           key: expect.stringMatching(/^sk_live_[A-Za-z0-9_-]{43}$/),
           prefix: expect.stringMatching(/^sk_live_.{4}…$/),
           environment_id: expect.stringMatching(UUID),
@@ -350,7 +351,7 @@ describe.each(DIALECTS)('projects, members, environments and SDK keys on %s', (d
       expect((await environments(h.defaultProjectId)).map((e) => e.slug)).toEqual(['production', 'development'])
     })
 
-    it('DELETE answers 422 for the default, for the last environment and for the holder of the last SDK keys', async () => {
+    it('DELETE answers 422 for the default, for the last environment and for the holder of the last server keys', async () => {
       const envs = await environments(h.defaultProjectId)
       const [prod, staging, dev] = envs as [(typeof envs)[0], (typeof envs)[0], (typeof envs)[0]]
       const before = await h.dump()
@@ -364,7 +365,7 @@ describe.each(DIALECTS)('projects, members, environments and SDK keys on %s', (d
       // Production holds the only key: after making Staging the default, Production still cannot go.
       await h.call(`${base()}/${staging.id}/default`, { method: 'POST', as: h.admin })
       const lastKeys = await h.call(`${base()}/${prod.id}`, { method: 'DELETE', as: h.admin })
-      expect(lastKeys).toMatchObject({ status: 422, body: { error: expect.stringContaining('last SDK keys') } })
+      expect(lastKeys).toMatchObject({ status: 422, body: { error: expect.stringContaining('last server keys') } })
 
       await h.call(`/api/projects/${h.defaultProjectId}/keys`, {
         method: 'POST',
@@ -407,6 +408,7 @@ describe.each(DIALECTS)('projects, members, environments and SDK keys on %s', (d
       expect(res.body).toEqual({
         id: expect.any(Number),
         name: 'Dev server',
+        kind: 'server',
         key: expect.stringMatching(/^sk_live_[A-Za-z0-9_-]{43}$/),
         prefix: `${res.body.key.slice(0, 12)}…`,
         environment_id: dev.id,
@@ -441,7 +443,7 @@ describe.each(DIALECTS)('projects, members, environments and SDK keys on %s', (d
       expect(await h.dump()).toEqual(before)
     })
 
-    it('DELETE removes a key (204) and it stops authenticating; 422 for the last key; 404 for a missing one', async () => {
+    it('DELETE removes a key (204) and it stops authenticating; 422 for the last server key; 404 for a missing one', async () => {
       const prod = await envBySlug(h.defaultProjectId, 'production')
       const created = await h.call(base(), {
         method: 'POST',
@@ -456,7 +458,10 @@ describe.each(DIALECTS)('projects, members, environments and SDK keys on %s', (d
       const last = await h.call(`${base()}/${remaining[0].id}`, { method: 'DELETE', as: h.admin })
       expect(last).toMatchObject({
         status: 422,
-        body: { code: 'validation_failed', error: 'cannot delete the last SDK key of a project: create another first' },
+        body: {
+          code: 'validation_failed',
+          error: 'cannot delete the last server key of a project: create another first',
+        },
       })
       expect(await h.dump()).toEqual(before)
       for (const id of ['9999', 'x'])

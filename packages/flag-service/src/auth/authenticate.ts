@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
 import type { AuthContext, Role, TokenScope } from './context.js'
-import { hashesEqual, hashSecret, PAT_PREFIX, SDK_KEY_PREFIX } from './secrets.js'
+import { hashesEqual, hashSecret, isSdkKeySecret, PAT_PREFIX, type SdkKeyKind } from './secrets.js'
 import { sessionCookieValue, sessionUser } from './sessions.js'
 
 /** `last_used_at` is written at most once a minute per token, so reads do not each cost a write. */
@@ -18,14 +18,15 @@ export const isStateChange = (method: string) => !SAFE_METHODS.has(method.toUppe
 const unauthorized = (message: string) => new HttpError('unauthorized', message)
 
 /**
- * Sets `req.auth` from `Authorization: Bearer sk_live_…` (SDK key),
+ * Sets `req.auth` from `Authorization: Bearer sk_live_…` or `pk_live_…` (SDK key),
  * `Authorization: Bearer pat_…` (personal access token) or the session cookie.
  * An Authorization header that does not authenticate is a 401 (it never falls
  * back to the cookie); a missing, expired or unknown cookie simply leaves
  * `req.auth` unset, and guards answer 401 where a caller is needed.
  *
- * Two rules hold for every state-changing request (POST, PATCH, PUT, DELETE),
- * so no route can forget them:
+ * A client key (`pk_live_…`) is admitted only where `clientKeyMay` says, on
+ * every route, so no route can forget it. Two rules hold for every
+ * state-changing request (POST, PATCH, PUT, DELETE):
  * - a session-authenticated one must carry `X-Service-Request: true` (CSRF), else 403;
  * - a read_only personal access token is refused with 403.
  */
@@ -39,7 +40,7 @@ export function authenticate(runtime: ServiceRuntime): RequestHandler {
       if (secret === undefined) {
         throw unauthorized('Authorization must be "Bearer <SDK key or personal access token>"')
       }
-      if (secret.startsWith(SDK_KEY_PREFIX)) auth = await sdkKeyAuth(runtime, secret)
+      if (isSdkKeySecret(secret)) auth = await sdkKeyAuth(runtime, secret)
       else if (secret.startsWith(PAT_PREFIX)) auth = await tokenAuth(runtime, secret)
       if (!auth) throw unauthorized('invalid credentials')
       res.removeHeader('WWW-Authenticate')
@@ -49,6 +50,9 @@ export function authenticate(runtime: ServiceRuntime): RequestHandler {
       if (user && sid !== undefined) auth = { kind: 'session', user, sessionHash: hashSecret(sid) }
     }
     req.auth = auth
+    if (auth?.sdkKey?.kind === 'client' && !clientKeyMay(req.method, req.originalUrl, auth.sdkKey.environmentId)) {
+      throw new HttpError('forbidden', CLIENT_KEY_SCOPE, { key_kind: 'client' })
+    }
     if (auth && isStateChange(req.method)) {
       if (auth.kind === 'session' && req.headers[CSRF_HEADER] !== 'true') {
         throw new HttpError(
@@ -67,19 +71,46 @@ export function authenticate(runtime: ServiceRuntime): RequestHandler {
   }
 }
 
+export const CLIENT_KEY_SCOPE =
+  'a client key (pk_live_…) may only evaluate flags (OFREP, /ofrep/v1/…) and report impressions for its environment (POST /api/environments/<its environment>/impressions); use a server key (sk_live_…) or a personal access token for anything else'
+
+const IMPRESSIONS_PATH = /^\/api\/environments\/([^/]+)\/impressions\/?$/
+
+/**
+ * The one list of what a client key may do: any OFREP route (the key's
+ * environment is what they evaluate) and reporting impressions to its own
+ * environment. It reads the path as Express routes it (case-insensitively,
+ * undecoded), so no spelling of a refused route slips through.
+ */
+export function clientKeyMay(method: string, originalUrl: string, environmentId: string): boolean {
+  const path = (originalUrl.split('?')[0] ?? '').toLowerCase()
+  if (path.startsWith('/ofrep/v1/')) return true
+  const impressions = IMPRESSIONS_PATH.exec(path)
+  if (!impressions || method.toUpperCase() !== 'POST') return false
+  return safeDecode(impressions[1] ?? '') === environmentId.toLowerCase()
+}
+
+const safeDecode = (segment: string) => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
+
 async function sdkKeyAuth(runtime: ServiceRuntime, secret: string): Promise<AuthContext | undefined> {
   const hash = hashSecret(secret)
   const row = (await runtime
     .knex(SERVICE_TABLES.sdkKeys)
     .where('key_hash', hash)
-    .first('id', 'key_hash', 'environment_id', 'project_id')) as
-    | { id: number | string; key_hash: string; environment_id: string; project_id: string }
+    .first('id', 'key_hash', 'environment_id', 'project_id', 'kind')) as
+    | { id: number | string; key_hash: string; environment_id: string; project_id: string; kind: SdkKeyKind }
     | undefined
   // The lookup is by hash, which an attacker cannot steer; the constant-time check is the final word.
   if (!row || !hashesEqual(row.key_hash, hash)) return undefined
   return {
     kind: 'sdk_key',
-    sdkKey: { id: Number(row.id), environmentId: row.environment_id, projectId: row.project_id },
+    sdkKey: { id: Number(row.id), environmentId: row.environment_id, projectId: row.project_id, kind: row.kind },
   }
 }
 

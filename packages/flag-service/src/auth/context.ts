@@ -1,3 +1,5 @@
+import type { SdkKeyKind } from './secrets.js'
+
 /** Workspace roles and project roles share one ladder. */
 export const ROLES = ['viewer', 'editor', 'admin'] as const
 export type Role = (typeof ROLES)[number]
@@ -29,8 +31,8 @@ export interface AuthContext {
   /** Personal access tokens only. */
   tokenScope?: TokenScope
   tokenId?: number
-  /** SDK keys only: the environment the key is bound to and its project. */
-  sdkKey?: { id: number; environmentId: string; projectId: string }
+  /** SDK keys only: the environment the key is bound to, its project and its kind. */
+  sdkKey?: { id: number; environmentId: string; projectId: string; kind: SdkKeyKind }
 }
 
 /** A project the caller may see, with the role they act with in it (set by `loadProject`). */

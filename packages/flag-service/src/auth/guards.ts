@@ -79,7 +79,8 @@ export const requireWritable: RequestHandler = (req, _res, next) => {
  * The role the caller acts with in a project, or undefined when the project is
  * invisible to them:
  * - a workspace admin is admin in every project, member or not;
- * - an SDK key is admin in its own environment's project and sees no other;
+ * - a server key is admin in its own environment's project and sees no other; a client key is a viewer there
+ *   (`authenticate` admits it only to evaluation and impressions: this is the net behind that rule);
  * - a workspace editor has their project role;
  * - a workspace viewer is a viewer wherever they are a member, whatever the project role says.
  */
@@ -88,7 +89,10 @@ export async function projectRole(
   auth: AuthContext,
   projectId: string,
 ): Promise<Role | undefined> {
-  if (auth.kind === 'sdk_key') return auth.sdkKey?.projectId === projectId ? 'admin' : undefined
+  if (auth.kind === 'sdk_key') {
+    if (auth.sdkKey?.projectId !== projectId) return undefined
+    return auth.sdkKey.kind === 'client' ? 'viewer' : 'admin'
+  }
   return auth.user ? userProjectRole(runtime.knex, auth.user, projectId) : undefined
 }
 

@@ -2,6 +2,22 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const PAT_PREFIX = 'pat_'
 export const SDK_KEY_PREFIX = 'sk_live_'
+export const CLIENT_KEY_PREFIX = 'pk_live_'
+
+/**
+ * A server key (`sk_live_…`) acts as an admin of its project; a client key
+ * (`pk_live_…`) may be shown in a page and only evaluates flags and reports
+ * impressions for its environment (`clientKeyMay` in authenticate.ts).
+ */
+export const SDK_KEY_KINDS = ['server', 'client'] as const
+export type SdkKeyKind = (typeof SDK_KEY_KINDS)[number]
+
+/** The prefix every key of a kind starts with. */
+export const SDK_KEY_PREFIXES: Record<SdkKeyKind, string> = { server: SDK_KEY_PREFIX, client: CLIENT_KEY_PREFIX }
+
+/** Whether a secret has the form of an SDK key of either kind. */
+export const isSdkKeySecret = (secret: string) =>
+  secret.startsWith(SDK_KEY_PREFIX) || secret.startsWith(CLIENT_KEY_PREFIX)
 const DISPLAY_LENGTH = 12
 
 /** `<prefix>` + 32 random bytes in base64url (43 characters): 256 bits, URL- and header-safe. */

@@ -2,7 +2,7 @@ import { HttpError, ifNoneMatchHits } from '@flagsync/server-kit'
 import { type RequestHandler, Router } from 'express'
 import type { AuthContext, AuthUser } from '../auth/context.js'
 import { authOf, projectRole } from '../auth/guards.js'
-import { SDK_KEY_PREFIX } from '../auth/secrets.js'
+import { isSdkKeySecret } from '../auth/secrets.js'
 import { sessionCookieValue, sessionUser } from '../auth/sessions.js'
 import { allowOnly } from '../routes/common.js'
 import { UUID_PATTERN } from '../schemas.js'
@@ -21,8 +21,8 @@ export const sdkKeyFromQuery: RequestHandler = (req, _res, next) => {
     next()
     return
   }
-  if (typeof raw !== 'string' || !raw.startsWith(SDK_KEY_PREFIX)) {
-    throw new HttpError('unauthorized', 'sdk_key must be one SDK key (sk_live_…)')
+  if (typeof raw !== 'string' || !isSdkKeySecret(raw)) {
+    throw new HttpError('unauthorized', 'sdk_key must be one SDK key (sk_live_… or pk_live_…)')
   }
   req.headers.authorization = `Bearer ${raw}`
   next()

@@ -149,12 +149,13 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
           throw unprocessable('cannot delete the default environment: make another one the default first')
         const keys = await trx(T.sdkKeys)
           .where('project_id', projectId)
+          .andWhere('kind', 'server')
           .whereNot('environment_id', id)
           .count({ n: '*' })
           .first()
         if (Number(keys?.n ?? 0) === 0) {
           throw unprocessable(
-            "cannot delete the environment holding the project's last SDK keys: create a key in another environment first",
+            "cannot delete the environment holding the project's last server keys: create a server key in another environment first",
           )
         }
         await deleteEnvironmentFlags(flags, [id])

@@ -2,6 +2,7 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
+import type { SdkKeyKind } from '../auth/secrets.js'
 import { insertSdkKey } from '../projects.js'
 import { type SdkKeyRow, sdkKeyJson } from '../records.js'
 import { createSdkKeySchema, intId, UUID_PATTERN } from '../schemas.js'
@@ -14,8 +15,10 @@ const noKey = (raw: string) => new HttpError('not_found', `no SDK key ${JSON.str
 
 /**
  * /api/projects/:project_id/keys (after `loadProject`): members list the keys
- * (display prefixes only), project admins create and delete them. The full
- * key is in the create response and nowhere else: only its SHA-256 is stored.
+ * (kind and display prefix only), project admins create and delete them. The
+ * full key is in the create response and nowhere else: only its SHA-256 is
+ * stored. A key is a server key (`sk_live_…`) unless created with
+ * `kind: "client"` (`pk_live_…`, see `clientKeyMay`).
  */
 export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router({ mergeParams: true })
@@ -32,6 +35,7 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
         'k.environment_id',
         'e.name as environment_name',
         'k.name',
+        'k.kind',
         'k.prefix',
         'k.created_at',
       )
@@ -60,6 +64,7 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
           environmentId: env.id,
           environmentName: env.name,
           name: input.name,
+          kind: input.kind,
           now: runtime.clock(),
         })
       },
@@ -76,10 +81,19 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
     const projectId = projectOf(req).id
     await runtime.write(
       async (trx, flags) => {
-        if (!(await trx(T.sdkKeys).where({ project_id: projectId, id }).first('id'))) throw noKey(raw)
-        const count = await trx(T.sdkKeys).where('project_id', projectId).count({ n: '*' }).first()
-        if (Number(count?.n ?? 0) <= 1) {
-          throw new HttpError('validation_failed', 'cannot delete the last SDK key of a project: create another first')
+        const key = (await trx(T.sdkKeys).where({ project_id: projectId, id }).first('kind')) as
+          | { kind: SdkKeyKind }
+          | undefined
+        if (!key) throw noKey(raw)
+        // A project keeps a server key (its SDKs and automation use it); client keys come and go freely.
+        if (key.kind === 'server') {
+          const count = await trx(T.sdkKeys).where({ project_id: projectId, kind: 'server' }).count({ n: '*' }).first()
+          if (Number(count?.n ?? 0) <= 1) {
+            throw new HttpError(
+              'validation_failed',
+              'cannot delete the last server key of a project: create another first',
+            )
+          }
         }
         await trx(T.sdkKeys).where({ project_id: projectId, id }).delete()
         recordRevocation(flags, `sdk_key:${id}`, runtime.clock()) // its open streams end now

@@ -119,8 +119,8 @@ export function createOfrepRouter(options: OfrepRouterOptions): Router {
 
   router.all('/evaluate/flags/:key', methodNotAllowed('POST'))
   router.all('/evaluate/flags', methodNotAllowed('POST'))
-  router.all('/configuration', methodNotAllowed('GET, HEAD'))
-  router.all('/events', methodNotAllowed('GET, HEAD'))
+  router.all('/configuration', methodNotAllowed('GET'))
+  router.all('/events', methodNotAllowed('GET'))
   router.use(ofrepErrorShape)
   return router
 }

@@ -414,7 +414,7 @@ describe('SQL only through bound parameters: the source', () => {
       'sqliteRun(trx, DELETE_HEADS, [base])\n  else await trx.',
       'trx.raw(DELETE_HEADS, [base])\n}\n\nconst UPSERT_H',
       // The base-state walk and its JSON read: module constants of fixed SQL per dialect, every value bound.
-      'q.raw(WALK_CHAINS[dialect], [scope, scope, ..',
+      'q.raw(WALK_CHAINS[dialect], all))\n}\n\n/** A wa',
       'q.raw(CHANGE_DATA[dialect], [list] as Knex.Ra',
     ],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim

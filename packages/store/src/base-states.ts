@@ -52,15 +52,17 @@ export const pairId = (key: string, revision: number) => `${key}@${revision}`
  * holds no row of the key at or before the revision, and the revision is in the pruned part of
  * the log or a whole-prefix prune (`pruneChanges`) may have dropped its last state. With
  * `skipUnchanged`, a pair whose answer is its record's newest row (unchanged since) is left out;
- * with `issuedOnly`, so is a pair above the store's revision.
+ * with `issuedOnly`, so is a pair above the store's revision. With `maxSteps`, a record's walk
+ * stops after that many rows: the pairs of a record it left short are returned `unread`.
  */
 export async function readStatesAt(
   q: Knex | Knex.Transaction,
   dialect: DatabaseConfig['dialect'],
   scope: string,
   given: ReadonlyArray<RevisionPair>,
-  options: { skipUnchanged?: boolean; issuedOnly?: boolean } = {},
-): Promise<{ revision: number; states: Map<string, StateAt> }> {
+  options: { skipUnchanged?: boolean; issuedOnly?: boolean; maxSteps?: number } = {},
+): Promise<{ revision: number; states: Map<string, StateAt>; unread: RevisionPair[] }> {
+  const unread: RevisionPair[] = []
   const out = new Map<string, StateAt>()
   // The store's revision and the prune marks in one statement.
   const marks = new Map<string, number>()
@@ -70,7 +72,7 @@ export async function readStatesAt(
   }
   const [revision, prunedThrough, prefixPruned] = names.map((name) => marks.get(name) ?? 0) as [number, number, number]
   const pairs = options.issuedOnly ? given.filter((pair) => pair[1] <= revision) : given
-  if (pairs.length === 0) return { revision, states: out }
+  if (pairs.length === 0) return { revision, states: out, unread }
   // Per record, the oldest and newest revision asked of it: one walk down to the oldest.
   const range = new Map<string, [oldest: number, newest: number]>()
   for (const [key, revision] of pairs) {
@@ -78,15 +80,17 @@ export async function readStatesAt(
     if (!known) range.set(key, [revision, revision])
     else range.set(key, [Math.min(known[0], revision), Math.max(known[1], revision)])
   }
-  const chains = new Map<string, { head: number; rows: number[] }>()
+  const chains = new Map<string, { head: number; rows: number[]; cut: boolean }>()
   for (const row of await walkChains(
     q,
     dialect,
     scope,
     [...range].map(([key, [a, b]]) => [key, a, b] as const),
+    options.maxSteps,
   )) {
-    const chain = chains.get(row.key) ?? { head: Number(row.head), rows: [] }
-    chain.rows.push(Number(row.revision))
+    const chain = chains.get(row.key) ?? { head: Number(row.head), rows: [], cut: false }
+    if (Number(row.cut) === 1 || row.cut === true) chain.cut = true
+    else chain.rows.push(Number(row.revision))
     chains.set(row.key, chain)
   }
   for (const chain of chains.values()) chain.rows.sort((a, b) => b - a)
@@ -96,6 +100,11 @@ export async function readStatesAt(
     const id = pairId(key, revision)
     if (answers.has(id)) continue
     const chain = chains.get(key)
+    // A walk cut short of this record's oldest revision answers none of its pairs: left to the caller.
+    if (chain?.cut) {
+      unread.push([key, revision])
+      continue
+    }
     const at = chain?.rows.find((r) => r <= revision) ?? null
     if (options.skipUnchanged && at !== null && at === chain?.head) continue
     answers.set(id, { revision, at })
@@ -114,7 +123,7 @@ export async function readStatesAt(
     const json = found ? (data.get(at as number) ?? null) : null
     out.set(id, { flag: known && json !== null ? (JSON.parse(json) as StoredFlag) : null, known })
   }
-  return { revision, states: out }
+  return { revision, states: out, unread }
 }
 
 interface MetaRow {

@@ -19,8 +19,9 @@ export interface WriteOptions {
   /** States read before the lock (`readStatesAt`): `statesAt` answers them without a query. */
   baseStates?: readonly BaseStates[]
   /**
-   * No change-log reads under the lock: a `statesAt` that needs one throws `BaseStatesNeeded`
-   * (the write rolls back) so the caller reads them outside the lock and writes again with `baseStates`.
+   * Bounded change-log reads under the lock: `statesAt` walks at most `MAX_STEPS_UNDER_LOCK` rows
+   * per record, and when that leaves a record short of its base it throws `BaseStatesNeeded` (the
+   * write rolls back) so the caller reads them outside the lock and writes again with `baseStates`.
    */
   deferBaseStates?: boolean
 }

@@ -27,6 +27,12 @@ export interface CommittedFlag {
 const idOf = (scope: string, key: string) => `${scope}\u0000${key}`
 
 /**
+ * Change-log rows a deferred write (`WriteOptions.deferBaseStates`) walks per record under the
+ * lock: a record changed fewer times than this since its base is checked in the same pass.
+ */
+export const MAX_STEPS_UNDER_LOCK = 8
+
+/**
  * The write side of one transaction. Reads go to the database once per key
  * (batched by `load`), writes are staged in memory and flushed at commit
  * with one statement per step, so a 500-operation batch costs a handful of queries.
@@ -104,14 +110,17 @@ export class FlagWriter {
       else missing.push([key, revision])
     }
     if (missing.length === 0) return out
-    if (this.deferBaseStates) throw new BaseStatesNeeded(scope, missing)
-    let read: Map<string, StateAt>
+    let read: Awaited<ReturnType<typeof readStatesAt>>
     try {
-      read = (await readStatesAt(this.trx, this.dialect, scope, missing)).states
+      // Deferred: a bounded walk under the lock (a few changes since each base, the usual stale edit);
+      // a record changed more often than that is read outside the lock.
+      const maxSteps = this.deferBaseStates ? MAX_STEPS_UNDER_LOCK : undefined
+      read = await readStatesAt(this.trx, this.dialect, scope, missing, { maxSteps })
     } catch (error) {
       throw toStoreError(error)
     }
-    for (const [id, state] of read) {
+    if (read.unread.length > 0) throw new BaseStatesNeeded(scope, read.unread)
+    for (const [id, state] of read.states) {
       this.states.set(idOf(scope, id), state)
       out.set(id, state)
     }

@@ -178,19 +178,22 @@ export async function selectFlags(
  * removed), with the revision of that newest row (`head`): one statement for any number of keys, one primary-key
  * seek per row, revisions only (no JSON); rows above `newest` answer no pair and stay in the database. Each step is a
  * scalar subquery, so PostgreSQL seeks each row by its key instead of hashing the whole log once per step. A step's
- * `next` is the row's previous revision: 0 at the chain's start, -1 when the row itself is gone (left out).
+ * `next` is the row's previous revision: 0 at the chain's start, -1 when the row itself is gone (left out). A walk
+ * stops after `maxSteps` rows; a key's row with `cut` 1 says its walk stopped there short of `oldest`.
  */
 export async function walkChains(
   q: Knex | Knex.Transaction,
   dialect: Dialect,
   scope: string,
   targets: ReadonlyArray<readonly [key: string, oldest: number, newest: number]>,
-): Promise<Array<{ key: string; revision: number | string; head: number | string }>> {
+  maxSteps = 2 ** 31 - 1,
+): Promise<Array<{ key: string; revision: number | string; head: number | string; cut: number | string | boolean }>> {
   const bindings =
     dialect === 'postgres'
       ? [targets.map((t) => t[0]), targets.map((t) => t[1]), targets.map((t) => t[2])]
       : [JSON.stringify(targets)]
-  return rowsOf(await q.raw(WALK_CHAINS[dialect], [scope, scope, ...bindings] as Knex.RawBinding[]))
+  const all = [scope, scope, ...bindings, maxSteps, maxSteps] as Knex.RawBinding[]
+  return rowsOf(await q.raw(WALK_CHAINS[dialect], all))
 }
 
 /** A walk step: the row's previous revision (0: none), -1 when the row `revision` is not in the log. */
@@ -198,13 +201,17 @@ const nextOf = (revision: string) =>
   `coalesce((select coalesce(c.prev_revision, 0) from "flagsync_changes" c where c.revision = ${revision}), -1)`
 
 const walkSql = (targets: string) => `with recursive t(key, oldest, newest, head) as (${targets}),
-  walk(key, oldest, newest, head, revision, next) as (
-    select t.key, t.oldest, t.newest, t.head, t.head, ${nextOf('t.head')} from t where t.head is not null
+  walk(key, oldest, newest, head, revision, next, step) as (
+    select t.key, t.oldest, t.newest, t.head, t.head, ${nextOf('t.head')}, 1 from t where t.head is not null
     union all
-    select w.key, w.oldest, w.newest, w.head, w.next, ${nextOf('w.next')} from walk w
-    where w.next > 0 and w.revision > w.oldest
+    select w.key, w.oldest, w.newest, w.head, w.next, ${nextOf('w.next')}, w.step + 1 from walk w
+    where w.next > 0 and w.revision > w.oldest and w.step < ?
+  ),
+  marked(key, revision, head, newest, next, cut) as (
+    select key, revision, head, newest, next,
+      case when step >= ? and next > 0 and revision > oldest then 1 else 0 end from walk
   )
-  select key, revision, head from walk where next >= 0 and revision <= newest`
+  select key, revision, head, cut from marked where next >= 0 and (revision <= newest or cut = 1)`
 
 const WALK_CHAINS: Record<Dialect, string> = {
   postgres: walkSql(

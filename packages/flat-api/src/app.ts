@@ -7,9 +7,11 @@ import {
   HttpError,
   type Logger,
   notFound,
+  presentedToken,
+  secretsEqual,
   securityHeaders,
 } from '@flagsync/server-kit'
-import express, { type Express, type RequestHandler } from 'express'
+import express, { type Express, type Request, type RequestHandler } from 'express'
 import { createAuditRouter } from './audit-router.js'
 import type { FlagRuntime } from './flag-runtime.js'
 import { createFlagsRouter } from './flags-router.js'
@@ -20,6 +22,11 @@ export interface FlatApiAppOptions {
   runtime: FlagRuntime
   /** When set, every route but /health (and the static console) needs `Authorization: Bearer <sdkKey>`. */
   sdkKey?: string
+  /**
+   * A key that may be shown in a web page (with `sdkKey` only): admitted by the flag reads (`GET /api/flags`,
+   * `GET /api/flags/:key`, `/stream`) and OFREP (`/ofrep/v1/…`), 403 on every write, the audit trail and `/sync`.
+   */
+  clientKey?: string
   /** Mount the reference receiver at /sync (default on). Its token defaults to `sdkKey`. */
   receiver?: false | Omit<ReceiverOptions, 'store' | 'onCommit'>
   /** Largest flag body (default '1mb'). */
@@ -44,25 +51,26 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   app.route('/health').all(methodNotAllowed('GET, HEAD'))
 
   const cors = options.corsOrigins?.length ? [corsAllowList(options.corsOrigins)] : []
-  const auth = bearerAuth(sdkKey)
+  const keys = keyAuth(sdkKey, options.clientKey)
+  const auth = keys.refuseClient
   // The audit trail names the token a write authenticated with: the SDK key, or the receiver's own token.
   const actor = sdkKey ? 'sdk-key' : null
-  app.use('/api/flags', ...cors, auth, createFlagsRouter({ runtime, bodyLimit: options.bodyLimit, actor }))
+  app.use('/api/flags', ...cors, keys.readsOnly, createFlagsRouter({ runtime, bodyLimit: options.bodyLimit, actor }))
   app.use(createAuditRouter(runtime, [...cors, auth]))
   // The browser's own EventSource cannot send headers: /stream also takes the key as ?sdk_key= (as document 1's does).
-  const streamAuth = bearerAuth(sdkKey, { queryParam: 'sdk_key' })
+  const streamAuth = keys.stream
   app.get('/stream', ...cors, streamAuth, streamRoute(runtime))
   // A stream client that sends Authorization from another origin (fetch, not EventSource) is preflighted.
   if (cors.length) app.options('/stream', ...cors)
   app.route('/stream').all(...cors, streamAuth, methodNotAllowed('GET, HEAD'))
-
-  // OFREP (/ofrep/v1/…): the SDK key as Bearer or X-API-Key; its refresh stream also as ?key= (EventSource).
-  app.use('/ofrep/v1', ...cors, ofrepRoute(runtime, auth))
+  // OFREP (/ofrep/v1/…) admits both keys, as Bearer or X-API-Key; its refresh stream also as ?key= (EventSource).
+  app.use('/ofrep/v1', ...cors, ofrepRoute(runtime, keys.ofrep))
 
   if (options.receiver !== false) {
     const receiverOptions = options.receiver ?? {}
     app.use(
       '/sync',
+      keys.refuseClientOnly,
       createReceiver({
         corsOrigins: options.corsOrigins,
         logger,
@@ -87,6 +95,45 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   app.use(notFound)
   app.use(errorHandler(logger))
   return app
+}
+
+export const CLIENT_KEY_SCOPE =
+  'the client key (CLIENT_KEY) only reads flags: GET /api/flags, GET /api/flags/:key, /stream and /ofrep/v1/…; use the SDK key for anything else'
+
+const isRead = (req: Request) => req.method === 'GET' || req.method === 'HEAD'
+
+/**
+ * Where each key is admitted, in one place: the SDK key everywhere, the client key (a page may show it) only
+ * on the flag reads, /stream and OFREP. A client key elsewhere is a 403 naming what it may do.
+ */
+export function keyAuth(sdkKey: string | undefined, clientKey: string | undefined) {
+  const client = (clientKeyAllowed: (req: Request) => boolean) => ({
+    clientKey,
+    clientKeyAllowed,
+    clientKeyRefusal: CLIENT_KEY_SCOPE,
+  })
+  const never = () => false
+  return {
+    /** Writes and the audit trail: the SDK key only. */
+    refuseClient: bearerAuth(sdkKey, client(never)),
+    /** /api/flags: the client key may read. */
+    readsOnly: bearerAuth(sdkKey, client(isRead)),
+    /** /stream: both keys, also as ?sdk_key= (EventSource cannot send headers). */
+    stream: bearerAuth(sdkKey, { queryParam: 'sdk_key', ...client(() => true) }),
+    /** /ofrep/v1/…: both keys (the OFREP router turns X-API-Key and its refresh URL's ?key= into the Bearer). */
+    ofrep: bearerAuth(
+      sdkKey,
+      client(() => true),
+    ),
+    /** /sync checks its own token; this only turns the client key away with a 403 instead of its 401. */
+    refuseClientOnly: ((req, _res, next) => {
+      const given = presentedToken(req)
+      if (clientKey && sdkKey && given !== undefined && secretsEqual(given, clientKey)) {
+        throw new HttpError('forbidden', CLIENT_KEY_SCOPE, { key_kind: 'client' })
+      }
+      next()
+    }) as RequestHandler,
+  }
 }
 
 /** A known path called with a method it does not answer: 405 with `Allow`, not the 404 of an unknown path. */

@@ -1,4 +1,4 @@
-import { envByteSize, envInt } from '@flagsync/server-kit'
+import { ConfigError, envByteSize, envInt } from '@flagsync/server-kit'
 import { DEFAULT_DATABASE_URL } from '@flagsync/store'
 
 export interface ServerConfig {
@@ -6,6 +6,11 @@ export interface ServerConfig {
   port: number
   databaseUrl: string
   sdkKey: string | undefined
+  /**
+   * A key that may be shown in a web page (CLIENT_KEY, needs SDK_KEY): it reads flags (`GET /api/flags`,
+   * `GET /api/flags/:key`, `/stream`, `/ofrep/v1/…`) and is refused (403) everywhere else.
+   */
+  clientKey?: string | undefined
   receiverToken: string | undefined
   keepAliveMs: number
   pollIntervalMs: number
@@ -32,11 +37,20 @@ export { ConfigError } from '@flagsync/server-kit'
 
 /** Reads the server's settings from environment variables, rejecting malformed ones by name. */
 export function loadConfig(env: Record<string, string | undefined>, defaults: { port: number }): ServerConfig {
+  const sdkKey = env.SDK_KEY || undefined
+  const clientKey = env.CLIENT_KEY || undefined
+  if (clientKey !== undefined && sdkKey === undefined) {
+    throw new ConfigError('CLIENT_KEY needs SDK_KEY: without SDK_KEY authentication is off and every key is ignored')
+  }
+  if (clientKey !== undefined && clientKey === sdkKey) {
+    throw new ConfigError('CLIENT_KEY must differ from SDK_KEY: the client key is shown in pages, the SDK key is not')
+  }
   return {
     host: env.HOST || '127.0.0.1',
     port: envInt(env, 'PORT', defaults.port, 0, 65535),
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
-    sdkKey: env.SDK_KEY || undefined,
+    sdkKey,
+    clientKey,
     receiverToken: env.RECEIVER_TOKEN || undefined,
     keepAliveMs: envInt(env, 'STREAM_KEEPALIVE_MS', 15_000, 1, 3_600_000),
     pollIntervalMs: envInt(env, 'POLL_INTERVAL_MS', 1000, 10, 600_000),

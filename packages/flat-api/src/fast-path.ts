@@ -7,6 +7,8 @@ import type { FlagRuntime } from './flag-runtime.js'
 export interface FastPathOptions {
   runtime: FlagRuntime
   sdkKey?: string
+  /** The client key: every fast-path route is one it may read. */
+  clientKey?: string | undefined
 }
 
 type Header = [name: string, value: string]
@@ -42,12 +44,13 @@ function captureSecurityHeaders(): Header[] {
 export function createFastPath({
   runtime,
   sdkKey,
+  clientKey,
 }: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const security = captureSecurityHeaders()
   const authorized = (req: IncomingMessage) => {
     if (!sdkKey) return true
     const token = bearerToken(req.headers.authorization)
-    return token !== undefined && secretsEqual(token, sdkKey)
+    return token !== undefined && (secretsEqual(token, sdkKey) || (!!clientKey && secretsEqual(token, clientKey)))
   }
   // Each answer's body and header list are built once per flag version (or list revision) and
   // reused until it changes: a request costs a map lookup and one writeHead with a flat array,

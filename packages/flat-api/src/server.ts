@@ -52,6 +52,7 @@ export async function startFlatApiServer(
   const app = createFlatApiApp({
     runtime,
     sdkKey: config.sdkKey,
+    clientKey: config.clientKey,
     receiver: { token: config.receiverToken, batchRetentionMs: config.batchRetentionMs },
     corsOrigins: config.corsOrigins,
     bodyLimit: config.bodyLimit,
@@ -63,10 +64,10 @@ export async function startFlatApiServer(
     if (extras.bound) {
       extras.bound.server.keepAliveTimeout = config.keepAliveTimeoutMs ?? 65_000
       extras.bound.server.headersTimeout = extras.bound.server.keepAliveTimeout + 1_000
-      extras.bound.serve(withFastPath(app, { runtime, sdkKey: config.sdkKey }))
+      extras.bound.serve(withFastPath(app, { runtime, sdkKey: config.sdkKey, clientKey: config.clientKey }))
       running = extras.bound
     } else
-      running = await listen(withFastPath(app, { runtime, sdkKey: config.sdkKey }), {
+      running = await listen(withFastPath(app, { runtime, sdkKey: config.sdkKey, clientKey: config.clientKey }), {
         host: config.host,
         port: config.port,
         keepAliveTimeoutMs: config.keepAliveTimeoutMs,

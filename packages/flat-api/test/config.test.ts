@@ -20,6 +20,18 @@ describe('flat API settings', () => {
     }
   })
 
+  it('CLIENT_KEY: read beside SDK_KEY; refused without it or equal to it', () => {
+    expect(loadConfig({ SDK_KEY: 'sk_1', CLIENT_KEY: 'pk_1' }, { port: 0 })).toMatchObject({
+      sdkKey: 'sk_1',
+      clientKey: 'pk_1',
+    })
+    expect(loadConfig({ SDK_KEY: 'sk_1' }, { port: 0 }).clientKey).toBeUndefined()
+    expect(() => loadConfig({ CLIENT_KEY: 'pk_1' }, { port: 0 })).toThrow('CLIENT_KEY needs SDK_KEY')
+    expect(() => loadConfig({ SDK_KEY: 'k', CLIENT_KEY: 'k' }, { port: 0 })).toThrow(
+      'CLIENT_KEY must differ from SDK_KEY',
+    )
+  })
+
   it('envByteSize takes its own bounds', () => {
     expect(envByteSize({ X: '10b' }, 'X', '1kb', 1, 100)).toBe('10b')
     expect(() => envByteSize({ X: '101' }, 'X', '1kb', 1, 100)).toThrow(

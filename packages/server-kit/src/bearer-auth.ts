@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { RequestHandler } from 'express'
+import type { Request, RequestHandler } from 'express'
 import { HttpError } from './http-error.js'
 
 const digest = (value: string) => createHash('sha256').update(value).digest()
@@ -25,19 +25,41 @@ export interface BearerAuthOptions {
    * browser's own EventSource opens, which cannot send headers. A URL lands in access logs, so only for those.
    */
   queryParam?: string
+  /**
+   * A second, lesser token that may be shown in a web page (a client key): it authenticates, but is admitted only
+   * where `clientKeyAllowed` says; elsewhere it is a 403 naming what it may do (`clientKeyRefusal`).
+   */
+  clientKey?: string
+  /** Whether the client key may make this request (default: nowhere). */
+  clientKeyAllowed?: (req: Request) => boolean
+  /** The 403's message when the client key may not (say what it may do). */
+  clientKeyRefusal?: string
+}
+
+/** The token a request presents: its Bearer header, else (with `queryParam`) that query parameter. */
+export function presentedToken(req: Request, options: BearerAuthOptions = {}): string | undefined {
+  const header = req.headers.authorization
+  if (header !== undefined) return bearerToken(header)
+  const inQuery = options.queryParam ? req.query[options.queryParam] : undefined
+  return typeof inQuery === 'string' ? inQuery : undefined
 }
 
 /**
  * Requires `Authorization: Bearer <token>` (or, with `queryParam`, the token in that query parameter when no
- * Authorization header is sent); with no token configured it lets everything through.
+ * Authorization header is sent); with no token configured it lets everything through. With `clientKey`, that
+ * key is admitted where `clientKeyAllowed` says and answered 403 elsewhere.
  */
 export function bearerAuth(token: string | undefined, options: BearerAuthOptions = {}): RequestHandler {
   return (req, res, next) => {
     if (!token) return next()
-    const header = req.headers.authorization
-    const inQuery = options.queryParam && header === undefined ? req.query[options.queryParam] : undefined
-    const given = typeof inQuery === 'string' ? inQuery : bearerToken(header)
+    const given = presentedToken(req, options)
     if (given !== undefined && secretsEqual(given, token)) return next()
+    if (given !== undefined && options.clientKey && secretsEqual(given, options.clientKey)) {
+      if (options.clientKeyAllowed?.(req)) return next()
+      return next(
+        new HttpError('forbidden', options.clientKeyRefusal ?? 'a client key may not do this', { key_kind: 'client' }),
+      )
+    }
     res.setHeader('WWW-Authenticate', 'Bearer')
     next(
       new HttpError(

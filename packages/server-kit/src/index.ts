@@ -1,5 +1,5 @@
 export type { BearerAuthOptions } from './bearer-auth.js'
-export { bearerAuth, bearerToken, secretsEqual } from './bearer-auth.js'
+export { bearerAuth, bearerToken, presentedToken, secretsEqual } from './bearer-auth.js'
 export { byteLimit } from './byte-size.js'
 export type { Env } from './config-env.js'
 export { ConfigError, envByteSize, envInt } from './config-env.js'

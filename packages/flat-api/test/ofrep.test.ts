@@ -174,4 +174,19 @@ describe.each(DIALECTS)('OFREP on the flat API on %s', (dialect) => {
     await current.waitForCount(1)
     expect(refetches(current)).toEqual([expect.objectContaining({ id: '3', type: 'refetchEvaluation' })])
   })
+  it('honours a re-fetch naming a newer version: an instance behind catches up before answering', async () => {
+    const { server: a, put, patch } = await start()
+    await put({ key: 'a', is_enabled: true })
+    // A second instance on the same database whose change-log poll never fires during the test.
+    const b = await startTestServer({ dialect, sdkKey: KEY, databaseUrl: a.databaseUrl, pollIntervalMs: 600_000 })
+    servers.push(b)
+    const ofB = (path: string) =>
+      ofrepPost(`${b.url}/ofrep/v1${path}`, { context: { targetingKey: 'u' } }, { Authorization: `Bearer ${KEY}` })
+    expect((await ofB('/evaluate/flags')).body.flags[0]).toMatchObject({ value: true })
+    await patch('a', { is_enabled: false })
+    const revision = 2
+    const refetched = await ofB(`/evaluate/flags?flagConfigEtag=${revision}`)
+    expect(refetched.body.flags[0]).toMatchObject({ value: false, reason: 'DISABLED' })
+    expect(refetched.body.metadata).toEqual({ revision })
+  })
 })

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core'
 
 /** Debian's Chromium (apt-get install chromium); a downloaded browser is never used. */
 export const CHROMIUM_PATH = '/usr/bin/chromium'
@@ -64,4 +64,34 @@ export async function newPage(
   const page = await context.newPage()
   watchErrors(page, label, errors)
   return page
+}
+
+/** CDP sessions holding an offline emulation that `reloadOffline` sent, per browser context. */
+const offlineSessions = new WeakMap<BrowserContext, CDPSession[]>()
+
+const emulateOffline = (cdp: CDPSession, offline: boolean) =>
+  cdp.send('Network.emulateNetworkConditions', { offline, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
+
+/**
+ * Reloads a page whose context is offline (`context.setOffline(true)`) and tells the new document so. Chromium keeps
+ * the network offline across the reload, but the new document answers `navigator.onLine === true` and hears no
+ * `offline` event until the emulation is sent again. The session that sends it stays attached (detaching would end
+ * its emulation while the context is still offline): bring the context back with `goOnline`, which ends it too.
+ */
+export async function reloadOffline(page: Page, options: Parameters<Page['reload']>[0] = {}): Promise<void> {
+  await page.reload(options)
+  const context = page.context()
+  const cdp = await context.newCDPSession(page)
+  await emulateOffline(cdp, true)
+  offlineSessions.set(context, [...(offlineSessions.get(context) ?? []), cdp])
+}
+
+/** `context.setOffline(false)`, and the end of every offline emulation `reloadOffline` sent in that context. */
+export async function goOnline(context: BrowserContext): Promise<void> {
+  await context.setOffline(false)
+  for (const cdp of offlineSessions.get(context) ?? []) {
+    await emulateOffline(cdp, false).catch(() => undefined) // its page may be closed already
+    await cdp.detach().catch(() => undefined)
+  }
+  offlineSessions.delete(context)
 }

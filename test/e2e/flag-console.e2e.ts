@@ -8,7 +8,7 @@ import type { BrowserContext, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
 import { tempDir } from '../support/temp-dir.js'
-import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { goOnline, launchChromium, reloadOffline, screenshot, watchErrors } from './browser.js'
 
 interface Flag {
   key: string
@@ -194,7 +194,7 @@ describe('the flag console in Chromium', () => {
   })
 
   it('2. A reloads while offline: the cached shell loads and the queued edits are still there', async () => {
-    await pageA.reload({ waitUntil: 'load' })
+    await reloadOffline(pageA, { waitUntil: 'load' })
     expect(await notReloaded(pageA)).toBeUndefined() // it really is a fresh page
     expect(await pageA.evaluate(() => navigator.onLine)).toBe(false)
     expect(await pageA.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true)
@@ -218,7 +218,7 @@ describe('the flag console in Chromium', () => {
   })
 
   it('3. A goes online: the server gets exactly those changes, B shows them over the stream, A is back to 0 pending', async () => {
-    await contextA.setOffline(false)
+    await goOnline(contextA)
 
     const expected: Flag[] = [
       {

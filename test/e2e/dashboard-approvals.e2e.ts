@@ -149,6 +149,20 @@ describe('change requests, SDK keys and members in the dashboard', () => {
     expect((await call('GET', '/api/projects', undefined, { bearer: key })).status).toBe(401)
   })
 
+  it('creates a client key with the Kind selector: pk_live_, listed as client, refused by the management API', async () => {
+    await admin.getByRole('tab', { name: 'SDK keys' }).click()
+    await admin.getByLabel('Key name').fill('web page')
+    await admin.getByLabel('Kind').selectOption('client')
+    await admin.getByRole('button', { name: 'Create key' }).click()
+    const key = await admin.getByLabel('New SDK key').inputValue()
+    expect(key).toMatch(/^pk_live_/)
+    const refused = await call('GET', '/api/projects', undefined, { bearer: key })
+    expect(refused.status).toBe(403)
+    await admin.getByRole('button', { name: 'I have copied it' }).click()
+    expect(await admin.locator('tr[data-key="web page"] td').nth(1).textContent()).toBe('client')
+    expect(errors).toEqual([])
+  })
+
   it('shows members; admin-only controls are disabled for the editor with the reason', async () => {
     await admin.getByRole('tab', { name: 'Members' }).click()
     await admin.locator(`tr[data-member="${EDITOR.email}"]`).waitFor()

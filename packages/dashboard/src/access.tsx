@@ -47,10 +47,11 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
           Key <strong>{created.name}</strong> for {created.environment_name}
         </SecretNotice>
       ) : null}
-      <ListTable columns={['Name', 'Environment', 'Key', 'Created']}>
+      <ListTable columns={['Name', 'Kind', 'Environment', 'Key', 'Created']}>
         {keys.map((k) => (
           <tr key={k.id} data-key={k.name}>
             <td>{k.name}</td>
+            <td>{k.kind}</td>
             <td>{k.environment_name}</td>
             <td>
               <code>{k.prefix}</code>
@@ -94,12 +95,14 @@ function CreateSdkKey(props: {
 }) {
   const [name, setName] = useState('')
   const [envId, setEnvId] = useState('')
+  const [kind, setKind] = useState<SdkKey['kind']>('server')
   const [error, setError] = useState<string | null>(null)
   async function create(event: FormEvent) {
     event.preventDefault()
     setError(null)
     try {
-      const key = await api<SdkKey>('POST', props.base, { name, environment_id: envId || props.environments[0]?.id })
+      const environment_id = envId || props.environments[0]?.id
+      const key = await api<SdkKey>('POST', props.base, { name, environment_id, kind })
       setName('')
       await props.onCreated(key)
     } catch (e) {
@@ -122,6 +125,13 @@ function CreateSdkKey(props: {
                   {e.name}
                 </option>
               ))}
+            </select>
+          </label>
+          <label>
+            Kind
+            <select value={kind} onChange={(e) => setKind(e.target.value as SdkKey['kind'])}>
+              <option value="server">Server (sk_live_…: full access, keep it secret)</option>
+              <option value="client">Client (pk_live_…: evaluate and report only, may be in a page)</option>
             </select>
           </label>
           <button type="submit" title={props.blocked ?? undefined}>

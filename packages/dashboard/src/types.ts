@@ -39,6 +39,8 @@ export interface Member {
 export interface SdkKey {
   id: number
   name: string
+  /** 'server' (sk_live_…, acts as a project admin) or 'client' (pk_live_…, evaluates and reports only; may be in a page). */
+  kind: 'server' | 'client'
   prefix: string
   environment_id: string
   environment_name: string

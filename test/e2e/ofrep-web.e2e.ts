@@ -4,7 +4,7 @@
  * service's OFREP routes: a page served by a real HTTP server of another
  * origin shows a flag, and a toggle through the REST API reaches it over the
  * refresh stream (the provider's polling is off by default, so only the
- * stream can deliver it).
+ * stream can deliver it). The page holds a client key, the kind meant to be shown.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -96,7 +96,15 @@ describe('the published OFREP web provider in Chromium against the flag service'
     page.on('request', (r) => {
       if (r.url().includes('/ofrep/v1/events')) streams.push(r.url())
     })
-    const query = new URLSearchParams({ api: h.url, key: h.defaultSdkKey })
+    // A client key: the kind a page may show (it reads flags and nothing else).
+    const key = await h.call(`/api/projects/${h.defaultProjectId}/keys`, {
+      method: 'POST',
+      as: h.admin,
+      body: { name: 'ofrep page', environment_id: production, kind: 'client' },
+    })
+    expect(key.status, JSON.stringify(key.body)).toBe(200)
+    expect(key.body.key).toMatch(/^pk_live_/)
+    const query = new URLSearchParams({ api: h.url, key: key.body.key })
     await page.goto(`${origin}/?${query}`)
     await expect.poll(() => page.locator('#banner').textContent()).toBe('true')
     expect(await page.locator('#color').textContent()).toBe('black')

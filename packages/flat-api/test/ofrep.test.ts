@@ -13,8 +13,8 @@ describe.each(DIALECTS)('OFREP on the flat API on %s', (dialect) => {
     for (const r of readers.splice(0)) r.close()
     for (const s of servers.splice(0)) await s.dispose()
   })
-  async function start() {
-    const server = await startTestServer({ dialect, sdkKey: KEY })
+  async function start(clientKey?: string) {
+    const server = await startTestServer({ dialect, sdkKey: KEY, ...(clientKey ? { clientKey } : {}) })
     servers.push(server)
     const put = async (flag: Record<string, unknown>) => {
       const res = await server.request('/api/flags', { method: 'POST', body: flag })
@@ -188,5 +188,20 @@ describe.each(DIALECTS)('OFREP on the flat API on %s', (dialect) => {
     const refetched = await ofB(`/evaluate/flags?flagConfigEtag=${revision}`)
     expect(refetched.body.flags[0]).toMatchObject({ value: false, reason: 'DISABLED' })
     expect(refetched.body.metadata).toEqual({ revision })
+  })
+  it('admits the client key (CLIENT_KEY) on every OFREP route, its refresh stream included', async () => {
+    const { put, post, patch } = await start('flat-client-key')
+    await put({ key: 'a', is_enabled: true })
+    const asClient = { 'X-API-Key': 'flat-client-key' }
+    const bulk = await post('/evaluate/flags', { context: { targetingKey: 'u' } }, asClient)
+    expect(bulk.status).toBe(200)
+    expect(bulk.body.eventStreams[0].url).toContain('key=flat-client-key')
+    expect((await post('/evaluate/flags/a', { context: {} }, asClient)).body).toMatchObject({ value: true })
+    const stream = await openRefresh(bulk.body)
+    readers.push(stream)
+    expect(stream.status).toBe(200)
+    await patch('a', { is_enabled: false })
+    await stream.waitForCount(1)
+    expect(refetches(stream)[0]).toMatchObject({ type: 'refetchEvaluation', id: '2' })
   })
 })

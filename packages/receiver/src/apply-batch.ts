@@ -154,7 +154,7 @@ function operationFailure(index: number, op: Operation, error: unknown): Error {
 
 /**
  * The base states of the batch's operations, read by each collection's `prefetch` outside the
- * write lock, for the batch's second pass (the store's `baseStates`); none without base revisions.
+ * write lock for the batch's second pass (the store's `baseStates`); none without base revisions.
  */
 export async function prefetchBases(
   store: FlagStore,

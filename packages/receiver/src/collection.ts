@@ -27,12 +27,12 @@ export interface OperationMeta {
  */
 export interface Collection {
   /**
-   * Optional: the batch's writes never read the change log under the lock. When one asks
-   * `writer.statesAt` for states the records it loaded cannot answer (records changed since
-   * their base), the batch rolls back, this is called outside the lock with each
-   * `[recordId, baseRevision]` of this collection's operations, and the batch is applied again
-   * with what it returns. Read them with `store.readStatesAt` (your scope): a state at an issued
-   * revision never changes, so under the lock only what was committed since is read.
+   * Optional: under the lock a batch's `writer.statesAt` walks at most `MAX_STEPS_UNDER_LOCK`
+   * change-log rows per record. When a record changed more often since its base, the batch
+   * rolls back, this is called outside the lock with each `[recordId, baseRevision]` of this
+   * collection's operations, and the batch is applied again with what it returns. Read them with
+   * `store.readStatesAt` (your scope): a state at an issued revision never changes, so under the
+   * lock only what was committed since is read.
    */
   prefetch?(
     store: FlagStore,

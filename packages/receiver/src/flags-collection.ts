@@ -13,7 +13,7 @@ export const flagsCollection: Collection = {
   async prepare({ writer }, recordIds, bases) {
     await writer.load(recordIds)
     // Records unchanged since their base (the usual offline edit) are answered from what `load`
-    // read; only the others need the change log, read outside the lock (`prefetch`).
+    // read; the others from the change log, a few rows each (deeper ones outside the lock: `prefetch`).
     await writer.statesAt(bases)
   },
 

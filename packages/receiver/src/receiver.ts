@@ -104,9 +104,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const operations = envelope.operations.map((op, index) => parseOperation(op, index, collections))
     const audit = { actor, declaredActor: declaredActor(req), source: 'sync', batchId: envelope.batchId }
     /**
-     * No change-log reads under the write lock: a batch whose checks need base states (records
-     * changed since their base) rolls back, reads them outside the lock and applies again; under
-     * the lock the second time, only what was committed in between is read.
+     * Bounded change-log reads under the write lock: a batch whose checks need a base state further
+     * back than a few rows of a record's history rolls back, reads its base states outside the lock
+     * and applies again; under the lock the second time, only what was committed in between is read.
      */
     const applyOutsideLockReads = async <T>(store: FlagStore, fn: (writer: FlagWriter) => Promise<T>) => {
       try {

@@ -62,11 +62,30 @@ export function createOfrepRouter(options: OfrepRouterOptions): Router {
   const body = jsonBody({ limit: options.bodyLimit })
   const auth = [apiKeyHeader, options.auth]
 
-  router.post('/evaluate/flags/:key', ...auth, ...body, async (req, res) => {
+  router.post('/evaluate/flags/:key', ...auth, ...body, evaluateOne(options))
+  router.post('/evaluate/flags', ...auth, ...body, evaluateAll(options, refresh))
+  router.get('/configuration', ...auth, configurationRoute(options.name))
+  router.get('/events', keyFromQuery, ...auth, async (req, res) => {
+    const scope = await options.resolveScope(req)
+    refresh.open(req, res, scope.id, scope.revision)
+  })
+
+  router.all('/evaluate/flags/:key', methodNotAllowed('POST'))
+  router.all('/evaluate/flags', methodNotAllowed('POST'))
+  router.all('/configuration', methodNotAllowed('GET'))
+  router.all('/events', methodNotAllowed('GET'))
+  router.use(ofrepErrorShape)
+  return router
+}
+
+/** POST /evaluate/flags/{key}: 200 success, 400 failure, 404 FLAG_NOT_FOUND. */
+function evaluateOne(options: OfrepRouterOptions): RequestHandler {
+  return async (req, res) => {
     const context = readContext(req.body)
     const scope = await options.resolveScope(req)
     const key = String(req.params.key)
-    const outcome = ofrepEvaluate(flagIndex(scope.flags).get(key), key, context, (k) => flagIndex(scope.flags).get(k))
+    const index = flagIndex(scope.flags)
+    const outcome = ofrepEvaluate(index.get(key), key, context, (k) => index.get(k))
     if (outcome.ok) {
       res.setHeader('Cache-Control', 'private, no-cache')
       res.json(outcome.body)
@@ -74,9 +93,16 @@ export function createOfrepRouter(options: OfrepRouterOptions): Router {
     }
     const code = outcome.status === 404 ? 'not_found' : 'bad_request'
     res.status(outcome.status).json({ ...outcome.body, error: outcome.body.errorDetails, code })
-  })
+  }
+}
 
-  router.post('/evaluate/flags', ...auth, ...body, async (req, res) => {
+/**
+ * POST /evaluate/flags: every flag for the context, tagged by the scope's
+ * version and the context (304 on a match), with the refresh connection. A
+ * re-fetch naming a version newer than this process has catches up first.
+ */
+function evaluateAll(options: OfrepRouterOptions, refresh: OfrepRefresh): RequestHandler {
+  return async (req, res) => {
     const context = readContext(req.body)
     const asked = refetchMetadata(req)
     let scope = await options.resolveScope(req)
@@ -101,28 +127,19 @@ export function createOfrepRouter(options: OfrepRouterOptions): Router {
       refreshConnections: streams,
     }
     res.json(answer)
-  })
+  }
+}
 
-  const configuration = JSON.stringify({ ...CONFIGURATION, name: options.name })
-  const configurationEtag = `"${createHash('sha1').update(configuration).digest('base64url')}"`
-  router.get('/configuration', ...auth, (req, res) => {
-    res.setHeader('ETag', configurationEtag)
+/** GET /configuration: the capabilities, with a strong ETag (304 on a match). */
+function configurationRoute(name: string): RequestHandler {
+  const configuration = JSON.stringify({ ...CONFIGURATION, name })
+  const etag = `"${createHash('sha1').update(configuration).digest('base64url')}"`
+  return (req, res) => {
+    res.setHeader('ETag', etag)
     res.setHeader('Cache-Control', 'private, no-cache')
-    if (ifNoneMatchHits(req.headers['if-none-match'], configurationEtag)) res.status(304).end()
+    if (ifNoneMatchHits(req.headers['if-none-match'], etag)) res.status(304).end()
     else res.type('application/json').send(configuration)
-  })
-
-  router.get('/events', keyFromQuery, ...auth, async (req, res) => {
-    const scope = await options.resolveScope(req)
-    refresh.open(req, res, scope.id, scope.revision)
-  })
-
-  router.all('/evaluate/flags/:key', methodNotAllowed('POST'))
-  router.all('/evaluate/flags', methodNotAllowed('POST'))
-  router.all('/configuration', methodNotAllowed('GET'))
-  router.all('/events', methodNotAllowed('GET'))
-  router.use(ofrepErrorShape)
-  return router
+  }
 }
 
 function readContext(body: unknown): EvaluationContext {

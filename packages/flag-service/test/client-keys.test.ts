@@ -117,6 +117,33 @@ describe.each(DIALECTS)('client keys on %s', (dialect) => {
     expect(await h.dump()).toEqual(before)
   })
 
+  it('deleting it ends its OFREP refresh stream at once', async () => {
+    const spare = await h.call(keys(), {
+      method: 'POST',
+      as: h.admin,
+      body: { name: 'page', environment_id: project.production, kind: 'client' },
+    })
+    const controller = new AbortController()
+    const res = await fetch(`${h.url}/ofrep/v1/events?key=${spare.body.key}`, { signal: controller.signal })
+    expect(res.status).toBe(200)
+    const reader = res.body?.getReader()
+    const ended = (async () => {
+      for (;;) if ((await reader?.read())?.done !== false) return 'ended'
+    })()
+    // A key still in use keeps its stream: deleting another one closes nothing.
+    const other = await h.call(keys(), {
+      method: 'POST',
+      as: h.admin,
+      body: { name: 'o', environment_id: project.production },
+    })
+    expect((await h.request(`${keys()}/${other.body.id}`, { method: 'DELETE', as: h.admin })).status).toBe(204)
+    const timeout = (ms: number) => new Promise((resolve) => setTimeout(() => resolve('open'), ms))
+    expect(await Promise.race([ended, timeout(500)])).toBe('open')
+    expect((await h.request(`${keys()}/${spare.body.id}`, { method: 'DELETE', as: h.admin })).status).toBe(204)
+    expect(await Promise.race([ended, timeout(3000)])).toBe('ended')
+    controller.abort()
+  })
+
   it('DELETE revokes it (401 after); the last server key stays undeletable while client keys exist', async () => {
     const spare = await h.call(keys(), {
       method: 'POST',

@@ -1,5 +1,6 @@
 import { createServiceApp } from '@flagsync/flag-service'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DIALECTS } from '../../../test/support/databases.js'
 import { mountedRoutes } from '../../../test/support/express-routes.js'
 import { createProject, type Project, unique } from './flags/support.js'
 import { type Caller, type Harness, headersFor, startHarness } from './harness.js'
@@ -216,7 +217,7 @@ const CLIENT_KEY_ROUTES = (route: string) =>
   OFREP_ROUTE.test(route) || route === 'POST /api/environments/:param/impressions'
 
 /** The status class the policy gives a route and a credential. */
-export function expectedFor(route: string, row: RouteRow, credential: Credential): Expected {
+function expectedFor(route: string, row: RouteRow, credential: Credential): Expected {
   const write = !route.startsWith('GET ')
   if (row.access === 'public') return 'admitted'
   if (credential === 'none') {
@@ -238,7 +239,7 @@ export function expectedFor(route: string, row: RouteRow, credential: Credential
 const classOf = (status: number): StatusClass | number =>
   status === 401 || status === 403 ? status : status < 500 ? 'admitted' : status
 
-describe('every route × every credential of the flag service (SQLite)', () => {
+describe.each(DIALECTS)('every route × every credential of the flag service on %s', (dialect) => {
   let f: Fixture
   let secrets: { client: string; server: string; readOnly: string; readWrite: string; session: Caller }
   const callerFor = async (credential: Credential, route: string): Promise<Caller> => {
@@ -262,7 +263,7 @@ describe('every route × every credential of the flag service (SQLite)', () => {
   }
 
   beforeAll(async () => {
-    const h = await startHarness('sqlite')
+    const h = await startHarness(dialect)
     const project = await createProject(h)
     const memberId = await h.createUser({ email: 'member@example.com', role: 'editor' })
     f = { h, project, memberId }

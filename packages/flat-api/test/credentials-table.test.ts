@@ -1,5 +1,6 @@
 import { createFlatApiApp } from '@flagsync/flat-api'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DIALECTS } from '../../../test/support/databases.js'
 import { mountedRoutes } from '../../../test/support/express-routes.js'
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
@@ -68,81 +69,84 @@ function expectedFor(row: RouteRow, credential: Credential): StatusClass {
   return 401
 }
 
-describe('every route × every credential of the flat API (SDK_KEY and CLIENT_KEY set)', () => {
-  let server: TestServer
-  beforeAll(async () => {
-    server = await startTestServer({ env: { SDK_KEY, CLIENT_KEY } })
-    const put = await server.request('/api/flags', { method: 'POST', body: flag })
-    expect(put.status).toBe(200)
-  })
-  afterAll(async () => {
-    await server?.dispose()
-  })
+describe.each(DIALECTS)(
+  'every route × every credential of the flat API (SDK_KEY and CLIENT_KEY set) on %s',
+  (dialect) => {
+    let server: TestServer
+    beforeAll(async () => {
+      server = await startTestServer({ env: { SDK_KEY, CLIENT_KEY }, dialect })
+      const put = await server.request('/api/flags', { method: 'POST', body: flag })
+      expect(put.status).toBe(200)
+    })
+    afterAll(async () => {
+      await server?.dispose()
+    })
 
-  const mounted = () => [...mountedRoutes(createFlatApiApp({ runtime: server.runtime }))].sort()
+    const mounted = () => [...mountedRoutes(createFlatApiApp({ runtime: server.runtime }))].sort()
 
-  it('every mounted route has a row in the table', () => {
-    expect(
-      mounted().filter((r) => !rowOf(r)),
-      'mounted without an expectation',
-    ).toEqual([])
-    expect(
-      Object.keys(ROUTES).filter((r) => !mounted().includes(r)),
-      'rows for no route',
-    ).toEqual([])
-  })
+    it('every mounted route has a row in the table', () => {
+      expect(
+        mounted().filter((r) => !rowOf(r)),
+        'mounted without an expectation',
+      ).toEqual([])
+      expect(
+        Object.keys(ROUTES).filter((r) => !mounted().includes(r)),
+        'rows for no route',
+      ).toEqual([])
+    })
 
-  it('each route answers each credential as the policy says', async () => {
-    const mismatches: string[] = []
-    for (const route of mounted()) {
-      const row = rowOf(route) as RouteRow
-      for (const credential of Object.keys(HEADERS) as Credential[]) {
-        const want = expectedFor(row, credential)
-        const { status, text } = await send(server, route, row, HEADERS[credential])
-        const got = status === 401 || status === 403 ? status : status < 500 ? 'admitted' : status
-        if (got !== want) mismatches.push(`${route} as ${credential}: want ${want}, got ${status} ${text}`)
+    it('each route answers each credential as the policy says', async () => {
+      const mismatches: string[] = []
+      for (const route of mounted()) {
+        const row = rowOf(route) as RouteRow
+        for (const credential of Object.keys(HEADERS) as Credential[]) {
+          const want = expectedFor(row, credential)
+          const { status, text } = await send(server, route, row, HEADERS[credential])
+          const got = status === 401 || status === 403 ? status : status < 500 ? 'admitted' : status
+          if (got !== want) mismatches.push(`${route} as ${credential}: want ${want}, got ${status} ${text}`)
+        }
       }
-    }
-    expect(mismatches).toEqual([])
-  })
-
-  it('the client key reads /stream as ?sdk_key= too, and is refused by /sync as a query-less header', async () => {
-    const res = await send(server, 'GET /stream', { path: `/stream?sdk_key=${CLIENT_KEY}` }, {})
-    expect(res.status).toBe(200)
-    const sync = await server.request('/sync', {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${CLIENT_KEY}` },
-      body: ROUTES['POST /sync']?.body,
+      expect(mismatches).toEqual([])
     })
-    expect(sync.status).toBe(403)
-    expect(await sync.json()).toMatchObject({
-      code: 'forbidden',
-      key_kind: 'client',
-      error: expect.stringContaining('CLIENT_KEY'),
-    })
-  })
 
-  it('50 parallel writes with the client key are all 403 and change nothing', async () => {
-    const before = await (await server.request('/api/changes?limit=100')).json()
-    const writes: Array<[string, string, unknown]> = [
-      ['POST', '/api/flags', { ...flag, key: 'evil' }],
-      ['PATCH', '/api/flags/f0', { is_enabled: false }],
-      ['DELETE', '/api/flags/f0', undefined],
-      ['POST', '/sync', ROUTES['POST /sync']?.body],
-      ['POST', '/api/flags', { ...flag, is_enabled: false }],
-    ]
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, async (_, i) => {
-        const [method, path, body] = writes[i % writes.length] as [string, string, unknown]
-        const res = await server.request(path, { method, body, headers: { Authorization: `Bearer ${CLIENT_KEY}` } })
-        return `${method} ${path} ${res.status}`
-      }),
-    )
-    expect(answers.filter((a) => !a.endsWith(' 403'))).toEqual([])
-    expect(await (await server.request('/api/changes?limit=100')).json()).toEqual(before)
-    expect(await (await server.request('/api/flags/f0')).json()).toMatchObject({ is_enabled: true })
-  })
-})
+    it('the client key reads /stream as ?sdk_key= too, and is refused by /sync as a query-less header', async () => {
+      const res = await send(server, 'GET /stream', { path: `/stream?sdk_key=${CLIENT_KEY}` }, {})
+      expect(res.status).toBe(200)
+      const sync = await server.request('/sync', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${CLIENT_KEY}` },
+        body: ROUTES['POST /sync']?.body,
+      })
+      expect(sync.status).toBe(403)
+      expect(await sync.json()).toMatchObject({
+        code: 'forbidden',
+        key_kind: 'client',
+        error: expect.stringContaining('CLIENT_KEY'),
+      })
+    })
+
+    it('50 parallel writes with the client key are all 403 and change nothing', async () => {
+      const before = await (await server.request('/api/changes?limit=100')).json()
+      const writes: Array<[string, string, unknown]> = [
+        ['POST', '/api/flags', { ...flag, key: 'evil' }],
+        ['PATCH', '/api/flags/f0', { is_enabled: false }],
+        ['DELETE', '/api/flags/f0', undefined],
+        ['POST', '/sync', ROUTES['POST /sync']?.body],
+        ['POST', '/api/flags', { ...flag, is_enabled: false }],
+      ]
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          const [method, path, body] = writes[i % writes.length] as [string, string, unknown]
+          const res = await server.request(path, { method, body, headers: { Authorization: `Bearer ${CLIENT_KEY}` } })
+          return `${method} ${path} ${res.status}`
+        }),
+      )
+      expect(answers.filter((a) => !a.endsWith(' 403'))).toEqual([])
+      expect(await (await server.request('/api/changes?limit=100')).json()).toEqual(before)
+      expect(await (await server.request('/api/flags/f0')).json()).toMatchObject({ is_enabled: true })
+    })
+  },
+)
 
 /** One request; a stream that opened is read no further. */
 async function send(server: TestServer, route: string, row: RouteRow, headers: Record<string, string>) {

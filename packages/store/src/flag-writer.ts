@@ -30,7 +30,7 @@ const idOf = (scope: string, key: string) => `${scope}\u0000${key}`
  * Change-log rows a deferred write (`WriteOptions.deferBaseStates`) walks per record under the
  * lock: a record changed fewer times than this since its base is checked in the same pass.
  */
-export const MAX_STEPS_UNDER_LOCK = 8
+export const MAX_STEPS_UNDER_LOCK = 4
 
 /**
  * The write side of one transaction. Reads go to the database once per key

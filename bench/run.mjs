@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=rest,receiver] [-- --profile]
+// npm run bench [-- --quick] [-- --only=rest,receiver] [-- --profile] (--only=ofrep: every ofrep-* module)
 // Runs every benchmark in its own process (each measures its baseline in the same run), prints the table, writes
 // bench/results.json (bench/results.quick.json for --quick) and, for a full run of everything, re-renders the table
 // and the fan-out chart in bench/README.md.
@@ -45,10 +45,18 @@ const MODULES = [
   // stale bases (409), a long history's page time.
   { name: 'audit', ids: ['receiver.apply500.base_ratio', 'receiver.apply1000.stale_ms', 'audit.history10k.ms'] },
   { name: 'rest', ids: ['rest.list350.ratio', 'rest.get.ratio'] },
+  // OFREP bulk evaluation of 350 flags per random context against bare node:http answering a body of the same size.
+  { name: 'ofrep-bulk', ids: ['ofrep.bulk350.ratio'] },
   { name: 'bootstrap', ids: ['stream.bootstrap10k.ms', 'stream.bootstrap10k.after_change.ms'] },
   {
     name: 'sse-fanout',
     ids: ['sse.fanout10k.ratio', 'sse.rss_per_conn_bytes', 'sse.fanout1k.p99_ms', 'sse.fanout5k.p99_ms'],
+  },
+  {
+    // One flag change to 10 000 OFREP refresh streams (refetchEvaluation) against the bare SSE fan-out baseline.
+    name: 'ofrep-refresh',
+    ids: ['ofrep.refresh10k.p99_ms'],
+    timeoutMs: 360_000,
   },
   {
     // Kill and restart under 10 000 subscribers; the server's peak RSS over the reconnect herd; first, the bytes
@@ -211,7 +219,8 @@ async function main() {
   const started = Date.now()
   /** @type {import('./lib/cli.mjs').Row[]} */
   const results = []
-  const selected = MODULES.filter((m) => !only || only.includes(m.name))
+  // `--only=ofrep` names every module whose name starts with `ofrep-` too.
+  const selected = MODULES.filter((m) => !only || only.some((o) => m.name === o || m.name.startsWith(`${o}-`)))
   for (const mod of selected) {
     const t0 = Date.now()
     log(`\n== ${mod.name}`)

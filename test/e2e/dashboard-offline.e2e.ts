@@ -10,7 +10,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
-import { launchChromium, newPage, screenshot, watchErrors } from './browser.js'
+import { goOnline, launchChromium, newPage, reloadOffline, screenshot, watchErrors } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'offline e2e pw' }
@@ -108,7 +108,7 @@ describe('the dashboard offline', () => {
     await expect.poll(() => pending.getAttribute('data-pending'), WITHIN).toBe('1')
     expect(await serverState()).toBe(false)
 
-    await page.reload()
+    await reloadOffline(page)
     await page.getByRole('heading', { name: 'Default', level: 1 }).waitFor()
     expect(await page.locator('#connection').getAttribute('data-state')).toBe('offline')
     await expect.poll(() => pending.getAttribute('data-pending'), WITHIN).toBe('1')
@@ -126,7 +126,7 @@ describe('the dashboard offline', () => {
   })
 
   it('delivers the queued toggle through the sync route once back online', async () => {
-    await context.setOffline(false)
+    await goOnline(context)
     await expect.poll(serverState, WITHIN).toBe(true)
     await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
     await expect.poll(() => page.locator('#connection').getAttribute('data-state'), WITHIN).toBe('online')
@@ -146,7 +146,7 @@ describe('the dashboard offline', () => {
       .poll(() => page.locator('.pending-env[data-env="production"]').getAttribute('data-pending'), WITHIN)
       .toBe('1')
     expect((await call('DELETE', `/api/environments/${production}/flags/night-mode`)).status).toBe(204)
-    await context.setOffline(false)
+    await goOnline(context)
     const card = page.getByRole('region', { name: 'Conflict on night-mode' })
     await card.waitFor({ timeout: 15_000 })
     expect(await card.locator('tbody tr').allTextContents()).toEqual(['is_enabledtruefalse(deleted)'])
@@ -233,7 +233,7 @@ describe('editing every field offline', () => {
     await page.getByRole('switch', { name: 'offline-banner in Production' }).waitFor()
     expect((await call('GET', `/api/environments/${production}/flags/offline-banner`)).status).toBe(404)
 
-    await page.reload()
+    await reloadOffline(page)
     await page.getByRole('heading', { name: 'Default', level: 1 }).waitFor()
     expect(await page.locator('#connection').getAttribute('data-state')).toBe('offline')
     await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('2')
@@ -263,7 +263,7 @@ describe('editing every field offline', () => {
   })
 
   it('delivers them once back online, and a second browser context sees them', async () => {
-    await context.setOffline(false)
+    await goOnline(context)
     await expect.poll(async () => (await serverFlag('checkout')).rollout_percentage, WITHIN).toBe(60)
     const after = await serverFlag('checkout')
     expect(after.variants).toEqual([
@@ -311,7 +311,7 @@ describe('editing every field offline', () => {
       is_enabled: false,
     })
     expect(theirs.status).toBe(200)
-    await context.setOffline(false)
+    await goOnline(context)
     const card = page.getByRole('region', { name: 'Conflict on checkout' })
     await card.waitFor({ timeout: 15_000 })
     expect(await card.locator('tbody tr').allTextContents()).toEqual(['rollout_percentage607020'])
@@ -392,7 +392,7 @@ describe('deleting a flag', () => {
     await screenshot(page, 'dashboard-offline-12-delete-queued')
     expect(await axeViolations(page)).toEqual([])
     expect(await status(production, 'gone-soon')).toBe(200)
-    await context.setOffline(false)
+    await goOnline(context)
     await expect.poll(() => status(production, 'gone-soon'), WITHIN).toBe(404)
     await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
     expect(await page.locator('tr[data-flag="gone-soon"]').count()).toBe(0)
@@ -410,7 +410,7 @@ describe('deleting a flag', () => {
     await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('1')
     // Someone else turns it on meanwhile: deleting what they just changed must not happen unseen.
     expect((await call('PATCH', `/api/environments/${production}/flags/raced`, { is_enabled: false })).status).toBe(200)
-    await context.setOffline(false)
+    await goOnline(context)
     const card = page.getByRole('region', { name: 'Conflict on raced' })
     await card.waitFor({ timeout: 15_000 })
     expect(await card.locator('tbody tr').allTextContents()).toEqual(['is_enabledtrue(delete)false'])

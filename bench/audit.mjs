@@ -182,7 +182,7 @@ export async function run({ quick }) {
     }
 
     const staleKeys = Array.from({ length: STALE }, (_, i) => makeFlag(keySpace + i, 250).key)
-    const staleRuns = await staleRounds(sync, db.knex, staleKeys, quick ? 3 : 5)
+    const staleRuns = await staleRounds(sync, db.knex, staleKeys, quick ? 5 : 11)
 
     const history = `${server.url}/api/flags/busy/history`
     await medianGet(history, 20) // warm-up

@@ -32,6 +32,13 @@ export const ENTRIES = [
     budget: 15_000,
   },
   {
+    id: 'bundle.flag_client_remote',
+    what: '`createRemoteFlagClient` (remote evaluation: values, refresh stream, impressions), every dependency',
+    code: "export { createRemoteFlagClient } from '@flagsync/flag-client'",
+    external: [],
+    budget: 8_000,
+  },
+  {
     id: 'bundle.sync_client',
     what: "`createSyncClient`, the sync client's own code (Dexie external)",
     code: "export { createSyncClient } from '@flagsync/sync-client'",

@@ -1,5 +1,6 @@
 import { evaluate } from '@flagsync/evaluation'
 import type { EvaluableFlag, Operation } from '@flagsync/protocol'
+import { systemClock } from './clock.js'
 import { FlagCache, type SavedSet } from './flag-cache.js'
 import { bootstrapSet, isNewerFlagSet } from './flag-sets.js'
 import { DEFAULT_RECONNECT, FlagStream } from './flag-stream.js'
@@ -11,7 +12,6 @@ import { browserOnlineSource } from './online.js'
 import { SnapshotPoller, withKeyInQuery } from './snapshot-poller.js'
 import type {
   ClientFlag,
-  Clock,
   FlagClient,
   FlagClientListener,
   FlagClientOptions,
@@ -20,12 +20,6 @@ import type {
   FlagOutbox,
   FlagSource,
 } from './types.js'
-
-const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (cb, ms) => setTimeout(cb, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-}
 
 /**
  * Live flags: the server's set (from the stream, a snapshot or the flag
@@ -272,7 +266,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     return typeof revision === 'number' ? { baseRevision: revision } : {}
   }
   const requireSync = () => {
-    if (!sync) throw new Error('flag edits need a sync client: createFlagClient({ ..., syncClient })')
+    if (!sync) throw new Error('flag edits need the syncClient option')
     return sync
   }
 

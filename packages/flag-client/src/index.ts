@@ -18,6 +18,8 @@ export type { ManualOnlineSource } from './online.js'
 export { browserOnlineSource, manualOnlineSource } from './online.js'
 export { FlagsyncProvider } from './openfeature-provider.js'
 export { StreamHttpError } from './read-event-stream.js'
+export { createRemoteFlagClient } from './remote/remote-client.js'
+export type { RemoteFlagClient, RemoteFlagClientOptions } from './remote/remote-types.js'
 export type {
   ClientFlag,
   Clock,

@@ -9,6 +9,7 @@ import {
   ProviderFatalError,
   type ResolutionDetails,
 } from '@openfeature/web-sdk'
+import type { RemoteFlagClient } from './remote/remote-types.js'
 import type { FlagClient, FlagClientStatus } from './types.js'
 
 /**
@@ -93,6 +94,11 @@ export class FlagsyncProvider implements Provider {
       const why = status.lastError ? `: ${status.lastError.message}` : ''
       this.events.emit(ProviderEvents.Stale, { message: `flag stream ${status.state}${why}` })
     }
+  }
+
+  /** A remote-evaluation client fetches the values of the new context; a rules-mode client evaluates any context. */
+  onContextChange(_old: EvaluationContext, context: EvaluationContext): Promise<void> | undefined {
+    return (this.#client as Partial<RemoteFlagClient>).setContext?.(fromOpenFeatureContext(context))
   }
 
   async onClose(): Promise<void> {

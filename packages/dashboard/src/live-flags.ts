@@ -89,6 +89,17 @@ export class LiveFlags {
     this.source = undefined
   }
 
+  /**
+   * The service answers again: a stream that is not live connects now instead of after EventSource's retry
+   * delay, so what changed meanwhile (the outbox's delivered edits included) reaches the table and the editable
+   * copy before the next edit takes its base revision from them.
+   */
+  reconnect(): void {
+    if (!this.source || this.snapshot.state === 'live') return
+    this.stop()
+    this.start()
+  }
+
   /** A flag as a write of this page answered it: shown at once, the stream's copy follows. */
   put(envId: string, flag: Flag): void {
     const flags = new Map(this.snapshot.flags)

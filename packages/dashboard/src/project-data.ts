@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from 'react'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
 import { inOrder } from './environment-order.js'
 import { LiveFlags } from './live-flags.js'
@@ -59,6 +59,11 @@ export function useProjectStream(
     live.start()
     return () => live.stop()
   }, [live])
+  const wasOffline = useRef(offline)
+  useEffect(() => {
+    if (wasOffline.current && !offline) live.reconnect()
+    wasOffline.current = offline
+  }, [live, offline])
   useEffect(() => {
     if (offline) return
     return live.onEnvironmentOrder(projectId, (ids) => {

@@ -1,4 +1,9 @@
-import { createRemoteFlagClient, type KeyValueStorage, type RemoteFlagClient } from '@flagsync/flag-client'
+import {
+  createFlagClient,
+  createRemoteFlagClient,
+  type KeyValueStorage,
+  type RemoteFlagClient,
+} from '@flagsync/flag-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createProject, flagsOf, putFlag } from '../../flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../flag-service/test/harness.js'
@@ -121,6 +126,38 @@ describe('createRemoteFlagClient against the flag service with a client key', ()
     }
     for (const word of ['"rules"', '"segment', '"operator"', '"attribute"', '"values"'])
       expect(text).not.toContain(word)
+  })
+
+  it('records what a rules-mode client receives: the segment and the other user are there (the recorder sees them)', async () => {
+    const { p } = await seeded()
+    const rec = recordingFetch()
+    const rules = createFlagClient({
+      streamUrl: `${h.url}/stream`,
+      sdkKey: p.sdkKey,
+      fetch: rec.fetch,
+      persist: false,
+      impressions: false,
+    })
+    try {
+      await rules.ready()
+      const text = rec.received.join('')
+      for (const secret of ['secret-ann', 'u-vip', 'vip-only-greeting']) expect(text).toContain(secret)
+    } finally {
+      await rules.close()
+    }
+  })
+
+  it('reports impressions to its environment with the client key', async () => {
+    const { p, clientKey } = await seeded()
+    const rec = recordingFetch()
+    const flags = start(clientKey, { fetch: rec.fetch, storage: null, environmentId: p.production })
+    await flags.ready()
+    flags.evaluate('greeting')
+    await flags.flushImpressions()
+    expect(flags.impressionStatus()).toMatchObject({ enabled: true, delivered: 1, dropped: 0, lastError: null })
+    expect(rec.requests).toContain(`POST /api/environments/${p.production}/impressions`)
+    const list = await h.call(`/api/environments/${p.production}/impressions`, { as: h.admin })
+    expect(list.body.items).toEqual([expect.objectContaining({ flag_key: 'greeting', user_id: 'u-1', value: 'hello' })])
   })
 
   it('re-fetches on setContext and serves the new context its targeted value', async () => {

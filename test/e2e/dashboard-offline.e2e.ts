@@ -422,4 +422,35 @@ describe('deleting a flag', () => {
     await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
     expect(errors).toEqual([])
   })
+
+  it('offline: a flag the stream showed before the saved copy had it can still be deleted from its editor', async () => {
+    // The saved copy follows the stream with a REST read; going offline before that read answers leaves the
+    // editor nothing to edit, and the delete must still be there. The read is refused to make that moment last.
+    const list = `**/api/environments/${production}/flags`
+    await page.route(list, (route) => route.abort())
+    try {
+      expect(
+        (await call('POST', `/api/environments/${production}/flags`, { key: 'stream-only', is_enabled: true })).status,
+      ).toBe(200)
+      await page.getByRole('switch', { name: 'stream-only in Production' }).waitFor()
+      await goOffline()
+    } finally {
+      await page.unroute(list)
+    }
+    await page.getByRole('button', { name: 'Edit stream-only in Production' }).dispatchEvent('click')
+    const editor = page.getByRole('dialog', { name: 'stream-only in Production' })
+    await editor.getByText('No saved copy of stream-only to edit offline').waitFor()
+    await editor.getByRole('button', { name: 'Delete flag' }).click()
+    await page
+      .getByRole('dialog', { name: 'Delete stream-only?' })
+      .getByRole('button', { name: 'Queue delete' })
+      .click()
+    await editor.waitFor({ state: 'detached' })
+    await expect.poll(() => pendingProduction().getAttribute('data-pending'), WITHIN).toBe('1')
+    expect(await pendingProduction().locator('li').allTextContents()).toEqual(['delete stream-only'])
+    await goOnline(context)
+    await expect.poll(() => status(production, 'stream-only'), WITHIN).toBe(404)
+    await expect.poll(() => page.locator('.pending-env').count(), WITHIN).toBe(0)
+    expect(errors).toEqual([])
+  })
 })

@@ -31,6 +31,9 @@ export function FlagEditor(props: FlagEditorProps) {
   const { notice, save } = useFlagSave(props, { ...loaded, blocked })
   const title = creating ? 'New flag' : `${props.flagKey} in ${env?.name ?? 'environment'}`
   if (!draft || !built) {
+    // Opened offline before the saved copy had this flag (the stream shows it first): nothing to edit, but a
+    // delete needs only the key and the revision the table shows.
+    const deleteKey = loaded.openedOffline ? props.flagKey : null
     return (
       <Dialog title={title} onClose={props.onClose} wide>
         {error ? (
@@ -40,6 +43,11 @@ export function FlagEditor(props: FlagEditorProps) {
         ) : (
           <p>Loading…</p>
         )}
+        {deleteKey !== null && env ? (
+          <div className="actions">
+            <EditorDelete props={props} env={env} flagKey={deleteKey} openedOffline />
+          </div>
+        ) : null}
       </Dialog>
     )
   }
@@ -150,20 +158,7 @@ function EditorActions(args: {
   return (
     <div className="actions">
       {!creating && env ? (
-        <DeleteFlag
-          flagKey={flag.key}
-          envId={env.id}
-          environments={props.environments}
-          role={props.role}
-          offline={props.offline || args.openedOffline}
-          outbox={props.outbox}
-          presentIn={(id) => props.exists(id, flag.key)}
-          revisionOf={(id) => props.revisionOf(id, flag.key)}
-          onDeleted={(ids) => {
-            props.onDeleted(ids, flag.key)
-            props.onClose()
-          }}
-        />
+        <EditorDelete props={props} env={env} flagKey={flag.key} openedOffline={args.openedOffline} />
       ) : null}
       <button type="button" onClick={props.onClose}>
         Cancel
@@ -172,5 +167,26 @@ function EditorActions(args: {
         {saveLabel(props.offline, creating, env?.require_approval ?? false)}
       </button>
     </div>
+  )
+}
+
+/** The editor's "Delete flag": closes the editor once the flag is deleted (or the delete queued). */
+function EditorDelete(args: { props: FlagEditorProps; env: Environment; flagKey: string; openedOffline: boolean }) {
+  const { props, env, flagKey } = args
+  return (
+    <DeleteFlag
+      flagKey={flagKey}
+      envId={env.id}
+      environments={props.environments}
+      role={props.role}
+      offline={props.offline || args.openedOffline}
+      outbox={props.outbox}
+      presentIn={(id) => props.exists(id, flagKey)}
+      revisionOf={(id) => props.revisionOf(id, flagKey)}
+      onDeleted={(ids) => {
+        props.onDeleted(ids, flagKey)
+        props.onClose()
+      }}
+    />
   )
 }

@@ -1,23 +1,15 @@
 import type { OfrepBulkResponse, OfrepEvaluationFailure, OfrepEvaluationSuccess } from '@flagsync/protocol'
-import { parseRetryAfter, retryDelay } from '@flagsync/protocol'
+import { parseRetryAfter, type RetryPolicy, retryDelay } from '@flagsync/protocol'
 import { systemClock } from '../clock.js'
 import { DEFAULT_RECONNECT } from '../flag-stream.js'
 import { MemoryImpressionQueue } from '../impressions/impression-queue.js'
 import { ImpressionReporter } from '../impressions/impression-reporter.js'
 import { browserOnlineSource } from '../online.js'
-import type {
-  ClientFlag,
-  FlagClientListener,
-  FlagClientStatus,
-  FlagEvaluation,
-  FlagSource,
-  KeyValueStorage,
-} from '../types.js'
+import type { ClientFlag, Clock, FlagEvaluation, KeyValueStorage, OnlineSource } from '../types.js'
 import { RefreshStream } from './refresh-stream.js'
 import type { RemoteFlagClient, RemoteFlagClientOptions } from './remote-types.js'
 import { contextHash, toOfrepContext, ValueStore } from './remote-values.js'
-
-const NOT_FOUND: FlagEvaluation = { value: undefined, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND', flagFound: false }
+import { RemoteView } from './remote-view.js'
 
 /**
  * Flags evaluated by the server (OFREP bulk evaluation with a client key): the page holds the values for its
@@ -37,46 +29,12 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
   const online = options.online ?? browserOnlineSource()
   const policy = { ...DEFAULT_RECONNECT, ...options.reconnect }
   const auth = { Authorization: `Bearer ${options.clientKey}` }
-  const dbName = options.dbName ?? 'flagsync'
   const storeId = contextHash({ url: ofrep.href, key: options.clientKey })
-  const store = new ValueStore(storageOf(options), `${dbName}:remote`, storeId, options.maxStoredContexts ?? 10)
-
-  let context: Record<string, unknown> = { ...options.context }
-  let hash = contextHash(context)
-  let view: ReadonlyMap<string, ClientFlag> = new Map()
-  let etag: string | null = null
-  /** Bumped by every context change: an answer for an earlier context is dropped. */
-  let generation = 0
-  let retryTimer: unknown
-  let closed = false
-  let status: FlagClientStatus = {
-    state: 'connecting',
-    source: 'none',
-    environmentId: options.environmentId ?? null,
-    failures: 0,
-    lastError: null,
-  }
-  const listeners = new Set<FlagClientListener>()
-  let resolveReady!: () => void
-  const readyPromise = new Promise<void>((resolve) => {
-    resolveReady = resolve
-  })
-  const emit = (event: Parameters<FlagClientListener>[0]) => {
-    for (const listener of listeners) listener(event)
-  }
-  const setStatus = (patch: Partial<FlagClientStatus>) => {
-    status = { ...status, ...patch }
-    emit({ type: 'status', status })
-  }
-  const use = (flags: ClientFlag[], source: FlagSource) => {
-    const next = new Map(flags.map((f) => [f.key, f]))
-    const keys = new Set([...view.keys(), ...next.keys()])
-    const changedKeys = [...keys].filter((k) => JSON.stringify(view.get(k)) !== JSON.stringify(next.get(k)))
-    if (changedKeys.length > 0 || view.size === 0) view = next
-    if (changedKeys.length > 0) emit({ type: 'flags', changedKeys })
-    if (status.source !== source) setStatus({ source })
-    resolveReady()
-  }
+  const prefix = `${options.dbName ?? 'flagsync'}:remote`
+  const store = new ValueStore(storageOf(options), prefix, storeId, options.maxStoredContexts ?? 10)
+  const view = new RemoteView(options.environmentId ?? null)
+  const state: FetchState = { context: { ...options.context }, hash: '', etag: null, generation: 0, closed: false }
+  state.hash = contextHash(state.context)
 
   const stream = new RefreshStream({
     fetch: fetchImpl,
@@ -87,100 +45,62 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
     refetch: (tag) => void fetchValues(tag),
     reconnected: () => void fetchValues(),
   })
-
-  const failed = (error: { message: string; status?: number }, retryAfterMs: number | null) => {
-    const failures = status.failures + 1
-    setStatus({ state: online.isOnline() ? 'reconnecting' : 'offline', failures, lastError: error })
-    clock.clearTimeout(retryTimer)
-    retryTimer = clock.setTimeout(() => void fetchValues(), retryDelay(failures - 1, retryAfterMs, policy, random))
-  }
-  /** One bulk evaluation for the current context; `refetchEtag`: the refresh stream's, so the server catches up first. */
-  async function fetchValues(refetchEtag?: string): Promise<void> {
-    const mine = generation
-    const url = new URL('evaluate/flags', ofrep)
-    if (refetchEtag !== undefined) url.searchParams.set('flagConfigEtag', refetchEtag)
-    const headers: Record<string, string> = { ...auth, 'Content-Type': 'application/json' }
-    // A 304 names no refresh stream: the tag is sent once one is followed (a stored one waits for the first answer).
-    if (etag !== null && stream.url) headers['If-None-Match'] = etag
-    const stale = () => closed || mine !== generation
-    try {
-      const body = JSON.stringify({ context: toOfrepContext(context) })
-      const res = await fetchImpl(url, { method: 'POST', headers, body, cache: 'no-store' })
-      if (stale()) return
-      if (res.status !== 304 && !res.ok) {
-        const text = await res.text().catch(() => '')
-        const message = `evaluation answered ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`
-        return failed({ message, status: res.status }, parseRetryAfter(res.headers.get('retry-after'), clock.now()))
-      }
-      if (res.status === 200) {
-        const answer = (await res.json()) as OfrepBulkResponse
-        if (stale()) return
-        etag = res.headers.get('etag')
-        const flags = answer.flags.map(toFlag)
-        store.save(hash, { id: storeId, etag, flags, savedAt: clock.now() })
-        use(flags, 'snapshot')
-        const refresh = answer.eventStreams?.[0]?.url ?? answer.refreshConnections?.[0]?.url
-        if (refresh) stream.follow(new URL(refresh, ofrep).href)
-      }
-      setStatus({ state: 'live', failures: 0, lastError: null })
-    } catch (error) {
-      if (!stale()) failed({ message: (error as Error).message }, null)
-    }
-  }
-
+  const fetchValues = valueFetcher({ ofrep, auth, fetch: fetchImpl, clock, random, policy, online }, state, {
+    view,
+    store,
+    storeId,
+    stream,
+  })
   const reporter = impressionReporter(options, ofrep, fetchImpl, clock, random, online, (error) =>
-    emit({ type: 'error', source: 'impressions', error }),
+    view.emit({ type: 'error', source: 'impressions', error }),
   )
   if (options.environmentId) reporter.start()
   const offOnline = online.subscribe((isOnline) => {
     if (isOnline) void fetchValues()
-    else setStatus({ state: 'offline' })
+    else view.setStatus({ state: 'offline' })
   })
-
-  const saved = store.load(hash)
-  if (saved) {
-    etag = saved.etag
-    use(saved.flags, 'cache')
+  /** The stored values of the current context answer at once; the server's when they arrive. */
+  const fromStore = () => {
+    const stored = store.load(state.hash)
+    state.etag = stored?.etag ?? null
+    if (stored) view.use(stored.flags, 'cache')
   }
+  fromStore()
   void fetchValues()
 
   const evaluateKey = (key: string): FlagEvaluation => {
-    const flag = view.get(key)
-    if (!flag) return NOT_FOUND
-    const result = resultOf(flag)
-    reporter.record(key, context, result)
+    const result = view.result(key)
+    reporter.record(key, state.context, result)
     return result
   }
   const rulesMode = () =>
     Promise.reject(new Error('flag edits are a rules-mode feature: createFlagClient({ ..., syncClient })'))
 
   return {
-    ready: () => readyPromise,
-    getFlag: (key) => view.get(key),
-    allFlags: () => [...view.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
-    snapshot: () => view,
+    ready: () => view.ready,
+    getFlag: (key) => view.flags.get(key),
+    allFlags: () => view.allFlags(),
+    snapshot: () => view.flags,
     evaluate: (key) => evaluateKey(key),
     isEnabled: (key) => evaluateKey(key).value === true,
     getValue<T>(key: string, _context: Record<string, unknown> | undefined, fallback: T): T {
       const { value } = evaluateKey(key)
       return value === undefined ? fallback : (value as T)
     },
-    status: () => status,
+    status: () => view.status,
     subscribe(listener) {
-      listeners.add(listener)
-      return () => listeners.delete(listener)
+      view.listeners.add(listener)
+      return () => view.listeners.delete(listener)
     },
-    context: () => context,
+    context: () => state.context,
     async setContext(next) {
-      const nextHash = contextHash(next)
-      if (nextHash === hash || closed) return
-      generation++
-      context = { ...next }
-      hash = nextHash
-      // The new context's stored values answer at once; without any, the previous ones stay until the server's.
-      const stored = store.load(hash)
-      etag = stored?.etag ?? null
-      if (stored) use(stored.flags, 'cache')
+      const hash = contextHash(next)
+      if (hash === state.hash || state.closed) return
+      state.generation++
+      state.context = { ...next }
+      state.hash = hash
+      // Without stored values for the new context, the previous values stay until the server's arrive.
+      fromStore()
       await fetchValues()
     },
     createFlag: rulesMode,
@@ -189,15 +109,94 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
     flushImpressions: () => reporter.flush(),
     impressionStatus: () => reporter.status(),
     async close() {
-      closed = true
+      state.closed = true
       stream.close()
       offOnline()
-      clock.clearTimeout(retryTimer)
+      clock.clearTimeout(state.retryTimer)
       await reporter.close()
-      setStatus({ state: 'closed' })
-      listeners.clear()
+      view.setStatus({ state: 'closed' })
+      view.listeners.clear()
     },
   }
+}
+
+/** The context being served and where its fetches stand. */
+interface FetchState {
+  context: Record<string, unknown>
+  /** `contextHash(context)`: its key in the value store. */
+  hash: string
+  /** The ETag of the values served, for `If-None-Match`. */
+  etag: string | null
+  /** Bumped by every context change: an answer for an earlier context is dropped. */
+  generation: number
+  closed: boolean
+  retryTimer?: unknown
+}
+
+interface FetchDeps {
+  ofrep: URL
+  auth: Record<string, string>
+  fetch: typeof fetch
+  clock: Clock
+  random: () => number
+  policy: RetryPolicy
+  online: OnlineSource
+}
+
+/**
+ * The bulk evaluation of the current context: a 200 is served, stored and names the refresh stream to follow; a 304
+ * keeps the values; a failure is retried with backoff (and Retry-After). `refetchEtag`: the refresh stream's, so
+ * the server catches up with the change log first.
+ */
+function valueFetcher(
+  deps: FetchDeps,
+  state: FetchState,
+  out: { view: RemoteView; store: ValueStore; storeId: string; stream: RefreshStream },
+) {
+  const { view, store, stream } = out
+  const failed = (error: { message: string; status?: number }, retryAfterMs: number | null) => {
+    const failures = view.status.failures + 1
+    view.setStatus({ state: deps.online.isOnline() ? 'reconnecting' : 'offline', failures, lastError: error })
+    deps.clock.clearTimeout(state.retryTimer)
+    const delay = retryDelay(failures - 1, retryAfterMs, deps.policy, deps.random)
+    state.retryTimer = deps.clock.setTimeout(() => void fetchValues(), delay)
+  }
+  async function fetchValues(refetchEtag?: string): Promise<void> {
+    const mine = state.generation
+    const stale = () => state.closed || mine !== state.generation
+    const url = new URL('evaluate/flags', deps.ofrep)
+    if (refetchEtag !== undefined) url.searchParams.set('flagConfigEtag', refetchEtag)
+    const headers: Record<string, string> = { ...deps.auth, 'Content-Type': 'application/json' }
+    // A 304 names no refresh stream: the tag is sent once one is followed (a stored one waits for the first answer).
+    if (state.etag !== null && stream.url) headers['If-None-Match'] = state.etag
+    try {
+      const body = JSON.stringify({ context: toOfrepContext(state.context) })
+      const res = await deps.fetch(url, { method: 'POST', headers, body, cache: 'no-store' })
+      if (stale()) return
+      if (res.status !== 304 && !res.ok) {
+        const text = await res.text().catch(() => '')
+        const message = `evaluation answered ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`
+        return failed(
+          { message, status: res.status },
+          parseRetryAfter(res.headers.get('retry-after'), deps.clock.now()),
+        )
+      }
+      if (res.status === 200) {
+        const answer = (await res.json()) as OfrepBulkResponse
+        if (stale()) return
+        state.etag = res.headers.get('etag')
+        const flags = answer.flags.map(toFlag)
+        store.save(state.hash, { id: out.storeId, etag: state.etag, flags, savedAt: deps.clock.now() })
+        view.use(flags, 'snapshot')
+        const refresh = answer.eventStreams?.[0]?.url ?? answer.refreshConnections?.[0]?.url
+        if (refresh) stream.follow(new URL(refresh, deps.ofrep).href)
+      }
+      view.setStatus({ state: 'live', failures: 0, lastError: null })
+    } catch (error) {
+      if (!stale()) failed({ message: (error as Error).message }, null)
+    }
+  }
+  return fetchValues
 }
 
 /** A bulk entry as a flag of the client's view: the value the server evaluated, nothing else. */
@@ -207,26 +206,6 @@ function toFlag(entry: OfrepEvaluationSuccess | OfrepEvaluationFailure): ClientF
   if (entry.value !== undefined) flag.value = entry.value
   if (entry.variant !== undefined) flag.variant = entry.variant
   return flag
-}
-
-/** OFREP's `STATIC` and `UNKNOWN` read as `DEFAULT`: the value no rule or split chose. */
-function resultOf(flag: ClientFlag): FlagEvaluation {
-  if (typeof flag.errorCode === 'string') {
-    return {
-      value: undefined,
-      reason: 'ERROR',
-      errorCode: flag.errorCode as FlagEvaluation['errorCode'],
-      flagFound: true,
-    }
-  }
-  const reason = flag.reason === 'STATIC' || flag.reason === 'UNKNOWN' ? 'DEFAULT' : flag.reason
-  const result: FlagEvaluation = {
-    value: flag.value as FlagEvaluation['value'],
-    reason: reason as FlagEvaluation['reason'],
-    flagFound: true,
-  }
-  if (typeof flag.variant === 'string') result.variant = flag.variant
-  return result
 }
 
 function impressionReporter(

@@ -15,7 +15,7 @@ describe('createRemoteFlagClient against the flat API with CLIENT_KEY', () => {
     for (const s of servers.splice(0)) await s.dispose()
   })
 
-  async function start(context: Record<string, unknown>) {
+  async function start(context: Record<string, unknown>, extra: { reconnect?: { baseMs: number } } = {}) {
     const server = await startTestServer({ sdkKey: SDK_KEY, clientKey: CLIENT_KEY })
     servers.push(server)
     const put = async (flag: Record<string, unknown>) =>
@@ -27,7 +27,13 @@ describe('createRemoteFlagClient against the flat API with CLIENT_KEY', () => {
       rollout_percentage: 0,
       rules: [{ attribute: 'country', operator: 'equals', values: ['DE'] }],
     })
-    const flags = createRemoteFlagClient({ baseUrl: server.url, clientKey: CLIENT_KEY, context, storage: null })
+    const flags = createRemoteFlagClient({
+      baseUrl: server.url,
+      clientKey: CLIENT_KEY,
+      context,
+      storage: null,
+      ...extra,
+    })
     clients.push(flags)
     return { server, flags }
   }
@@ -47,6 +53,18 @@ describe('createRemoteFlagClient against the flat API with CLIENT_KEY', () => {
       })
     await flags.setContext({ user_id: 'u-1', country: 'FR' })
     expect(flags.evaluate('beta')).toMatchObject({ value: false, reason: 'SPLIT' })
+  })
+
+  it('reports a dropped refresh stream as reconnecting, and keeps serving its values', async () => {
+    const { server, flags } = await start({ user_id: 'u-1', country: 'DE' }, { reconnect: { baseMs: 4000 } })
+    await flags.ready()
+    await expect.poll(() => flags.status().state).toBe('live')
+    const stopped = server.stop()
+    // Before the first reconnect (4 s backoff) re-fetches: the stream's own end says so.
+    await expect.poll(() => flags.status().state, { timeout: 3000, interval: 20 }).toBe('reconnecting')
+    await stopped
+    await expect.poll(() => flags.status().failures, { timeout: 15_000 }).toBeGreaterThan(0) // the re-fetch at reconnect fails too
+    expect(flags.isEnabled('banner')).toBe(true)
   })
 
   it('refuses a wrong key with its status, and the OpenFeature provider fails fast on it', async () => {

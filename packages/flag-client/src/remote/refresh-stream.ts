@@ -10,6 +10,8 @@ export interface RefreshStreamDeps {
   policy: RetryPolicy
   /** A `refetchEvaluation` arrived: re-fetch, passing its etag back. */
   refetch(etag: string | undefined): void
+  /** The stream failed or ended; it reconnects after a backoff. */
+  dropped(): void
   /** The stream reconnected after a failure: a change may have gone unannounced meanwhile. */
   reconnected(): void
 }
@@ -72,6 +74,7 @@ export class RefreshStream {
         })
       } catch {} // refused, cut off or aborted: the loop decides
       if (this.#url !== url) return
+      this.#deps.dropped()
       await new Promise<void>((resolve) => {
         this.#wake = resolve
         this.#timer = this.#deps.clock.setTimeout(

@@ -43,6 +43,7 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
     random,
     policy,
     refetch: (tag) => void fetchValues(tag),
+    dropped: () => view.setStatus({ state: online.isOnline() ? 'reconnecting' : 'offline' }),
     reconnected: () => void fetchValues(),
   })
   const fetchValues = valueFetcher({ ofrep, auth, fetch: fetchImpl, clock, random, policy, online }, state, {

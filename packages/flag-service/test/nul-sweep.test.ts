@@ -204,6 +204,21 @@ const CASES: RouteCase[] = [
   },
   { route: 'DELETE /api/projects/:param/segments/:param', path: (ids) => `${p(ids)}/segments/s0` },
   { route: 'GET /stream', path: () => '/stream', query: ['environment_id', 'sdk_key'] },
+  {
+    route: 'POST /ofrep/v1/evaluate/flags/:param',
+    path: () => '/ofrep/v1/evaluate/flags/f0',
+    body: () => ({ context: { targetingKey: 'u1', country: 'de' } }),
+    as: 'sdk',
+  },
+  {
+    route: 'POST /ofrep/v1/evaluate/flags',
+    path: () => '/ofrep/v1/evaluate/flags',
+    body: () => ({ context: { targetingKey: 'u1', country: 'de' } }),
+    query: ['flagConfigEtag', 'flagConfigLastModified', 'sseEtag', 'sseLastModified'],
+    as: 'sdk',
+  },
+  { route: 'GET /ofrep/v1/configuration', path: () => '/ofrep/v1/configuration', as: 'sdk' },
+  { route: 'GET /ofrep/v1/events', path: () => '/ofrep/v1/events', query: ['key'], as: 'sdk' },
   { route: 'GET /flags/snapshot', path: () => '/flags/snapshot', query: ['sdk_key'], as: 'sdk' },
   {
     route: 'POST /api/environments/:param/impressions',

@@ -124,7 +124,7 @@ describe.each(DIALECTS)('extension seams on %s', (dialect) => {
     expect(res.status).toBe(200)
     expect((await res.json()).auth).toEqual({
       kind: 'sdk_key',
-      sdkKey: { id: expect.any(Number), environmentId: production.id, projectId: expect.any(String) },
+      sdkKey: { id: expect.any(Number), environmentId: production.id, projectId: expect.any(String), kind: 'server' },
     })
     expect((await probe(otherEnvironment, bearer(sdkKey))).status).toBe(404)
   })

@@ -33,7 +33,7 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
   const prefix = `${options.dbName ?? 'flagsync'}:remote`
   const store = new ValueStore(storageOf(options), prefix, storeId, options.maxStoredContexts ?? 10)
   const view = new RemoteView(options.environmentId ?? null)
-  const state: FetchState = { context: { ...options.context }, hash: '', etag: null, generation: 0, closed: false }
+  const state: FetchState = { context: { ...options.context }, hash: '', etag: null, latest: 0, closed: false }
   state.hash = contextHash(state.context)
 
   const stream = new RefreshStream({
@@ -97,7 +97,6 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
     async setContext(next) {
       const hash = contextHash(next)
       if (hash === state.hash || state.closed) return
-      state.generation++
       state.context = { ...next }
       state.hash = hash
       // Without stored values for the new context, the previous values stay until the server's arrive.
@@ -128,8 +127,8 @@ interface FetchState {
   hash: string
   /** The ETag of the values served, for `If-None-Match`. */
   etag: string | null
-  /** Bumped by every context change: an answer for an earlier context is dropped. */
-  generation: number
+  /** The newest request: the answer to an earlier one (another context's, or overtaken by a refresh) is dropped. */
+  latest: number
   closed: boolean
   retryTimer?: unknown
 }
@@ -163,8 +162,8 @@ function valueFetcher(
     state.retryTimer = deps.clock.setTimeout(() => void fetchValues(), delay)
   }
   async function fetchValues(refetchEtag?: string): Promise<void> {
-    const mine = state.generation
-    const stale = () => state.closed || mine !== state.generation
+    const mine = ++state.latest
+    const stale = () => state.closed || mine !== state.latest
     const url = new URL('evaluate/flags', deps.ofrep)
     if (refetchEtag !== undefined) url.searchParams.set('flagConfigEtag', refetchEtag)
     const headers: Record<string, string> = { ...deps.auth, 'Content-Type': 'application/json' }

@@ -21,7 +21,7 @@ export function applyPending(
       const existing = view.get(op.recordId)
       if (!existing) continue
       const patched = patchFlag(existing as Flag, op.changes)
-      // Full (document 1) flags carry fields the flat patch schema does not know: merge those shallowly.
+      // Full (flag service) flags carry fields the flat patch schema does not know: merge those shallowly.
       if (patched) view.set(op.recordId, { ...existing, ...patched })
       else if (!isFlatFlag(existing))
         view.set(op.recordId, { ...existing, ...op.changes, key: op.recordId } as ClientFlag)

@@ -30,7 +30,7 @@ export interface FlagStreamOptions {
   online: OnlineSource
 }
 
-/** Our server ends its document 2 bootstrap with this comment; other servers fall back to the idle timer. */
+/** Our flat API ends its bootstrap with this comment; other servers fall back to the idle timer. */
 export const BOOTSTRAP_COMPLETE_COMMENT = 'bootstrap complete'
 
 /** The stream's reconnect backoff unless `reconnect` says otherwise: 1 s doubling to 30 s, +0–30 % jitter. */
@@ -161,7 +161,7 @@ class Session {
     const data = parseConnectedData(safeJson(connected.data))
     if (data === undefined) throw new StreamHttpError(0, `unexpected connected event: ${connected.data.slice(0, 100)}`)
     this.#environmentId = data === true ? null : data.environment_id
-    // Document 1 announces the end of its bootstrap with `ready`; document 2 does not.
+    // The flag service announces the end of its bootstrap with `ready`; the flat API does not.
     this.#waitsForReady = data !== true
     this.#connectedAt = options.clock.now()
     this.#armIdle()

@@ -2,7 +2,7 @@ import { parseSnapshot } from '@flagsync/protocol'
 import type { ClientFlag, Clock } from './types.js'
 
 /**
- * Polls document 1's `/flags/snapshot` while the stream is down; the flag
+ * Polls the flag service's `/flags/snapshot` while the stream is down; the flag
  * client starts it after N failed reconnects and stops it when the stream is back.
  */
 export class SnapshotPoller {

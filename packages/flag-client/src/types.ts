@@ -1,11 +1,11 @@
 import type { EvaluationErrorCode, EvaluationResult } from '@flagsync/evaluation'
 import type { Operation, RetryPolicy } from '@flagsync/protocol'
 
-/** A flag as the stream serves it: document 2's flat flag or document 1's full flag. */
+/** A flag as the stream serves it: the flat API's flat flag or the flag service's full flag. */
 export type ClientFlag = {
   /** Unique within the set; the flag's id in every read and edit. */
   key: string
-  /** Off serves the flag's off value (false, or document 1's off variation) whatever its rules say. */
+  /** Off serves the flag's off value (false, or the flag service's off variation) whatever its rules say. */
   is_enabled: boolean
   /** The server's read-only change revision of the flag: the base of this client's edits of it. */
   revision?: number
@@ -27,7 +27,7 @@ export interface FlagClientStatus {
   state: 'connecting' | 'live' | 'reconnecting' | 'polling' | 'offline' | 'closed'
   /** Where the flags being served came from; `none` until the first complete set. */
   source: FlagSource
-  /** Document 1's environment of the SDK key; null for document 2 servers and dashboard connections. */
+  /** The flag service's environment of the SDK key; null for flat-API servers and dashboard connections. */
   environmentId: string | null
   /** Consecutive failed stream connections. */
   failures: number
@@ -150,9 +150,9 @@ export interface FlagClientOptions {
   streamUrl: string
   /** Sent as `Authorization: Bearer <sdkKey>` (EventSource cannot send headers; fetch can). */
   sdkKey?: string
-  /** Send the key as the `sdk_key` query parameter instead (document 1's EventSource form). Default false. */
+  /** Send the key as the `sdk_key` query parameter instead (the flag service's EventSource form). Default false. */
   sdkKeyInQuery?: boolean
-  /** Document 1's `/flags/snapshot`, polled after `snapshotAfterFailures` failed reconnects. */
+  /** The flag service's `/flags/snapshot`, polled after `snapshotAfterFailures` failed reconnects. */
   snapshotUrl?: string
   /** Consecutive failed stream connections before the snapshot fallback starts. Default 3. */
   snapshotAfterFailures?: number
@@ -160,7 +160,7 @@ export interface FlagClientOptions {
   snapshotIntervalMs?: number
   /** Reconnect backoff. Default 1 s doubling to 30 s, +0–30 % jitter. */
   reconnect?: Partial<RetryPolicy>
-  /** Document 2 sends no `ready`: the bootstrap counts as complete after this much quiet. Default 100 ms. */
+  /** The flat API sends no `ready`: the bootstrap counts as complete after this much quiet. Default 100 ms. */
   bootstrapIdleMs?: number
   /**
    * Flags the page already has (e.g. the server's `GET /api/flags`, rendered with and embedded in the page): the
@@ -209,7 +209,7 @@ export interface FlagClientOptions {
   /** Acknowledged edits stay visible until the stream echoes them, or this long at most. Default 30 000 ms. */
   echoTimeoutMs?: number
   /**
-   * Impression reporting (document 1 only): every evaluation of a known flag is
+   * Impression reporting (flag service only): every evaluation of a known flag is
    * queued in IndexedDB (`<dbName>:impressions`) and POSTed in batches to
    * `…/api/environments/<environment_id>/impressions` with the SDK key. On by
    * default when an `sdkKey` is given; `false` turns it off.
@@ -219,7 +219,7 @@ export interface FlagClientOptions {
 
 /** Impression reporting settings (`FlagClientOptions.impressions`); every field is optional. */
 export interface ImpressionOptions {
-  /** Default true (it still needs an `sdkKey` and a document 1 server). */
+  /** Default true (it still needs an `sdkKey` and a flag service server). */
   enabled?: boolean
   /** The service's base URL. Default: the stream URL's directory (`https://flags.example.com/` for `…/stream`). */
   baseUrl?: string

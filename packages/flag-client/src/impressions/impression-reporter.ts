@@ -2,7 +2,7 @@ import { parseRetryAfter, type RetryPolicy, resolveRetryPolicy, retryDelay } fro
 import type { Clock, FlagEvaluation, ImpressionOptions, ImpressionStatus, OnlineSource } from '../types.js'
 import { type ImpressionQueue, MemoryImpressionQueue, type QueuedImpression } from './impression-queue.js'
 
-/** The service's limits (document 1 §8 and its field limits): the reporter never sends what would be refused. */
+/** The service's limits (the flag service's limits section and its field limits): the reporter never sends what would be refused. */
 export const IMPRESSION_WIRE_LIMITS = { batch: 500, valueLength: 512, userIdLength: 256, contextLength: 4096 } as const
 
 /** What `ImpressionOptions` defaults to. */
@@ -30,7 +30,7 @@ export interface ReporterDeps {
   sdkKey: string | undefined
   /** The service's base URL: impressions go to `<base>api/environments/<id>/impressions`. */
   baseUrl: URL
-  /** Document 1's environment from `connected` (or the cache); null for document 2 servers: nothing is recorded. */
+  /** The flag service's environment from `connected` (or the cache); null for flat-API servers: nothing is recorded. */
   environmentId(): string | null
   queue(): ImpressionQueue
   /** Told of every storage failure (the app hears it as the flag client's `error` event). */
@@ -104,8 +104,8 @@ export class ImpressionReporter {
 
   /**
    * Opens the queue and starts delivering, rows left by an earlier session
-   * first. The flag client calls it once it knows its environment (document
-   * 1's `connected`, or the cache), so nothing is opened for document 2.
+   * first. The flag client calls it once it knows its environment (the flag
+   * service's `connected`, or the cache), so nothing is opened against a flat API.
    */
   start(): void {
     if (!this.#enabled || this.#closed || this.#queue) return

@@ -62,7 +62,7 @@ export interface ServiceRuntime {
    * to the `onFlagChanges` listeners; a failing listener is logged, never thrown.
    */
   publish(changes: FlagChange[]): Promise<void>
-  /** Committed flag changes made through `write` (issue 10 feeds its change feed from here). */
+  /** Committed flag changes made through `write` (the flags feature feeds its change feed from here). */
   onFlagChanges(listener: FlagChangeListener): () => void
   /** Runs on `close`, newest first, before the database closes (streams, feeds, timers). */
   onClose(fn: () => void | Promise<void>): void

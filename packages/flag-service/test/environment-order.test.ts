@@ -4,7 +4,7 @@ import { DIALECTS } from '../../../test/support/databases.js'
 import { createProject, openStream, type Project, parsed } from './flags/support.js'
 import { type Caller, type Harness, headersFor, startHarness } from './harness.js'
 
-/** Issue 19: a project admin reorders a project's environments; lists and dashboard streams follow. */
+/** A project admin reorders a project's environments; lists and dashboard streams follow. */
 describe.each(DIALECTS)('environment order on %s', (dialect) => {
   const harnesses: Harness[] = []
   afterEach(async () => {

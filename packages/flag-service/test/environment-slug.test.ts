@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
 import { type Harness, startHarness } from './harness.js'
 
-/** Issue 14 item 12: an environment's slug is derived from its name when none is sent, as a project's is. */
+/** An environment's slug is derived from its name when none is sent, as a project's is. */
 describe.each(DIALECTS)('environment slugs on %s', (dialect) => {
   const harnesses: Harness[] = []
   afterEach(async () => {

@@ -209,7 +209,7 @@ export async function startHarness(
   return harness
 }
 
-/** Puts flags into an environment's scope straight through the flag store (issue 10 adds the routes). */
+/** Puts flags into an environment's scope straight through the flag store, without the flag routes. */
 export async function seedFlags(h: Harness, environmentId: string, keys: string[]): Promise<void> {
   await h.server.runtime.write(async (_trx, flags) => {
     for (const key of keys) flags.put({ key, is_enabled: true }, environmentId)

@@ -9,7 +9,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 /**
  * Every path the service answers gives 405 with `Allow` (the methods it does
  * answer) for any other method, never a 404 that reads as "no such path"
- * (the new-user trial found `POST /health` → 404 while `/stream` was 405).
+ * (`POST /health` is a 405 like `POST /stream`).
  * Walks the mounted routes, so a new path is covered without a new case.
  */
 describe('a wrong method at a known path', () => {

@@ -5,12 +5,12 @@ import { DIALECTS } from '../../../test/support/databases.js'
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Harness, MINUTE, startHarness } from './harness.js'
 
 /**
- * Issue 14 item 1: the lockout held for sequential attempts only. 200
- * simultaneous logins (199 wrong, the right one last) got 199 × 401 and one
- * 200, because each attempt read the failure count, ran scrypt and recorded
- * its failure afterwards. Admission now counts the attempt in the database
- * before the hash is checked, so of any burst exactly five attempts are
- * checked and every other one gets 429.
+ * The lockout holds for simultaneous attempts, not only sequential ones: if
+ * each attempt read the failure count, ran scrypt and recorded its failure
+ * afterwards, 200 simultaneous logins (199 wrong, the right one last) would
+ * all be checked. Admission counts the attempt in the database before the
+ * hash is checked, so of any burst exactly five attempts are checked and
+ * every other one gets 429.
  */
 
 const BURST = 200

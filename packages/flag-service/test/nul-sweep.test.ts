@@ -11,8 +11,8 @@ import { type Caller, type Harness, headersFor, startHarness } from './harness.j
 
 /**
  * PostgreSQL text cannot hold U+0000: a NUL that reaches SQL is an error of
- * the driver (`invalid byte sequence for encoding "UTF8": 0x00`), which was a
- * 500 at five routes of the new-user trial (a token, environment or login
+ * the driver (`invalid byte sequence for encoding "UTF8": 0x00`), a 500 for
+ * any string that reaches a query unchecked (a token, environment or login
  * name, an impression value and its query filter). This sweep puts a NUL into
  * every string of a valid body, every object's keys, every path segment and
  * every query parameter of every mounted route, on both dialects: never a

@@ -4,8 +4,7 @@ import { documentedRoutes, mountedRoutes } from '../../../test/support/express-r
 import { type Harness, startHarness } from './harness.js'
 
 /**
- * Issue 14 item 12: the README said the flag routes were "still to come". Its
- * route tables and the app are held together: every route mounted on the
+ * The README's route tables and the app are held together: every route mounted on the
  * service's Express app has a row, and every row is a mounted route.
  */
 describe('the flag service README documents every route', () => {

@@ -172,7 +172,7 @@ const CASES: BodyCase[] = [
       r({ name: long(101), slug: 'qa' }, 'name'),
       r({ name: 7, slug: 'qa' }, 'name'),
       r({ name: 'Q\u0000A', slug: 'qa' }, 'name'),
-      // No slug: derived from the name (issue 14), so a name with nothing to derive it from is the error.
+      // No slug: derived from the name, so a name with nothing to derive it from is the error.
       r({ name: '★★' }, 'name'),
       r({ name: 'QA', slug: '' }, 'slug'),
       r({ name: 'QA', slug: long(65) }, 'slug'),
@@ -248,7 +248,7 @@ const CASES: BodyCase[] = [
       ...NOT_OBJECTS.map(([, body]) => r(() => body, '(root)')),
     ]
   })(),
-  // Issue 16: the base of a conflict-checked PATCH, and the force of an approval.
+  // The base of a conflict-checked PATCH, and the force of an approval.
   ...((): BodyCase[] => {
     const r = (body: unknown, field: string): BodyCase => ({
       route: 'PATCH …/flags/:key (base_revision)',
@@ -274,7 +274,7 @@ const CASES: BodyCase[] = [
     })
     return [r({ force: 'yes' }, 'force'), r({ force: true, reason: 'x' }, 'reason')]
   })(),
-  // Issue 19: the envelope of the per-environment sync receiver (operations are named operations[i].… instead).
+  // The envelope of the per-environment sync receiver (operations are named operations[i].… instead).
   ...((): BodyCase[] => {
     const r = (body: unknown, field: string): BodyCase => ({
       route: 'POST …/sync',

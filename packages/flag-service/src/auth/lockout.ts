@@ -1,4 +1,4 @@
-/** Document 1 §8: 5 failures within 10 minutes lock the account for 15 minutes. */
+/** The flag service's limits: 5 failures within 10 minutes lock the account for 15 minutes. */
 export interface LockoutPolicy {
   maxFailures: number
   windowMs: number

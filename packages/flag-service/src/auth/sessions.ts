@@ -6,7 +6,7 @@ import { recordRevocation } from './revocations.js'
 import { generateSecret, hashSecret } from './secrets.js'
 
 export const SESSION_COOKIE = 'flagsync_session'
-/** Document 1 §8: a session lasts 7 days from login (absolute, not sliding). */
+/** The flag service's limits: a session lasts 7 days from login (absolute, not sliding). */
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000
 
 /** Starts a session and returns the cookie value; only its SHA-256 is stored. */

@@ -48,7 +48,7 @@ export const changeRequestMigration: ServiceMigration = {
 }
 
 /**
- * Issue 16: the flag revision a request was filed against (approval of a
+ * The flag revision a request was filed against (approval of a
  * request whose flag changed since is a 409 unless forced; lists mark it
  * stale), and the sync batch operation that filed it (a replayed batch
  * answers the same request ids). Requests filed before have none: never stale.
@@ -363,7 +363,7 @@ function forceOf(req: Request): boolean {
  * were changed since to other values (the receiver's three-way rules, with
  * the filing revision as the base): approving it would silently overwrite
  * that change, so it needs `force`. Changes to other fields are not a
- * conflict: document 1 applies the patch to the flag's current state.
+ * conflict: the flag service's model applies the patch to the flag's current state.
  */
 async function refuseConflicting(
   flags: FlagWriter,

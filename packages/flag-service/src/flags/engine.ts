@@ -19,7 +19,7 @@ import { sweepOrphanSegments } from './maintenance.js'
 import type { SegmentRule } from './model.js'
 
 export interface FlagStreamOptions {
-  /** Keep-alive comment interval on /stream, ms (default 15 000, document 1 §8). */
+  /** Keep-alive comment interval on /stream, ms (default 15 000, the flag service's limits). */
   keepAliveMs?: number
   /** Change-log poll interval, ms (default 1 000): the backstop for other instances' writes. */
   pollIntervalMs?: number
@@ -93,7 +93,7 @@ const HOUR = 60 * 60 * 1000
  * between a bootstrap and the first live update.
  */
 export class FlagStreams {
-  /** Entries' JSON carries each flag's read-only `revision` (issue 16): every stream and snapshot flag has it. */
+  /** Entries' JSON carries each flag's read-only `revision`, the base of conflict checks: every stream and snapshot flag has it. */
   readonly live = new LiveFlagSet({ revisionInJson: true })
   readonly hub: SseHub
   readonly feed: ChangeFeed
@@ -410,7 +410,7 @@ export class FlagStreams {
         ? withRevision(JSON.stringify(expandFlag(entry.flag, lookup)), entry.revision)
         : entry.json
       jsons.push(json)
-      // Bootstrap updates carry their flag's revision as `id:` like live ones. Document 1 §6 has every
+      // Bootstrap updates carry their flag's revision as `id:` like live ones. The flag service's events have every
       // (re)connection replay the whole set, so the service never resumes from Last-Event-ID: the id is
       // information (the revision of that flag), in key order, not a resume point.
       updates += upsertFrame(environmentId, json, entry.revision)

@@ -34,7 +34,7 @@ function isSegmentRule(rule: unknown): rule is FullTargetingRule & { segment_key
  * The flag as SDKs receive it. A segment is the OR of its conditions, so a
  * rule `{segment_key, variant}` becomes one rule per condition of the segment,
  * in order, each carrying the rule's `variant`. With "first match wins" that
- * is exactly "the user is in the segment": the expanded flag uses document 1's
+ * is exactly "the user is in the segment": the expanded flag uses the flag service's
  * rule shape only, so every SDK and the shared evaluator read it unchanged. A
  * segment with no conditions, or one that does not exist (any more), matches
  * nobody, so its rule disappears.

@@ -21,8 +21,8 @@ export { sweepOrphanSegments } from './maintenance.js'
 export type { Segment, SegmentRule, ServiceFlag } from './model.js'
 
 /**
- * Environment flags, segments, change requests, /stream and /flags/snapshot
- * (issue 10). Migrations are named 0100_… so they sort after the core ones.
+ * Environment flags, segments, change requests, /stream and /flags/snapshot.
+ * Migrations are named 0100_… so they sort after the core ones.
  */
 export const flagMigrations: ServiceMigration[] = [changeRequestMigration, changeRequestBaseMigration]
 

@@ -18,7 +18,7 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { z } from 'zod'
 import { isPlainText, PLAIN_TEXT_MESSAGE } from '../schemas.js'
 
-/** A flag as stored and answered by the dashboard routes: document 1's Flag, every default filled in. */
+/** A flag as stored and answered by the dashboard routes: the flag service's Flag, every default filled in. */
 export type ServiceFlag = FullFlag
 
 /** The largest weight of one variant: 100 variants of it stay below 2^32, the range of the bucketing hash. */
@@ -114,7 +114,7 @@ function normalizeRules(flag: FullFlag): FullFlag {
   }
 }
 
-/** The body of `POST …/flags` (create or replace): document 1's Flag with every field typed. */
+/** The body of `POST …/flags` (create or replace): the flag service's Flag with every field typed. */
 // The protocol's schemas are zod/mini: wrapping the shape in a classic object gives the same parse
 // (both are zod/v4/core schemas) plus the chained methods used here.
 export const flagBodySchema = z.strictObject(fullFlagSchema.shape).superRefine(refineFlag).transform(normalizeRules)

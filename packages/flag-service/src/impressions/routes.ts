@@ -110,7 +110,7 @@ function ignoredAnswer(stored: number, ignored: number, unknownKeys: string[]) {
 
 /**
  * /api/environments/:env_id/impressions (after `authenticate` and `loadEnvironment`):
- * - POST: SDK key of this environment only (document 1 §5.9: no admin role needed); users report nothing;
+ * - POST: SDK key of this environment only (the flag service's authentication rules: no admin role needed); users report nothing;
  * - GET and GET /stats: project viewers and up, and the environment's SDK key; /stats answers the array
  *   without paging parameters and `{items, next_cursor}` with `limit` or `cursor`.
  */

@@ -1,8 +1,9 @@
+import type { ImpressionWire } from '@flagsync/protocol'
 import { z } from 'zod'
 import { IMPRESSION_LIMITS as L } from './tables.js'
 import type { ImpressionRow } from './types.js'
 
-// The wire forms of issue 11. Objects are strict like every other body of the
+// The wire forms of impressions. Objects are strict like every other body of the
 // service: an unknown field is a 422 naming it.
 
 const FLAG_KEY = /^[A-Za-z0-9_-]+$/
@@ -73,6 +74,13 @@ export const impressionInputSchema = z.strictObject({
 })
 
 export type ImpressionInput = z.output<typeof impressionInputSchema>
+
+/** The protocol's `ImpressionWire` (what the reporters send) is exactly what this schema takes: a type error otherwise. */
+export const IMPRESSION_WIRE_MATCHES: [z.input<typeof impressionInputSchema>] extends [ImpressionWire]
+  ? [ImpressionWire] extends [z.input<typeof impressionInputSchema>]
+    ? true
+    : never
+  : never = true
 
 /** The POST body once its length is known to be at most 500 (that check comes first: 413). */
 export const impressionBatchSchema = z.array(impressionInputSchema, { error: 'must be an array of impressions' })
@@ -160,7 +168,7 @@ const queryInt = (min: number, max: number) =>
         .max(max, `must be a whole number from ${min} to ${max}`),
     )
 
-/** Query parameters of GET …/impressions (document 1 §4). Unknown parameters are a 422, so a typo never widens a filter. */
+/** Query parameters of GET …/impressions (the flag service's endpoints). Unknown parameters are a 422, so a typo never widens a filter. */
 export const listQuerySchema = z.strictObject({
   flag_key: flagKey.optional(),
   user_id: userId.optional(),

@@ -46,7 +46,7 @@ export type ImpressionIndex = (typeof IMPRESSION_INDEXES)[keyof typeof IMPRESSIO
 
 /** Field limits of an impression; they also keep every index entry below PostgreSQL's btree tuple limit. */
 export const IMPRESSION_LIMITS = {
-  /** Items per POST (document 1 §8): more is a 413. */
+  /** Items per POST (the flag service's limits): more is a 413. */
   batch: 500,
   flagKeyLength: 100,
   userIdLength: 256,

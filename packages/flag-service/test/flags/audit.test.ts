@@ -4,7 +4,7 @@ import { DIALECTS } from '../../../../test/support/databases.js'
 import { type Caller, type Harness, type Json, startHarness } from '../harness.js'
 import { createProject, flagsOf, member, type Project, putFlag, setRequireApproval } from './support.js'
 
-/** Issue 16's audit routes on the flag service: per flag, per environment, per project. */
+/** The audit routes of the flag service: per flag, per environment, per project. */
 describe.each(DIALECTS)('the flag service audit trail on %s', (dialect) => {
   let h: Harness
   let p: Project

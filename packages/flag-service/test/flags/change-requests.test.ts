@@ -77,7 +77,7 @@ describe.each(DIALECTS)('change requests on %s', (dialect) => {
       reason: null,
       created_at: new Date(T0).toISOString(),
       reviewed_at: null,
-      // Issue 16: the flag's revision it was filed against, and whether the flag changed since.
+      // The flag's revision it was filed against, and whether the flag changed since.
       base_revision: await storeRevision(h.server.runtime.knex, p.production, 'queued'),
       stale: false,
     })

@@ -18,7 +18,7 @@ import {
 } from './support.js'
 
 /**
- * Issue 16 on the flag service: the read-only `revision`, PATCH/DELETE with a
+ * Conflicts on the flag service: the read-only `revision`, PATCH/DELETE with a
  * base revision (If-Match or base_revision) under the receiver's three-way
  * rules, and change requests whose flag changed after they were filed.
  */
@@ -299,7 +299,7 @@ describe.each(DIALECTS)('flag revisions and conflicts on %s', (dialect) => {
     expect(list.filter((r) => r.flag_key === key).map((r) => r.stale)).toEqual([true, true, true])
     expect((await h.call(`${base}/${clashing.id}`, { as: reviewer.as })).body.stale).toBe(true)
 
-    // Disjoint fields: approved, applied to the flag as it is now (document 1 §3).
+    // Disjoint fields: approved, applied to the flag as it is now (the flag service's change request model).
     const ok = await h.call(`${base}/${disjoint.id}/approve`, { method: 'POST', as: reviewer.as })
     expect(ok.status, JSON.stringify(ok.body)).toBe(200)
     expect(ok.body).toMatchObject({ is_enabled: true, rollout_percentage: 25 })
@@ -325,7 +325,7 @@ describe.each(DIALECTS)('flag revisions and conflicts on %s', (dialect) => {
       (await h.call(`${base}/${clashing.id}/approve`, { method: 'POST', as: reviewer.as, body: { force: 'yes' } }))
         .status,
     ).toBe(422)
-    // ?force and body force that disagree: 422 naming force, nothing applied (the query's true used to win).
+    // ?force and body force that disagree: 422 naming force, nothing applied (neither one may win silently).
     for (const [query, force] of [
       ['true', false],
       ['false', true],

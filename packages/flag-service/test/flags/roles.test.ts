@@ -18,7 +18,7 @@ const WRITE: Cell[] = /*      */ ['ok', 'ok', 'ok', 403, 403, 404, 'ok', 404, 40
 // Cancelling is for the requester (here a separate editor) or a workspace admin; to others the request does not exist.
 const CANCEL: Cell[] = /*     */ ['ok', 404, 404, 404, 404, 404, 404, 404, 403, 404, 401]
 
-describe.each(DIALECTS)('issue 10 role table on %s', (dialect) => {
+describe.each(DIALECTS)('flag routes role table on %s', (dialect) => {
   let h: Harness
   let p: Project
   let callers: Record<CallerName, Caller>
@@ -117,7 +117,7 @@ describe.each(DIALECTS)('issue 10 role table on %s', (dialect) => {
     row(WRITE, 200, (as, id) => h.call(`${crs()}/${id}/approve`, { method: 'POST', as }), freshRequest))
   it('POST …/change-requests/:id/reject', () =>
     row(WRITE, 204, (as, id) => h.call(`${crs()}/${id}/reject`, { method: 'POST', as }), freshRequest))
-  // Issue 16's audit routes are read like the flags; issue 19's sync receiver writes like PATCH.
+  // The audit routes are read like the flags; the per-environment sync receiver writes like PATCH.
   it('GET …/flags/:key/history, …/environments/:env_id/changes, …/projects/:id/changes', async () => {
     await row(READ, 200, (as) => h.call(`${env(p.staging)}/flags/read-me/history`, { as }))
     await row(READ, 200, (as) => h.call(`${env(p.staging)}/changes`, { as }))

@@ -5,10 +5,10 @@ import { type Harness, headersFor, startHarness } from '../harness.js'
 import { createProject, keyHeader, openStream, type Project, putFlag } from './support.js'
 
 /**
- * HEAD /stream (new-user trial): Express answers HEAD with the GET handler,
- * which opened a stream a HEAD can never read; it held the connection open
- * without answering and sat on a slot of STREAM_MAX_CONNECTIONS. HEAD now
- * gets a GET's status and headers at once, with no body, and never counts.
+ * HEAD /stream: Express answers HEAD with the GET handler, which would open
+ * a stream a HEAD can never read, holding the connection open without
+ * answering and taking a slot of STREAM_MAX_CONNECTIONS. HEAD gets a GET's
+ * status and headers at once, with no body, and never counts.
  */
 describe.each(['sqlite', 'postgres'] as const)('HEAD /stream on %s', (dialect) => {
   let h: Harness

@@ -65,7 +65,7 @@ describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
     ])
     expect(boot.flags[0].flag).toEqual((await prod.get('a')).body)
     expect(boot.ready).toBe('2')
-    // Issue 16: bootstrap updates carry their flag's revision as id, like live ones (connected and ready none).
+    // Bootstrap updates carry their flag's revision as id, like live ones (connected and ready none).
     expect(stream.events.slice(0, 4).map((e) => e.id)).toEqual([
       undefined,
       String(await storeRevision(h.server.runtime.knex, p.production, 'a')),

@@ -20,8 +20,8 @@ import {
 } from './support.js'
 
 /**
- * Issue 19's per-environment receiver: `POST /api/environments/:env_id/sync`
- * takes document 2's batches as the signed-in user or a token, checks every
+ * The per-environment receiver: `POST /api/environments/:env_id/sync`
+ * takes the flat API's sync batches as the signed-in user or a token, checks every
  * operation against the role table, files change requests where approval is
  * required and answers 409 conflicts like the flat receiver.
  */

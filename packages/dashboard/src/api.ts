@@ -1,6 +1,6 @@
 /**
  * The service's REST API as the dashboard calls it: same origin, the session
- * cookie, and the CSRF header document 1 asks of every state change made
+ * cookie, and the CSRF header the flag service asks of every state change made
  * with that cookie. Errors keep the service's JSON body (`attempts_remaining`,
  * `retry_after_seconds`, `issues`) so the UI can say what went wrong.
  */

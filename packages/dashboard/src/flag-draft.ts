@@ -8,7 +8,7 @@ import {
 import type { Flag } from './types.js'
 import { parseValue, valueText } from './values.js'
 
-/** Document 1's nine operators, in the protocol's order. */
+/** The flag service's nine operators, in the protocol's order. */
 export const OPERATORS: readonly Operator[] = operatorSchema.options
 
 export interface RuleDraft {
@@ -163,7 +163,7 @@ export function changesOf(base: BuiltFlag, flag: BuiltFlag): Record<string, unkn
   return changes
 }
 
-/** An insert's record (document 2): the whole flag, without the fields left empty. */
+/** An insert's record (the flat API's sync batch): the whole flag, without the fields left empty. */
 export function recordOf(flag: BuiltFlag): Record<string, unknown> {
   return Object.fromEntries(Object.entries(flag).filter(([, v]) => v !== undefined))
 }

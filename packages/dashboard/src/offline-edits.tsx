@@ -8,11 +8,11 @@ import type { Environment } from './types.js'
 
 /** Queues flag edits in an environment's outbox; delivered to its sync route when the service is reachable. */
 export interface Outbox {
-  /** A merge patch of the flag (document 2's `update`), checked against `baseRevision` when it is delivered. */
+  /** A merge patch of the flag (a sync batch's `update`), checked against `baseRevision` when it is delivered. */
   update(envId: string, key: string, changes: Record<string, unknown>, baseRevision?: number): Promise<void>
-  /** A whole new flag (document 2's `insert`, keyed by the flag's key). */
+  /** A whole new flag (a sync batch's `insert`, keyed by the flag's key). */
   insert(envId: string, record: Record<string, unknown> & { key: string }): Promise<void>
-  /** Deletes the flag (document 2's `delete`); a change since `baseRevision` comes back as a conflict. */
+  /** Deletes the flag (a sync batch's `delete`); a change since `baseRevision` comes back as a conflict. */
   delete(envId: string, key: string, baseRevision?: number): Promise<void>
 }
 

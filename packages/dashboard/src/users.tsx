@@ -19,7 +19,7 @@ const ROLES: readonly Role[] = ['viewer', 'editor', 'admin']
 export const USERS_CACHE = 'flagsync.dashboard.users'
 
 /**
- * Why the caller cannot delete this user, or null when they can (document 1's users routes: workspace admins
+ * Why the caller cannot delete this user, or null when they can (the flag service's users routes: workspace admins
  * create and delete; nobody deletes themselves or the last admin).
  */
 export function deleteBlocked(me: Pick<Me, 'id' | 'role'>, user: User, users: readonly User[], offline: boolean) {

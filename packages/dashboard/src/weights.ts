@@ -18,7 +18,7 @@ export interface WeightSummary {
 }
 
 /**
- * Document 1: weights are relative, "need not sum to 100 and are normalized
+ * The flag service's model: weights are relative, "need not sum to 100 and are normalized
  * against their total". So the editor shows each variant's share of the total
  * as it is typed; only a total of 0 (nobody gets anything) and weights the
  * service refuses (negative, fractional, above MAX_WEIGHT) are problems.

@@ -22,7 +22,7 @@ const flag = (over: Partial<Flag>): Flag => ({
   ...over,
 })
 
-describe('variant weights (document 1: relative, normalized against their total)', () => {
+describe('variant weights (relative, normalized against their total)', () => {
   it('gives each variant its share of the total, whatever the total', () => {
     const s = summarizeWeights([{ weight: 1 }, { weight: 3 }])
     expect(s.total).toBe(4)

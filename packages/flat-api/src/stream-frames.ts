@@ -13,7 +13,7 @@ import { type FlagChange, type LiveEntry, withRevision } from '@flagsync/store'
 export const CONNECTED_FRAME = formatSseEvent({ event: 'connected', data: 'true', id: '' })
 
 /**
- * A resumed stream opens with `resumed`, not `connected`: document 2 tells
+ * A resumed stream opens with `resumed`, not `connected`: the flat API spec tells
  * clients to clear their store on `connected`, and EventSource sends
  * Last-Event-ID on its own, so a spec-following client that never heard of
  * resuming would clear and then receive only the missed changes. An event
@@ -38,7 +38,7 @@ export function changeFrame(change: FlagChange): string {
 }
 
 /**
- * Document 2 has no `ready` event; this comment (ignored by EventSource, as
+ * The flat API has no `ready` event; this comment (ignored by EventSource, as
  * the spec requires of comments) tells our own client the bootstrap is over.
  */
 export const BOOTSTRAP_COMPLETE_FRAME = formatSseComment('bootstrap complete')

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { documentedRoutes, mountedRoutes } from '../../../test/support/express-routes.js'
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
-/** The flat API's README route table and its Express app hold the same routes (issue 14 item 12). */
+/** The flat API's README route table and its Express app hold the same routes. */
 describe('the flat API README documents every route', () => {
   let server: TestServer
   beforeAll(async () => {

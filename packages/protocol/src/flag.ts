@@ -18,7 +18,7 @@ export const flatOperatorSchema = z.enum(['equals', 'not_equals', 'contains', 's
 /** One of the flat API's five string operators. */
 export type FlatOperator = z.infer<typeof flatOperatorSchema>
 
-/** Document 1's nine operators: the flat five plus four numeric comparisons. */
+/** The flag service's nine operators: the flat five plus four numeric comparisons. */
 export const operatorSchema = z.enum([
   ...flatOperatorSchema.options,
   'greater_than',

@@ -3,7 +3,7 @@ import { flagKeySchema, LIMITS, operatorSchema } from './flag.js'
 import { isJsonValue, type JsonValue } from './json-value.js'
 
 /**
- * Document 1's full flag model. Document 2's flag is its boolean subset, so
+ * The flag service's full flag model. The flat API's flag is its boolean subset, so
  * every flat flag is also a valid full flag; evaluation works on this shape.
  */
 export const flagTypeSchema = z.enum(['boolean', 'string', 'integer', 'json'])
@@ -50,7 +50,7 @@ export const prerequisiteSchema = z.strictObject({
 /** A prerequisite (see {@link prerequisiteSchema}). */
 export type Prerequisite = z.infer<typeof prerequisiteSchema>
 
-/** Document 1's flag with every field typed; defaults filled on parse. */
+/** The flag service's flag with every field typed; defaults filled on parse. */
 export const fullFlagSchema = z.strictObject({
   key: flagKeySchema,
   is_enabled: z.boolean(),

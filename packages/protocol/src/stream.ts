@@ -34,7 +34,7 @@ export type DeleteUpdate = z.infer<typeof deleteUpdateSchema>
 /** The data of an `update` event (see {@link streamUpdateSchema}). */
 export type StreamUpdate = z.infer<typeof streamUpdateSchema>
 
-/** Document 1 sends the count as a JSON string ("3"); a number is accepted too. */
+/** The flag service sends the count as a JSON string ("3"); a number is accepted too. */
 export const readyDataSchema = z.union([
   z.pipe(z.string().check(z.regex(/^\d+$/)), z.transform(Number)),
   z.number().check(z.int(), z.gte(0)),

@@ -18,7 +18,7 @@ export interface Setup {
   indexedDB: IDBFactory
   /** Another flag client on the same server, outbox and IndexedDB. */
   newFlagClient(extra?: Partial<FlagClientOptions>): FlagClient
-  /** Creates or replaces a flag on the server (document 2's POST /api/flags). */
+  /** Creates or replaces a flag on the server (the flat API's POST /api/flags). */
   put(flag: Record<string, unknown>): Promise<void>
   /** The flag as the server has it. */
   serverFlag(key: string): Promise<Record<string, unknown>>

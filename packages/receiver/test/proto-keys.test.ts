@@ -7,10 +7,10 @@ import { closeAllHarnesses, flagsOf, type HarnessOptions, startHarness as startO
 afterEach(closeAllHarnesses)
 
 /**
- * Issue 14 item 6: `/sync` dropped a `__proto__` key of `record`/`changes`
- * (zod's record schema skips it) and answered 200, while `/api/flags` answers
- * 422 for the same field. The receiver now refuses it, whatever the
- * collection, and applies nothing of the batch.
+ * `/sync` refuses a `__proto__` key of `record`/`changes` (zod's record
+ * schema would skip it silently and answer 200), as `/api/flags` answers 422
+ * for the same field, whatever the collection, and applies nothing of the
+ * batch.
  */
 describe.each(DIALECTS)('a __proto__ key in record or changes on %s', (dialect) => {
   const startHarness = (options: HarnessOptions = {}) => startOn({ dialect, ...options })

@@ -87,7 +87,7 @@ const migrations: Migration[] = [
     },
   },
   {
-    // Issue 18: the scope/key/revision index cost about as many page writes per batch as the flags
+    // The scope/key/revision index cost about as many page writes per batch as the flags
     // table itself (random inserts into an ever-growing B-tree). Each row now points at the
     // previous change of its record instead, so a record's history is a chain walked from its
     // newest row (the flags table's revision, or its last delete); on SQLite the revision is the
@@ -133,7 +133,7 @@ const migrations: Migration[] = [
     },
   },
   {
-    // Issue 18: the flags table held a second copy of every flag's JSON (the log row of its last change holds the
+    // The flags table held a second copy of every flag's JSON (the log row of its last change holds the
     // same string), so each write stored it twice: a 500-flag batch wrote ~98 WAL pages where the flags upsert
     // alone writes ~37. The table of current flags becomes `heads` (scope, key, revision): the JSON is read from
     // the log row a head points at, and `flagsync_flags` stays as a view of the same columns for readers. The

@@ -1,5 +1,5 @@
 /**
- * Issue #7: kill the client process mid-delivery. The client is a real
+ * Kill the client process mid-delivery. The client is a real
  * Chromium (spawned by the test, on its own profile directory) running the
  * built flag console; a proxy in front of the real server process lets a
  * /sync request reach the server, which applies it and answers, but keeps the

@@ -1,5 +1,5 @@
 /**
- * Conflicts in the flag console (issue 16), in Chromium against `npm start`'s server: two editors (Ann and Bob,
+ * Conflicts in the flag console, in Chromium against `npm start`'s server: two editors (Ann and Bob,
  * each a browser context with its own IndexedDB and a name given once) edit the same flag offline and come back
  * online in both orders. Each conflict is resolved one way through the UI, then the server's flag and its audit
  * trail (`/api/flags/:key/history`) are checked. The steps build on each other and run in order.

@@ -1,5 +1,5 @@
 /**
- * Issue 19's environment order and users page: the admin reorders
+ * The environment order and users page: the admin reorders
  * environments from the keyboard (Move up / Move down), another signed-in
  * context sees its flag table's columns follow within a second (the stream's
  * environments event); the admin creates a user who then signs in; a viewer

@@ -307,7 +307,7 @@ describe('the flag console in Chromium', () => {
     await expect.poll(() => keysOn(pageB), WITHIN).not.toContain('legacy-banner')
     await expect.poll(() => pillState(pageB), WITHIN).toMatchObject({ state: 'idle', pending: 0 })
 
-    // Issue 16: the edit carries the revision A saw, so the receiver answers with a conflict (kind deleted) instead
+    // The edit carries the revision A saw, so the receiver answers with a conflict (kind deleted) instead
     // of a 422 that blocks everything behind it: A's other edit goes through, the conflict waits for A's decision.
     await contextA.setOffline(false)
     await expect.poll(() => serverFlag('search-v2').then((f) => f?.is_enabled), WITHIN).toBe(false)

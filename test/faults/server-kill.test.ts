@@ -1,5 +1,5 @@
 /**
- * Issue #7: kill -9 the server (the compiled CLI, a real process) while a sync
+ * Kill -9 the server (the compiled CLI, a real process) while a sync
  * client delivers 10 000 operations in batches, restart it on the same port
  * and database each time, and check that the store ends exactly where the
  * operations say: nothing lost, nothing applied twice, no partial batch.

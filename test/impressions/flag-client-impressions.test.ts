@@ -286,7 +286,7 @@ describe('the flag client reports impressions to the real service', () => {
     expect((await f.list('', bearer(wrongKey))).status).toBe(403)
   })
 
-  it('records nothing when turned off, sampled out, without a key, or against a document 2 server', async () => {
+  it('records nothing when turned off, sampled out, without a key, or against a flat API server', async () => {
     const http = recordingFetch()
     const off = client({ fetch: http.impl, impressions: false })
     const sampledOut = client({ fetch: http.impl, impressions: { sampleRate: 0 } })

@@ -7,12 +7,12 @@ export interface FrontServer {
 }
 
 /**
- * A document 1 `/stream` for one environment (connected, the flags, ready, then
+ * A flag service `/stream` for one environment (connected, the flags, ready, then
  * silence) in front of a real flag service: every other request is proxied to
  * `target`, so a client pointed here posts its impressions to the real routes
- * through the URL it derives from the stream URL. (Issue 10 brings the
- * service's own /stream; this stands in for it.) `environmentId: true` sends
- * document 2's `connected` instead.
+ * through the URL it derives from the stream URL. It stands in for the
+ * service's own /stream so the test decides what the stream says.
+ * `environmentId: true` sends the flat API's `connected` instead.
  */
 export async function startFrontServer(
   target: string,

@@ -17,8 +17,8 @@ import { type RawResponse, rawRequest } from './harness.js'
 /**
  * Hostile input at every JSON route of the flag service, as fuzz-flags-api
  * does for the flat API: never a 5xx, every error a JSON `{error, code}`, and
- * a rejected request changes nothing. Issue 14 item 3 found a 500 here (a
- * `default_value` nested 2 000 deep overflowed zod's recursive JSON schema).
+ * a rejected request changes nothing, including a `default_value` nested
+ * 2 000 deep (which would overflow zod's recursive JSON schema).
  */
 
 /** A JSON value nested `depth` levels, as text (JSON.stringify cannot reach the deepest ones). */

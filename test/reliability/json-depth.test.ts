@@ -7,9 +7,9 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 
 /**
- * Issue 14 item 3: a `default_value` nested 2 000 deep was a 500 in the flag
- * service (zod's recursive JSON schema overflowed the stack). Every JSON body
- * of every server is now refused past 64 levels of nesting with a 422, before
+ * A `default_value` nested 2 000 deep would overflow the stack in zod's
+ * recursive JSON schema, a 500. Every JSON body of every server is refused
+ * past 64 levels of nesting with a 422, before
  * any schema runs.
  */
 

@@ -2,7 +2,7 @@
 // (one Map lookup per operation keeping the last one per record). The goal is on this ratio, which follows our code
 // rather than the machine. compaction.ops_per_s: the absolute figure, without a goal.
 //
-// How it is measured, and why (issue 18 saw 0.24–0.71 from one run to the next):
+// How it is measured, and why (measured naively in one process, it swings from 0.24 to 0.71 between runs):
 // - Each of PROCESSES runs is a fresh `node --expose-gc` child, so the heap layout, the JIT's tiering and inline
 //   caches of one run do not carry into the next; the parent reports min/median/max across the runs.
 // - Both sides get the same treatment: the same warm-up calls, a full GC before every timed call (without it one

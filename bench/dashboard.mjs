@@ -1,6 +1,6 @@
 // dashboard.first_load.gz_bytes: what a browser downloads to show the service's dashboard the first time, gzip -9
 // bytes: index.html plus every script, module preload and stylesheet it references, from the Vite build (built here,
-// as `npm run build` does). Chunks loaded later (the impressions chart) are not first load. Goal: issue 19's 150 kB.
+// as `npm run build` does). Chunks loaded later (the impressions chart) are not first load. Goal: 150 kB.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

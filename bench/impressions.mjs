@@ -1,4 +1,4 @@
-// Impressions (issue 11), against the flag service's CLI on SQLite and, when a PostgreSQL server is at hand
+// Impressions, against the flag service's CLI on SQLite and, when a PostgreSQL server is at hand
 // (FLAGSYNC_PG_URL, or a throwaway cluster from the local binaries), on PostgreSQL too:
 // - impressions[.pg].ingest_per_s: POST batches of 500 with the SDK key (autocannon, 32 connections) into a fresh database;
 //   baseline = knex inserting the same rows into the same table and indexes (one multi-row insert per batch, in-process);

@@ -1,6 +1,6 @@
 // rest.list350.ratio: GET /api/flags (350 flags, ~100 KB) of the real server vs a bare node:http server sending the same cached bytes.
 // rest.get.ratio: GET /api/flags/:key vs bare node:http answering the same flag's bytes from a Buffer (the ceiling:
-// the route no longer goes through Express, so an Express baseline would flatter it).
+// the route does not go through Express, so an Express baseline would flatter it).
 // Every server is its own process; autocannon (50 connections, bounded runs) loads them from this one.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'

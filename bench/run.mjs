@@ -32,7 +32,7 @@ const MODULES = [
       'bundle.evaluate.gz_bytes',
     ],
   },
-  // The service dashboard's first load against issue 19's 150 kB (the Vite build, gzip -9).
+  // The service dashboard's first load against its 150 kB goal (the Vite build, gzip -9).
   { name: 'dashboard', ids: ['dashboard.first_load.gz_bytes'] },
   {
     name: 'client',
@@ -41,7 +41,7 @@ const MODULES = [
     timeoutMs: 300_000,
   },
   { name: 'receiver', ids: ['receiver.apply500.ratio', 'receiver.apply500.write_ratio'] },
-  // Conflict checks and the audit trail (issue 16): baseRevision's cost on apply500 and on a 1 000-operation batch of
+  // Conflict checks and the audit trail: baseRevision's cost on apply500 and on a 1 000-operation batch of
   // stale bases (409), a long history's page time.
   { name: 'audit', ids: ['receiver.apply500.base_ratio', 'receiver.apply1000.stale_ms', 'audit.history10k.ms'] },
   { name: 'rest', ids: ['rest.list350.ratio', 'rest.get.ratio'] },
@@ -86,7 +86,7 @@ const MODULES = [
     timeoutMs: 420_000,
   },
   {
-    // Document 1's impressions at 5 million stored rows, on SQLite and PostgreSQL.
+    // The flag service's impressions at 5 million stored rows, on SQLite and PostgreSQL.
     name: 'impressions',
     ids: [
       'impressions.ingest_per_s',

@@ -4,7 +4,7 @@ import { anonymous, bearer, type Caller, type Harness, startHarness } from '../h
 import { createProject, flagsOf, member, type Project, putFlag, setRequireApproval, unique } from './support.js'
 
 /**
- * The README's issue-10 rows of the role table, for every route of the
+ * The README's flag rows of the role table, for every route of the
  * feature: each route is one test that calls it as all 11 callers (the same
  * callers as test/roles.test.ts) and compares the statuses at once.
  */

@@ -6,6 +6,7 @@ import {
   errorHandler,
   HttpError,
   type Logger,
+  methodNotAllowed,
   notFound,
   presentedToken,
   secretsEqual,
@@ -133,13 +134,5 @@ export function keyAuth(sdkKey: string | undefined, clientKey: string | undefine
       }
       next()
     }) as RequestHandler,
-  }
-}
-
-/** A known path called with a method it does not answer: 405 with `Allow`, not the 404 of an unknown path. */
-function methodNotAllowed(allowed: string): RequestHandler {
-  return (_req, res) => {
-    res.setHeader('Allow', allowed)
-    throw new HttpError('method_not_allowed', `use ${allowed}`)
   }
 }

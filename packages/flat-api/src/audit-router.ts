@@ -1,5 +1,5 @@
 import { auditQuerySchema, flagKeySchema } from '@flagsync/protocol'
-import { HttpError, parseOr422 } from '@flagsync/server-kit'
+import { HttpError, methodNotAllowed, parseOr422 } from '@flagsync/server-kit'
 import { type AuditPage, auditPageToWire } from '@flagsync/store'
 import { type Request, type RequestHandler, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
@@ -26,12 +26,8 @@ export function createAuditRouter(runtime: FlagRuntime, guard: RequestHandler[])
     sendPage(res, await runtime.audit.changes(toStoreQuery(query)))
   })
 
-  const methodNotAllowed = (_req: Request, res: Response) => {
-    res.setHeader('Allow', 'GET')
-    throw new HttpError('method_not_allowed', 'use GET')
-  }
-  router.all('/api/flags/:key/history', ...guard, methodNotAllowed)
-  router.all('/api/changes', ...guard, methodNotAllowed)
+  router.all('/api/flags/:key/history', ...guard, methodNotAllowed('GET'))
+  router.all('/api/changes', ...guard, methodNotAllowed('GET'))
   return router
 }
 

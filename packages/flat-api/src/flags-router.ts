@@ -1,5 +1,5 @@
 import { applyFlagPatch, type Flag, flagKeySchema, flagSchema } from '@flagsync/protocol'
-import { declaredActor, HttpError, ifNoneMatchHits, jsonBody, parseOr422 } from '@flagsync/server-kit'
+import { declaredActor, HttpError, ifNoneMatchHits, jsonBody, methodNotAllowed, parseOr422 } from '@flagsync/server-kit'
 import { type AuditContext, type CommittedFlag, type FlagChange, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
@@ -98,10 +98,6 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
     res.status(204).end()
   })
 
-  const methodNotAllowed = (allowed: string) => (_req: Request, res: Response) => {
-    res.setHeader('Allow', allowed)
-    throw new HttpError('method_not_allowed', `use ${allowed}`)
-  }
   router.all('/', methodNotAllowed('GET, POST'))
   router.all('/:key', methodNotAllowed('GET, PATCH, DELETE'))
   return router

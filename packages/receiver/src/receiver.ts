@@ -7,6 +7,7 @@ import {
   HttpError,
   jsonBody,
   type Logger,
+  methodNotAllowed,
   parseOr422,
 } from '@flagsync/server-kit'
 import { BaseStatesNeeded, type FlagChange, type FlagStore, type FlagWriter, TABLES } from '@flagsync/store'
@@ -88,10 +89,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const router = Router() as Receiver
   if (options.corsOrigins?.length) router.use(corsAllowList(options.corsOrigins), exposeRetryAfter)
   router.post('/', bearerAuth(options.token), ...jsonBody({ limit: options.maxBytes ?? DEFAULT_MAX_BYTES }), receive)
-  router.all('/', (_req, res, next) => {
-    res.setHeader('Allow', 'POST')
-    next(new HttpError('method_not_allowed', 'POST a sync batch here'))
-  })
+  router.all('/', methodNotAllowed('POST', 'POST a sync batch here'))
   router.use(errorHandler(logger))
 
   async function receive(req: Request, res: Response): Promise<void> {

@@ -1,5 +1,5 @@
-import { HttpError, jsonBody } from '@flagsync/server-kit'
-import type { Request, RequestHandler, Response, Router } from 'express'
+import { jsonBody, methodNotAllowed } from '@flagsync/server-kit'
+import type { RequestHandler, Response, Router } from 'express'
 
 export interface RouterOptions {
   /** Largest JSON body (default '1mb'). */
@@ -14,10 +14,7 @@ export const jsonBodyFor = (options: RouterOptions): RequestHandler[] => jsonBod
  * real routes, and before any route whose parameter would also match the path.
  */
 export function allowOnly(router: Router, path: string, allowed: string): void {
-  router.all(path, (_req: Request, res: Response) => {
-    res.setHeader('Allow', allowed)
-    throw new HttpError('method_not_allowed', `this path answers ${allowed}`)
-  })
+  router.all(path, methodNotAllowed(allowed, `this path answers ${allowed}`))
 }
 
 export const noContent = (res: Response) => {

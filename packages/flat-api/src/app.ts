@@ -58,7 +58,7 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   const actor = sdkKey ? 'sdk-key' : null
   app.use('/api/flags', ...cors, keys.readsOnly, createFlagsRouter({ runtime, bodyLimit: options.bodyLimit, actor }))
   app.use(createAuditRouter(runtime, [...cors, auth]))
-  // The browser's own EventSource cannot send headers: /stream also takes the key as ?sdk_key= (as document 1's does).
+  // The browser's own EventSource cannot send headers: /stream also takes the key as ?sdk_key= (as the flag service's does).
   const streamAuth = keys.stream
   app.get('/stream', ...cors, streamAuth, streamRoute(runtime))
   // A stream client that sends Authorization from another origin (fetch, not EventSource) is preflighted.

@@ -16,7 +16,7 @@ const notFound = (key: string) => new HttpError('not_found', `no flag with key $
 /** No flag can have a key outside the key alphabet, so such a key never needs a database round trip. */
 const isFlagKey = (key: string) => flagKeySchema.safeParse(key).success
 
-/** `/api/flags` of document 2. Reads come from the live set; writes commit, then update it before answering. */
+/** `/api/flags` of the flat API spec. Reads come from the live set; writes commit, then update it before answering. */
 export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRouterOptions): Router {
   const { store, live, feed } = runtime
   const router = Router()
@@ -86,7 +86,7 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
     sendFlag(res, changes, current)
   })
 
-  // Deleting is idempotent: 204 whether or not the flag existed (document 2 lists no error).
+  // Deleting is idempotent: 204 whether or not the flag existed (the flat API spec lists no error).
   router.delete('/:key', async (req, res) => {
     if (!isFlagKey(req.params.key)) {
       res.status(204).end()

@@ -114,7 +114,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     random: options.random ?? Math.random,
     online,
   })
-  /** Document 1 names the environment (stream or cache): impressions can be addressed from now on. */
+  /** The flag service names the environment (stream or cache): impressions can be addressed from now on. */
   const environmentKnown = () => {
     if (status.environmentId !== null) reporter.start()
   }

@@ -53,7 +53,7 @@ describe.each(DIALECTS)('extension seams on %s', (dialect) => {
     sdkKey = setup.sdkKey
     service = await listen(createServiceApp(runtime))
 
-    // An issue-10-style router on the same runtime.
+    // A feature-style router of its own on the same runtime.
     const app = express()
     app.use(
       '/api/environments/:env_id/probe',

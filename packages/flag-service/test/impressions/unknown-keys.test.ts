@@ -43,7 +43,7 @@ describe.each(DIALECTS)('impressions of flag keys the environment has on %s', (d
       status: 200,
       body: { stored: 0, ignored_unknown_keys: 2, unknown_flag_keys: ['invented-3'] },
     })
-    // A batch of known keys only is the document's 204.
+    // A batch of known keys only is the spec's 204.
     expect(await f.postAsIs(impressions(1, { flag_key: 'known-a' }))).toEqual({ status: 204, body: undefined })
     expect(await statsKeys()).toEqual(['known-a'])
   })

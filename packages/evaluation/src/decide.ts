@@ -28,6 +28,16 @@ export function decide(
   path?: string[],
 ): Decision {
   checkFlag(flag)
+  return decideChecked(flag, context, getFlag, path)
+}
+
+/** `decide` for a flag whose shape was already checked (a prepared flag set checks each flag once per change). */
+export function decideChecked(
+  flag: CheckedFlag,
+  context: EvaluationContext,
+  getFlag: GetFlag | undefined,
+  path?: string[],
+): Decision {
   if (!flag.is_enabled) return DISABLED
   const prerequisites = flag.prerequisites
   if (prerequisites != null && prerequisites.length > 0) {

@@ -9,7 +9,7 @@ import type {
 import { evaluate } from './evaluate.js'
 import { murmur3 } from './murmur3.js'
 import { fromOpenFeatureContext, variantName } from './resolution.js'
-import type { EvaluationContext, EvaluationErrorCode, GetFlag } from './types.js'
+import type { EvaluationContext, EvaluationErrorCode, EvaluationResult, GetFlag } from './types.js'
 
 /** A request's context read for evaluation, or why it cannot be (the 400 an OFREP route answers). */
 export type OfrepRequestRead =
@@ -75,7 +75,11 @@ export function ofrepEvaluate(
   if (flag === undefined) {
     return { ok: false, status: 404, body: { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `no flag ${key}` } }
   }
-  const result = evaluate(flag, context, getFlag)
+  return ofrepAnswer(flag, key, evaluate(flag, context, getFlag))
+}
+
+/** The OFREP answer of one flag's evaluation result (what `ofrepEvaluate` answers once `evaluate` has run). */
+export function ofrepAnswer(flag: EvaluableFlag, key: string, result: EvaluationResult): OfrepOutcome {
   const metadata = metadataOf(flag)
   if (result.reason === 'ERROR') {
     const errorCode = ERROR_CODES[result.errorCode ?? 'GENERAL'] ?? 'GENERAL'

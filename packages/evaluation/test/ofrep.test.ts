@@ -1,4 +1,12 @@
-import { evaluate, ofrepBulk, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
+import {
+  evaluate,
+  ofrepBulk,
+  ofrepBulkJson,
+  ofrepEtag,
+  ofrepEvaluate,
+  ofrepReadRequest,
+  prepareFlags,
+} from '@flagsync/evaluation'
 import { type EvaluableFlag, ofrepEvaluationFailureSchema, ofrepEvaluationSuccessSchema } from '@flagsync/protocol'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -151,5 +159,37 @@ describe('ofrepEvaluate against evaluate', () => {
       }),
       { numRuns: 300 },
     )
+  })
+})
+
+describe('ofrepBulkJson against ofrepBulk', () => {
+  it('answers byte for byte the JSON of ofrepBulk, for each context and each revision of the set', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(flagArb, { maxLength: 5 }), { minLength: 1, maxLength: 3 }),
+        fc.array(contextArb, { minLength: 1, maxLength: 6 }),
+        (revisions, contexts) => {
+          // Each revision is a new array, as servers hand them out; contexts reuse the caches earlier ones filled.
+          for (const flags of revisions) {
+            const set = flags as EvaluableFlag[]
+            for (const context of contexts) {
+              expect(ofrepBulkJson(set, context)).toBe(JSON.stringify(ofrepBulk(set, context)))
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
+  it('serves a changed set from a new array, not the cached answers of the old one', () => {
+    const before = [targeted, split]
+    expect(JSON.parse(ofrepBulkJson(before, { plan: 'pro', user_id: 'u-1' }))[0]).toMatchObject({
+      reason: 'TARGETING_MATCH',
+    })
+    expect(prepareFlags(before)).toBe(prepareFlags(before))
+    const after = [{ ...targeted, is_enabled: false }, split]
+    expect(JSON.parse(ofrepBulkJson(after, { plan: 'pro', user_id: 'u-1' }))[0]).toMatchObject({ reason: 'DISABLED' })
+    expect(prepareFlags(after)).not.toBe(prepareFlags(before))
   })
 })

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { type EvaluationContext, ofrepBulk, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
-import type { EvaluableFlag, OfrepBulkResponse, OfrepConfiguration, OfrepEventStream } from '@flagsync/protocol'
+import { type EvaluationContext, ofrepBulkJson, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
+import type { EvaluableFlag, OfrepConfiguration, OfrepEventStream } from '@flagsync/protocol'
 import { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express'
 import { bearerToken } from './bearer-auth.js'
 import { HttpError, toHttpError } from './http-error.js'
@@ -119,14 +119,16 @@ function evaluateAll(options: OfrepRouterOptions, refresh: OfrepRefresh): Reques
       res.status(304).end()
       return
     }
-    const streams = [eventStream(req, options.inactivityDelaySec ?? 120)]
-    const answer: OfrepBulkResponse = {
-      flags: ofrepBulk(scope.flags, context),
-      metadata: { revision: version.revision },
-      eventStreams: streams,
-      refreshConnections: streams,
-    }
-    res.json(answer)
+    const streams = JSON.stringify([eventStream(req, options.inactivityDelaySec ?? 120)])
+    // The OfrepBulkResponse as JSON text, written once: the flags' answers come mostly from per-set caches.
+    const flags = ofrepBulkJson(scope.flags, context)
+    const metadata = JSON.stringify({ revision: version.revision })
+    const body = Buffer.from(
+      `{"flags":${flags},"metadata":${metadata},"eventStreams":${streams},"refreshConnections":${streams}}`,
+    )
+    res.setHeader('Content-Type', 'application/json; charset=utf-8')
+    res.setHeader('Content-Length', body.length)
+    res.end(body)
   }
 }
 

@@ -1,0 +1,107 @@
+import type { EvaluableFlag } from '@flagsync/protocol'
+import { type CheckedFlag, checkFlag } from './check-flag.js'
+import { decideChecked } from './decide.js'
+import type { Decision } from './decision.js'
+import { ofrepAnswer, ofrepBulk, ofrepEvaluate } from './ofrep.js'
+import { totalWeight } from './pick-variant.js'
+import { present } from './present.js'
+import type { EvaluationContext, GetFlag } from './types.js'
+
+/**
+ * One flag of a prepared set: either its answer's JSON, the same for every
+ * context, or the checked flag with the JSON of each decision it has served so
+ * far (a flag has few decisions: off, each rule, inside/outside, each variant).
+ */
+type PreparedFlag = { key: string; json: string } | { key: string; flag: CheckedFlag; byDecision: Map<string, string> }
+
+/** A flag set made ready for bulk evaluation: see {@link prepareFlags}. */
+export interface PreparedFlags {
+  readonly entries: readonly PreparedFlag[]
+  readonly getFlag: GetFlag
+}
+
+const prepared = new WeakMap<readonly EvaluableFlag[], PreparedFlags>()
+
+/**
+ * A flag set ready for {@link ofrepBulkJson}, built once per array (servers
+ * hand out the same array until the set changes): each flag's shape checked
+ * once, and the answer of each flag that cannot depend on the context (off,
+ * malformed, or on with nothing to target) serialized once.
+ * @example
+ * const ready = prepareFlags(flags) // the same object for the same array
+ */
+export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
+  const known = prepared.get(flags)
+  if (known) return known
+  const byKey = new Map<string, EvaluableFlag>()
+  for (const flag of flags) if (typeof flag?.key === 'string') byKey.set(flag.key, flag)
+  const getFlag: GetFlag = (key) => byKey.get(key)
+  const entries: PreparedFlag[] = []
+  for (const [key, flag] of byKey) {
+    if (dependsOnContext(flag)) entries.push({ key, flag: flag as CheckedFlag, byDecision: new Map() })
+    else entries.push({ key, json: JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body) })
+  }
+  const ready: PreparedFlags = { entries, getFlag }
+  prepared.set(flags, ready)
+  return ready
+}
+
+/**
+ * The bulk answer's `flags` as JSON text: exactly `JSON.stringify(ofrepBulk(flags, context))`,
+ * from the prepared set's cached answers plus the decisions of the flags that depend on the context.
+ * @example
+ * const body = `{"flags":${ofrepBulkJson(flags, { user_id: 'u-1' })}}`
+ */
+export function ofrepBulkJson(flags: readonly EvaluableFlag[], context: EvaluationContext): string {
+  // evaluate() refuses a context that is not an object (INVALID_CONTEXT for every flag): the plain path says so.
+  if (typeof context !== 'object' || context === null) return JSON.stringify(ofrepBulk(flags, context))
+  const { entries, getFlag } = prepareFlags(flags)
+  let out = '['
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as PreparedFlag
+    if (i > 0) out += ','
+    out += 'json' in entry ? entry.json : contextJson(entry, context, getFlag)
+  }
+  return `${out}]`
+}
+
+/** One context-dependent flag's answer: its decision, then the JSON cached for that decision. */
+function contextJson(
+  entry: { key: string; flag: CheckedFlag; byDecision: Map<string, string> },
+  context: EvaluationContext,
+  getFlag: GetFlag,
+): string {
+  let decision: Decision
+  try {
+    decision = decideChecked(entry.flag, context, getFlag)
+  } catch {
+    // A missing user id, a prerequisite cycle, anything unexpected: the plain path's answer, not cached.
+    return JSON.stringify(ofrepEvaluate(entry.flag as unknown as EvaluableFlag, entry.key, context, getFlag).body)
+  }
+  const id = 'index' in decision ? `${decision.kind}${decision.index}` : decision.kind
+  let json = entry.byDecision.get(id)
+  if (json === undefined) {
+    const flag = entry.flag as unknown as EvaluableFlag
+    json = JSON.stringify(ofrepAnswer(flag, entry.key, present(entry.flag, decision)).body)
+    entry.byDecision.set(id, json)
+  }
+  return json
+}
+
+/**
+ * Whether a flag's answer can differ between contexts. Not for a malformed flag
+ * (PARSE_ERROR for all), one switched off, or one with no prerequisites and no
+ * rules whose rollout is 0 % (outside for all) or 100 % without a weighted split.
+ */
+function dependsOnContext(flag: EvaluableFlag): boolean {
+  try {
+    checkFlag(flag)
+  } catch {
+    return false
+  }
+  if (!flag.is_enabled) return false
+  if ((flag.prerequisites?.length ?? 0) > 0 || (flag.rules?.length ?? 0) > 0) return true
+  const rollout = flag.rollout_percentage ?? 100
+  if (rollout === 0) return false
+  return rollout !== 100 || (flag.variants != null && totalWeight(flag.variants) > 0)
+}

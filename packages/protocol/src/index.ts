@@ -8,6 +8,7 @@ export type {
   SyncConflict,
 } from './audit.js'
 export {
+  AUDIT_PAGE_SIZE,
   auditEntrySchema,
   auditPageSchema,
   auditQuerySchema,
@@ -59,6 +60,9 @@ export {
   prerequisiteSchema,
   weightedVariantSchema,
 } from './full-flag.js'
+export type { ImpressionWire } from './impressions.js'
+export { IMPRESSION_WIRE_LIMITS, impressionJson, wireContext, wireUserId, wireValue } from './impressions.js'
+export { jsonEqual } from './json-equal.js'
 export type { JsonValue } from './json-value.js'
 export { isJsonValue } from './json-value.js'
 export type {

@@ -1,9 +1,18 @@
-import { parseRetryAfter, type RetryPolicy, resolveRetryPolicy, retryDelay } from '@flagsync/protocol'
+import {
+  IMPRESSION_WIRE_LIMITS,
+  type ImpressionWire,
+  parseRetryAfter,
+  type RetryPolicy,
+  resolveRetryPolicy,
+  retryDelay,
+  wireContext,
+  wireUserId,
+  wireValue,
+} from '@flagsync/protocol'
 import type { Clock, FlagEvaluation, ImpressionOptions, ImpressionStatus, OnlineSource } from '../types.js'
 import { type ImpressionQueue, MemoryImpressionQueue, type QueuedImpression } from './impression-queue.js'
 
-/** The service's limits (the flag service's limits section and its field limits): the reporter never sends what would be refused. */
-export const IMPRESSION_WIRE_LIMITS = { batch: 500, valueLength: 512, userIdLength: 256, contextLength: 4096 } as const
+export { IMPRESSION_WIRE_LIMITS, wireUserId, wireValue } from '@flagsync/protocol'
 
 /** What `ImpressionOptions` defaults to. */
 export const IMPRESSION_DEFAULTS = {
@@ -140,7 +149,7 @@ export class ImpressionReporter {
       user_id: wireUserId(context?.user_id),
       value,
       evaluated_at: new Date(now).toISOString(),
-    })
+    } satisfies ImpressionWire)
     const contextJson = this.#deps.options.includeContext === false ? 'null' : wireContext(context)
     const url = new URL(`api/environments/${encodeURIComponent(environmentId)}/impressions`, this.#deps.baseUrl)
     this.#pending.push({
@@ -393,68 +402,6 @@ export class ImpressionReporter {
     if (resolve) resolve(how)
     else this.#wakePending = true
   }
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-// What a value cannot carry to the service (a 422 there, which would drop the whole batch): unpaired surrogates, and
-// NUL, which PostgreSQL text cannot store; each is sent as U+FFFD.
-const UNSENDABLE = new RegExp(`${LONE_SURROGATE.source}|\\0`, 'g')
-
-/**
- * The user as the service takes it (a string or number `user_id` of the
- * context); null (anonymous) for anything it would refuse, so one odd id
- * never costs the whole batch.
- */
-export function wireUserId(userId: unknown): string | null {
-  const text = typeof userId === 'number' && Number.isFinite(userId) ? String(userId) : userId
-  if (typeof text !== 'string' || text.length === 0 || text.length > IMPRESSION_WIRE_LIMITS.userIdLength) return null
-  return CONTROL.test(text) || LONE_SURROGATE.test(text) ? null : text
-}
-
-/**
- * The evaluated value as the service stores it: booleans and numbers as
- * text, objects as JSON, unpaired surrogates as U+FFFD, at most 512 code units.
- */
-export function wireValue(value: unknown): string | undefined {
-  let text: string | undefined
-  if (typeof value === 'string') text = value
-  else if (typeof value === 'boolean' || typeof value === 'number') text = String(value)
-  else if (value !== undefined) {
-    try {
-      text = JSON.stringify(value)
-    } catch {
-      return undefined
-    }
-  }
-  if (text === undefined) return undefined
-  return truncate(text.replace(UNSENDABLE, '\uFFFD'), IMPRESSION_WIRE_LIMITS.valueLength)
-}
-
-/**
- * The context as JSON text: `null` when there is none (or it is empty), it
- * cannot be serialized, or it is longer than the service takes.
- */
-function wireContext(context: Record<string, unknown> | undefined): string {
-  if (!context || Object.keys(context).length === 0) return 'null'
-  try {
-    const json = JSON.stringify(context)
-    // A toJSON could turn it into something else than an object, which the service would refuse with the whole batch.
-    if (typeof json !== 'string' || !json.startsWith('{') || json.length > IMPRESSION_WIRE_LIMITS.contextLength) {
-      return 'null'
-    }
-    return json
-  } catch {
-    return 'null'
-  }
-}
-
-/** At most `max` UTF-16 code units, never cutting a surrogate pair in half. */
-function truncate(text: string, max: number): string {
-  if (text.length <= max) return text
-  const last = text.charCodeAt(max - 1)
-  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max)
 }
 
 function clampInt(value: number, min: number, max: number, name: string): number {

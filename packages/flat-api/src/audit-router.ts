@@ -1,5 +1,5 @@
-import { auditQuerySchema, flagKeySchema } from '@flagsync/protocol'
-import { HttpError, methodNotAllowed, parseOr422 } from '@flagsync/server-kit'
+import { flagKeySchema } from '@flagsync/protocol'
+import { auditQueryOf, HttpError, methodNotAllowed } from '@flagsync/server-kit'
 import { type AuditPage, auditPageToWire } from '@flagsync/store'
 import { type Request, type RequestHandler, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
@@ -17,22 +17,16 @@ export function createAuditRouter(runtime: FlagRuntime, guard: RequestHandler[])
     if (!flagKeySchema.safeParse(key).success) {
       throw new HttpError('not_found', `no flag with key ${JSON.stringify(key)}`)
     }
-    const query = parseOr422(auditQuerySchema, req.query, 'query')
-    sendPage(res, await runtime.audit.history(key, toStoreQuery(query)))
+    sendPage(res, await runtime.audit.history(key, auditQueryOf(req.query)))
   })
 
   router.get('/api/changes', ...guard, async (req, res) => {
-    const query = parseOr422(auditQuerySchema, req.query, 'query')
-    sendPage(res, await runtime.audit.changes(toStoreQuery(query)))
+    sendPage(res, await runtime.audit.changes(auditQueryOf(req.query)))
   })
 
   router.all('/api/flags/:key/history', ...guard, methodNotAllowed('GET'))
   router.all('/api/changes', ...guard, methodNotAllowed('GET'))
   return router
-}
-
-function toStoreQuery(query: { since?: number; cursor?: number; limit?: number }) {
-  return { since: query.since, cursor: query.cursor, limit: query.limit ?? 100 }
 }
 
 function sendPage(res: Response, page: AuditPage): void {

@@ -16,6 +16,9 @@ const limitParam = z.pipe(
   z.pipe(z.transform(Number), z.number().check(z.gte(1, 'must be at least 1'), z.lte(1000, 'must be at most 1000'))),
 )
 
+/** Entries in an audit page when the query names no `limit`. */
+export const AUDIT_PAGE_SIZE = 100
+
 /** The query of `GET /api/changes` and `GET /api/flags/:key/history`: `since`, `cursor` (a `nextCursor`), `limit`. */
 export const auditQuerySchema = z.strictObject({
   since: z.optional(revisionParam),

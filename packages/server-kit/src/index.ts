@@ -1,3 +1,5 @@
+export type { AuditPageQuery } from './audit-query.js'
+export { auditQueryOf } from './audit-query.js'
 export type { BearerAuthOptions } from './bearer-auth.js'
 export { bearerAuth, bearerToken, presentedToken, secretsEqual } from './bearer-auth.js'
 export { byteLimit } from './byte-size.js'

@@ -1,3 +1,4 @@
+import { AUDIT_PAGE_SIZE } from '@flagsync/protocol'
 import { META, TABLES } from './migrations.js'
 import type { Database } from './open-database.js'
 import { headOf, readMeta, rowsOf } from './statements.js'
@@ -41,7 +42,7 @@ export interface AuditQuery {
   since?: number
   /** Only entries with a revision below this one (the previous page's `nextCursor`). */
   cursor?: number
-  /** Page size (default 100). */
+  /** Page size (default `AUDIT_PAGE_SIZE`, 100). */
   limit?: number
 }
 
@@ -79,7 +80,7 @@ export class AuditLog {
 
   /** A record's entries, deletes included. */
   async history(key: string, query: AuditQuery = {}): Promise<AuditPage> {
-    const limit = query.limit ?? 100
+    const limit = query.limit ?? AUDIT_PAGE_SIZE
     try {
       const pruned = await this.pruneMarks()
       const scopes = query.scopes ? [...new Set(query.scopes)] : [query.scope ?? '']
@@ -94,7 +95,7 @@ export class AuditLog {
 
   /** Every record's entries, deleted records included. */
   async changes(query: AuditQuery = {}): Promise<AuditPage> {
-    const limit = query.limit ?? 100
+    const limit = query.limit ?? AUDIT_PAGE_SIZE
     try {
       const pruned = await this.pruneMarks()
       // One query per scope, each reading its newest rows in index order, merged here: a single

@@ -1,5 +1,5 @@
-import { auditQuerySchema, type ServiceAuditEntryWire } from '@flagsync/protocol'
-import { parseOr422 } from '@flagsync/server-kit'
+import type { ServiceAuditEntryWire } from '@flagsync/protocol'
+import { auditQueryOf } from '@flagsync/server-kit'
 import { type AuditEntry, AuditLog, type AuditPage, auditEntryToWire, auditPageToWire } from '@flagsync/store'
 import { type Response, Router } from 'express'
 import type { Knex } from 'knex'
@@ -13,12 +13,6 @@ import { flagHistoryWithSegments } from './segment-history.js'
 
 /** One entry of the service's audit trail (`serviceAuditEntrySchema`). */
 export type ServiceAuditEntry = ServiceAuditEntryWire
-
-/** `?since=&cursor=&limit=` (422 for anything else), as the store's query; 100 entries a page unless asked. */
-export function auditQueryOf(query: unknown) {
-  const q = parseOr422(auditQuerySchema, query, 'query')
-  return { since: q.since, cursor: q.cursor, limit: q.limit ?? 100 }
-}
 
 /**
  * Sends a page, newest first; `nextCursor` (a string, null on the last page) asks for the next, older one.

@@ -1,12 +1,6 @@
+import type { AuditPageQuery } from '@flagsync/server-kit'
 import type { AuditEntry, AuditLog, AuditPage, StoredFlag } from '@flagsync/store'
 import { segmentKeysOf, segmentScope } from './expand.js'
-
-/** A page query as the audit routes pass it to the store. */
-export interface HistoryQuery {
-  since?: number
-  cursor?: number
-  limit: number
-}
 
 /** How many segment change rows one read of the log takes while looking for those a flag used. */
 const SEGMENT_SCAN = 200
@@ -23,7 +17,7 @@ export async function flagHistoryWithSegments(
   audit: AuditLog,
   environment: { id: string; projectId: string },
   key: string,
-  query: HistoryQuery,
+  query: AuditPageQuery,
 ): Promise<AuditPage> {
   const own = await audit.history(key, { ...query, scope: environment.id })
   const stateAt = await flagStates(audit, own, environment.id, key, query.cursor)

@@ -3,15 +3,12 @@
  * holds a client key, shows the values the flag service evaluated for its context, and a toggle made through the
  * REST API reaches it over the refresh stream. Every evaluation answer the page receives is checked for rules.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { flagsOf, putFlag } from '../../packages/flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../packages/flag-service/test/harness.js'
 import { launchChromium, newPage } from './browser.js'
+import { type BundlePage, serveBundlePage } from './bundle-page.js'
 
 const PAGE = `<!doctype html><html><head><title>OFREP</title></head><body>
 <p>banner: <output id="banner">loading</output></p><p>color: <output id="color">loading</output></p>
@@ -33,43 +30,23 @@ flags.subscribe((e) => { if (e.type === 'flags') render() })
 await flags.ready()
 render()`
 
-async function buildBundle(): Promise<string> {
-  const out = await build({
-    stdin: { contents: ENTRY, resolveDir: fileURLToPath(new URL('.', import.meta.url)), loader: 'js' },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    conditions: ['flagsync-source'],
-    write: false,
-    logLevel: 'silent',
-  })
-  return out.outputFiles[0]?.text ?? ''
-}
-
 describe('the remote flag client in Chromium against the flag service', () => {
   let h: Harness
-  let pages: Server
+  let pages: BundlePage
   let origin: string
   let browser: Browser
   const errors: string[] = []
 
   beforeAll(async () => {
-    const bundle = await buildBundle()
-    pages = createServer((req, res) => {
-      const js = req.url === '/bundle.js'
-      res.writeHead(200, { 'Content-Type': js ? 'text/javascript' : 'text/html; charset=utf-8' })
-      res.end(js ? bundle : PAGE)
-    })
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve))
-    origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`
+    pages = await serveBundlePage(PAGE, ENTRY)
+    origin = pages.origin
     h = await startHarness('sqlite', { env: { CORS_ORIGINS: origin } })
     browser = await launchChromium()
   })
   afterAll(async () => {
     await browser?.close()
     await h?.dispose()
-    await new Promise((resolve) => pages?.close(resolve))
+    await pages?.close()
   })
 
   it('shows its values, then REST toggles over the refresh stream, and receives no rule', async () => {

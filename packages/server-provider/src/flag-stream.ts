@@ -11,6 +11,8 @@ export interface FlagStreamSink {
   remove(key: string): void
   /** The flags held now: a resumed stream applies its missed changes to a copy of them. */
   current(): ReadonlyMap<string, EvaluableFlag>
+  /** The environment the stream's `connected` names: the SDK key's on the flag service, null on the flat API. */
+  environment(id: string | null): void
   /** `live` once a connection's flag set is complete; `down` after each failed or ended connection. */
   state(state: 'live' | 'down', error: Error | null): void
 }
@@ -192,6 +194,7 @@ class Session {
     if (data === undefined) throw new StreamHttpError(0, `unexpected ${event.event} event: ${event.data.slice(0, 100)}`)
     // The flag service announces the end of its bootstrap with `ready`; the flat API with a comment.
     this.#waitsForReady = data !== true
+    this.#sink.environment(data === true ? null : data.environment_id)
     this.#staging = staging
     this.#live = false
     this.#armIdle()

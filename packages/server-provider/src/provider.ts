@@ -10,6 +10,7 @@ import {
   type ResolutionDetails,
 } from '@openfeature/server-sdk'
 import { FlagStream } from './flag-stream.js'
+import { ImpressionReporter, type ServerImpressionOptions, type ServerImpressionStatus } from './impressions.js'
 import { StreamHttpError } from './read-stream.js'
 
 /** Options of {@link FlagsyncServerProvider}. */
@@ -26,6 +27,11 @@ export interface FlagsyncServerProviderOptions {
   bootstrapIdleMs?: number
   /** A stream silent for this long counts as dropped (the servers send a keep-alive every 15 s), ms; default 45 000. */
   idleTimeoutMs?: number
+  /**
+   * Reports each evaluation as an impression to the flag service (`POST /api/environments/<id>/impressions`),
+   * batched in memory; off by default. Needs `sdkKey`; the flat API has no impression ingest.
+   */
+  impressions?: boolean | ServerImpressionOptions
 }
 
 /** The reconnect backoff unless `reconnect` says otherwise. */
@@ -52,17 +58,20 @@ export class FlagsyncServerProvider implements Provider {
   #stale = false
   #hasFlags = false
   #settle: ((error?: Error) => void) | undefined
+  readonly #impressions: ImpressionReporter | undefined
 
   constructor(options: FlagsyncServerProviderOptions) {
     const reconnect = resolveRetryPolicy({ ...DEFAULT_RECONNECT, ...options.reconnect })
     if (typeof reconnect === 'string') throw new TypeError(`options.reconnect.${reconnect.slice(6)}`)
     if (!URL.canParse(options.streamUrl))
       throw new TypeError(`options.streamUrl must be a URL (got ${options.streamUrl})`)
+    const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init))
+    this.#impressions = impressionReporter(options, fetchImpl)
     this.#stream = new FlagStream(
       {
         url: options.streamUrl,
         sdkKey: options.sdkKey,
-        fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+        fetch: fetchImpl,
         reconnect,
         random: Math.random,
         bootstrapIdleMs: options.bootstrapIdleMs ?? 100,
@@ -71,6 +80,7 @@ export class FlagsyncServerProvider implements Provider {
       },
       {
         current: () => this.#flags,
+        environment: (id) => this.#impressions?.environment(id),
         replaceAll: (flags) => this.#replaceAll(flags),
         upsert: (flag) => this.#changed([flag.key], () => this.#flags.set(flag.key, flag)),
         remove: (key) => this.#changed(this.#flags.has(key) ? [key] : [], () => this.#flags.delete(key)),
@@ -89,10 +99,26 @@ export class FlagsyncServerProvider implements Provider {
     })
   }
 
+  /** Closes the stream and delivers the impressions still queued (one attempt). */
   async onClose(): Promise<void> {
     this.#stream.close()
     this.#ready = false
     this.#stale = false
+    await this.#impressions?.close()
+  }
+
+  /** The impression reporter's counters; `enabled: false` without the `impressions` option. */
+  impressionStatus(): ServerImpressionStatus {
+    return (
+      this.#impressions?.status() ?? {
+        enabled: false,
+        queued: 0,
+        delivered: 0,
+        dropped: 0,
+        failures: 0,
+        lastError: null,
+      }
+    )
   }
 
   resolveBooleanEvaluation(flagKey: string, defaultValue: boolean, context: EvaluationContext) {
@@ -114,9 +140,15 @@ export class FlagsyncServerProvider implements Provider {
   async #resolve<T>(flagKey: string, defaultValue: T, context: EvaluationContext, kind: ResolutionKind) {
     const flags = this.#flags
     const flag = flags.get(flagKey)
-    const found = flag && { flag, result: evaluate(flag, fromOpenFeatureContext(context), (key) => flags.get(key)) }
+    const attributes = fromOpenFeatureContext(context)
+    const found = flag && { flag, result: evaluate(flag, attributes, (key) => flags.get(key)) }
     // Resolution's error codes are the strings of OpenFeature's ErrorCode.
-    return toResolution(flagKey, defaultValue, kind, found) as ResolutionDetails<T>
+    const resolution = toResolution(flagKey, defaultValue, kind, found) as ResolutionDetails<T>
+    // An impression for each evaluation of a flag that exists and answered its own value, as the browser records.
+    if (this.#impressions && found && resolution.errorCode === undefined) {
+      this.#impressions.record(flagKey, attributes.user_id, resolution.value, attributes)
+    }
+    return resolution
   }
 
   #replaceAll(flags: Map<string, EvaluableFlag>): void {
@@ -164,4 +196,20 @@ export class FlagsyncServerProvider implements Provider {
       setTimeout(() => this.events.emit(ProviderEvents.Stale, { message: `flag stream down: ${error?.message}` }))
     }
   }
+}
+
+function impressionReporter(
+  options: FlagsyncServerProviderOptions,
+  fetchImpl: typeof fetch,
+): ImpressionReporter | undefined {
+  if (!options.impressions) return undefined
+  if (!options.sdkKey) {
+    throw new TypeError('options.impressions needs options.sdkKey: the flag service takes impressions with the SDK key')
+  }
+  return new ImpressionReporter({
+    options: options.impressions === true ? {} : options.impressions,
+    sdkKey: options.sdkKey,
+    fetch: fetchImpl,
+    streamUrl: options.streamUrl,
+  })
 }

@@ -1,6 +1,6 @@
+export { jsonEqual } from '@flagsync/protocol/json-equal'
 export { bucket, ROLLOUT_SEED, VARIANT_SEED } from './bucket.js'
 export { evaluate } from './evaluate.js'
-export { jsonEqual } from './json-equal.js'
 export { matchesRule } from './match-rule.js'
 export { murmur3 } from './murmur3.js'
 export type { OfrepOutcome, OfrepRequestRead } from './ofrep.js'

@@ -5,6 +5,8 @@
  * answer is a conflict.
  */
 
+import { jsonEqual } from '@flagsync/protocol'
+
 type Data = Record<string, unknown>
 
 export type ConflictKind = 'field' | 'deleted' | 'exists'
@@ -110,7 +112,7 @@ export function detectConflict(check: ConflictCheck): ConflictVerdict {
   }
   const mine = sets ?? {}
   // A field both changed, to different values: the others' value would be silently overwritten.
-  const clashing = changedSinceBase.filter((name) => Object.hasOwn(mine, name) && !deepEqual(mine[name], current[name]))
+  const clashing = changedSinceBase.filter((name) => Object.hasOwn(mine, name) && !jsonEqual(mine[name], current[name]))
   if (clashing.length > 0) {
     return {
       outcome: 'conflict',
@@ -126,20 +128,5 @@ export function detectConflict(check: ConflictCheck): ConflictVerdict {
 function differing(a: Data, b: Data, also?: Data): string[] {
   const names = new Set(Object.keys(a))
   if (also) for (const name of Object.keys(also)) names.add(name)
-  return [...names].filter((name) => !deepEqual(a[name], b[name]))
-}
-
-/** Structural equality of JSON values (object key order does not matter; undefined equals a missing field). */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
-  if (Array.isArray(a) !== Array.isArray(b)) return false
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((value, i) => deepEqual(value, b[i]))
-  }
-  const x = a as Data
-  const y = b as Data
-  const keys = new Set([...Object.keys(x), ...Object.keys(y)])
-  for (const key of keys) if (!deepEqual(x[key], y[key])) return false
-  return true
+  return [...names].filter((name) => !jsonEqual(a[name], b[name]))
 }

@@ -1,8 +1,10 @@
+/** Structural equality of JSON values, as the conflict check compares fields (protocol's `jsonEqual`). */
+export { jsonEqual as deepEqual } from '@flagsync/protocol'
 export type { BatchConflict, BatchOutcome, ConflictMode } from './apply-batch.js'
 export { applyBatch, operationIssuePath } from './apply-batch.js'
 export type { Collection, CollectionContext, OperationMeta } from './collection.js'
 export type { ConflictCheck, ConflictKind, ConflictVerdict } from './detect-conflict.js'
-export { deepEqual, detectConflict } from './detect-conflict.js'
+export { detectConflict } from './detect-conflict.js'
 export { flagsCollection } from './flags-collection.js'
 export type { ConflictReport } from './operation-conflict.js'
 export { OperationConflict } from './operation-conflict.js'

@@ -1,7 +1,7 @@
+import { jsonEqual } from '@flagsync/protocol'
 import type { Knex } from 'knex'
 import { type BaseStates, BaseStatesNeeded, pairId, type RevisionPair, readStatesAt } from './base-states.js'
 import type { DatabaseConfig } from './database-url.js'
-import { jsonEqual } from './json-equal.js'
 import { readMeta, selectFlags } from './statements.js'
 import { toStoreError } from './store-error.js'
 import type { StateAt, StoredFlag } from './types.js'

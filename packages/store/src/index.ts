@@ -1,3 +1,4 @@
+export { jsonEqual } from '@flagsync/protocol'
 export type { AuditEntry, AuditPage, AuditQuery } from './audit-log.js'
 export { AuditLog, changedFields } from './audit-log.js'
 export { auditEntryToWire, auditPageToWire } from './audit-wire.js'
@@ -13,7 +14,6 @@ export type { FlagStoreOptions, WriteOptions, WriteResult } from './flag-store.j
 export { FlagStore, NOTIFY_CHANNEL } from './flag-store.js'
 export type { CommittedFlag, StagedChange } from './flag-writer.js'
 export { FlagWriter, MAX_STEPS_UNDER_LOCK } from './flag-writer.js'
-export { jsonEqual } from './json-equal.js'
 export type { LiveEntry, LiveFlagSetOptions, SerializedList } from './live-flag-set.js'
 export { LiveFlagSet, withRevision } from './live-flag-set.js'
 export { META, TABLES } from './migrations.js'

@@ -1,21 +1,6 @@
 import { type Database, FlagStore, openDatabase, TABLES } from '@flagsync/store'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js'
-import { jsonEqual } from '../src/json-equal.js'
-
-describe('jsonEqual', () => {
-  it('compares as the stored JSON reads: key order aside, undefined members absent', () => {
-    expect(jsonEqual({ b: [1, { c: 'x' }], a: true }, { a: true, b: [1, { c: 'x' }] })).toBe(true)
-    expect(jsonEqual({ a: 1, gone: undefined }, { a: 1 })).toBe(true)
-    expect(jsonEqual([undefined, Number.NaN], [null, null])).toBe(true)
-    expect(jsonEqual({ a: 1 }, { a: 1, b: null })).toBe(false)
-    expect(jsonEqual({ a: 1, b: null }, { a: 1 })).toBe(false)
-    expect(jsonEqual({ a: [1, 2] }, { a: [2, 1] })).toBe(false)
-    expect(jsonEqual({ a: [1] }, { a: { 0: 1 } })).toBe(false)
-    expect(jsonEqual({ a: '1' }, { a: 1 })).toBe(false)
-    expect(jsonEqual({ a: null }, { a: {} })).toBe(false)
-  })
-})
 
 describe.each(['sqlite', 'postgres'] as const)('a write that changes nothing on %s', (dialect) => {
   let testDb: TestDatabase

@@ -12,7 +12,9 @@ import type { EvaluationContext, GetFlag } from './types.js'
  * context, or the checked flag with the JSON of each decision it has served so
  * far (a flag has few decisions: off, each rule, inside/outside, each variant).
  */
-type PreparedFlag = { key: string; json: string } | { key: string; flag: CheckedFlag; byDecision: Map<string, string> }
+type PreparedFlag =
+  | { key: string; json: Uint8Array }
+  | { key: string; flag: CheckedFlag; byDecision: Map<string, Uint8Array> }
 
 /** A flag set made ready for bulk evaluation: see {@link prepareFlags}. */
 export interface PreparedFlags {
@@ -21,9 +23,13 @@ export interface PreparedFlags {
 }
 
 const prepared = new WeakMap<readonly EvaluableFlag[], PreparedFlags>()
+const utf8 = new TextEncoder()
+const OPEN = utf8.encode('[')
+const COMMA = utf8.encode(',')
+const CLOSE = utf8.encode(']')
 
 /**
- * A flag set ready for {@link ofrepBulkJson}, built once per array (servers
+ * A flag set ready for {@link ofrepBulkParts}, built once per array (servers
  * hand out the same array until the set changes): each flag's shape checked
  * once, and the answer of each flag that cannot depend on the context (off,
  * malformed, or on with nothing to target) serialized once.
@@ -39,7 +45,7 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
   const entries: PreparedFlag[] = []
   for (const [key, flag] of byKey) {
     if (dependsOnContext(flag)) entries.push({ key, flag: flag as CheckedFlag, byDecision: new Map() })
-    else entries.push({ key, json: JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body) })
+    else entries.push({ key, json: utf8.encode(JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body)) })
   }
   const ready: PreparedFlags = { entries, getFlag }
   prepared.set(flags, ready)
@@ -47,42 +53,47 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
 }
 
 /**
- * The bulk answer's `flags` as JSON text: exactly `JSON.stringify(ofrepBulk(flags, context))`,
- * from the prepared set's cached answers plus the decisions of the flags that depend on the context.
+ * The bulk answer's `flags` as UTF-8 JSON in pieces: concatenated, exactly the bytes of
+ * `JSON.stringify(ofrepBulk(flags, context))`. The pieces are the prepared set's cached answers
+ * and those of the decisions the context-dependent flags reach; a server writes them without
+ * building (and encoding) one big string per request.
  * @example
- * const body = `{"flags":${ofrepBulkJson(flags, { user_id: 'u-1' })}}`
+ * const body = Buffer.concat(ofrepBulkParts(flags, { user_id: 'u-1' }))
  */
-export function ofrepBulkJson(flags: readonly EvaluableFlag[], context: EvaluationContext): string {
+export function ofrepBulkParts(flags: readonly EvaluableFlag[], context: EvaluationContext): Uint8Array[] {
   // evaluate() refuses a context that is not an object (INVALID_CONTEXT for every flag): the plain path says so.
-  if (typeof context !== 'object' || context === null) return JSON.stringify(ofrepBulk(flags, context))
+  if (typeof context !== 'object' || context === null) return [utf8.encode(JSON.stringify(ofrepBulk(flags, context)))]
   const { entries, getFlag } = prepareFlags(flags)
-  let out = '['
+  const parts: Uint8Array[] = [OPEN]
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as PreparedFlag
-    if (i > 0) out += ','
-    out += 'json' in entry ? entry.json : contextJson(entry, context, getFlag)
+    if (i > 0) parts.push(COMMA)
+    parts.push('json' in entry ? entry.json : contextJson(entry, context, getFlag))
   }
-  return `${out}]`
+  parts.push(CLOSE)
+  return parts
 }
 
 /** One context-dependent flag's answer: its decision, then the JSON cached for that decision. */
 function contextJson(
-  entry: { key: string; flag: CheckedFlag; byDecision: Map<string, string> },
+  entry: { key: string; flag: CheckedFlag; byDecision: Map<string, Uint8Array> },
   context: EvaluationContext,
   getFlag: GetFlag,
-): string {
+): Uint8Array {
   let decision: Decision
   try {
     decision = decideChecked(entry.flag, context, getFlag)
   } catch {
     // A missing user id, a prerequisite cycle, anything unexpected: the plain path's answer, not cached.
-    return JSON.stringify(ofrepEvaluate(entry.flag as unknown as EvaluableFlag, entry.key, context, getFlag).body)
+    return utf8.encode(
+      JSON.stringify(ofrepEvaluate(entry.flag as unknown as EvaluableFlag, entry.key, context, getFlag).body),
+    )
   }
   const id = 'index' in decision ? `${decision.kind}${decision.index}` : decision.kind
   let json = entry.byDecision.get(id)
   if (json === undefined) {
     const flag = entry.flag as unknown as EvaluableFlag
-    json = JSON.stringify(ofrepAnswer(flag, entry.key, present(entry.flag, decision)).body)
+    json = utf8.encode(JSON.stringify(ofrepAnswer(flag, entry.key, present(entry.flag, decision)).body))
     entry.byDecision.set(id, json)
   }
   return json

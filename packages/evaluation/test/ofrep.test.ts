@@ -1,7 +1,7 @@
 import {
   evaluate,
   ofrepBulk,
-  ofrepBulkJson,
+  ofrepBulkParts,
   ofrepEtag,
   ofrepEvaluate,
   ofrepReadRequest,
@@ -162,7 +162,11 @@ describe('ofrepEvaluate against evaluate', () => {
   })
 })
 
-describe('ofrepBulkJson against ofrepBulk', () => {
+/** The bytes a server writes for `ofrepBulkParts`, as text. */
+const bulkText = (flags: readonly EvaluableFlag[], context: Record<string, unknown>) =>
+  Buffer.concat(ofrepBulkParts(flags, context)).toString('utf8')
+
+describe('ofrepBulkParts against ofrepBulk', () => {
   it('answers byte for byte the JSON of ofrepBulk, for each context and each revision of the set', () => {
     fc.assert(
       fc.property(
@@ -173,7 +177,7 @@ describe('ofrepBulkJson against ofrepBulk', () => {
           for (const flags of revisions) {
             const set = flags as EvaluableFlag[]
             for (const context of contexts) {
-              expect(ofrepBulkJson(set, context)).toBe(JSON.stringify(ofrepBulk(set, context)))
+              expect(bulkText(set, context)).toBe(JSON.stringify(ofrepBulk(set, context)))
             }
           }
         },
@@ -184,12 +188,12 @@ describe('ofrepBulkJson against ofrepBulk', () => {
 
   it('serves a changed set from a new array, not the cached answers of the old one', () => {
     const before = [targeted, split]
-    expect(JSON.parse(ofrepBulkJson(before, { plan: 'pro', user_id: 'u-1' }))[0]).toMatchObject({
+    expect(JSON.parse(bulkText(before, { plan: 'pro', user_id: 'u-1' }))[0]).toMatchObject({
       reason: 'TARGETING_MATCH',
     })
     expect(prepareFlags(before)).toBe(prepareFlags(before))
     const after = [{ ...targeted, is_enabled: false }, split]
-    expect(JSON.parse(ofrepBulkJson(after, { plan: 'pro', user_id: 'u-1' }))[0]).toMatchObject({ reason: 'DISABLED' })
+    expect(JSON.parse(bulkText(after, { plan: 'pro', user_id: 'u-1' }))[0]).toMatchObject({ reason: 'DISABLED' })
     expect(prepareFlags(after)).not.toBe(prepareFlags(before))
   })
 })

@@ -146,6 +146,27 @@ describe.each(DIALECTS)('OFREP on the flat API on %s', (dialect) => {
     expect(changed.body.flags[0]).toMatchObject({ key: 'a', value: false, reason: 'DISABLED' })
   })
 
+  it('answers a bulk evaluation from the flags after a PATCH, not from the answers cached before it', async () => {
+    const { put, patch, post } = await start()
+    await put({ key: 'beta', is_enabled: true, rules: [{ attribute: 'plan', operator: 'equals', values: ['pro'] }] })
+    await put({ key: 'on', is_enabled: true })
+    const context = { context: { targetingKey: 'u-1', plan: 'pro' } }
+    for (let i = 0; i < 2; i++) {
+      const warm = await post('/evaluate/flags', context)
+      expect(warm.body.flags).toEqual([
+        { key: 'beta', value: true, reason: 'TARGETING_MATCH', variant: 'true', metadata: { revision: 1 } },
+        { key: 'on', value: true, reason: 'STATIC', variant: 'true', metadata: { revision: 2 } },
+      ])
+    }
+    await patch('beta', { rules: [{ attribute: 'plan', operator: 'equals', values: ['team'] }] })
+    await patch('on', { description: 'still on' })
+    const changed = await post('/evaluate/flags', context)
+    expect(changed.body.flags).toEqual([
+      { key: 'beta', value: true, reason: 'DEFAULT', variant: 'true', metadata: { revision: 3 } },
+      { key: 'on', value: true, reason: 'STATIC', variant: 'true', metadata: { revision: 4 } },
+    ])
+  })
+
   it('sends refetchEvaluation on the refresh stream for each change and resumes with Last-Event-ID', async () => {
     const { put, patch, post } = await start()
     await put({ key: 'a', is_enabled: true })

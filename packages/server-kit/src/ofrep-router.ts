@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto'
-import { type EvaluationContext, ofrepBulkJson, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
+import {
+  type EvaluationContext,
+  ofrepBulkParts,
+  ofrepEtag,
+  ofrepEvaluate,
+  ofrepReadRequest,
+} from '@flagsync/evaluation'
 import type { EvaluableFlag, OfrepConfiguration, OfrepEventStream } from '@flagsync/protocol'
 import { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express'
 import { bearerToken } from './bearer-auth.js'
@@ -120,17 +126,16 @@ function evaluateAll(options: OfrepRouterOptions, refresh: OfrepRefresh): Reques
       return
     }
     const streams = JSON.stringify([eventStream(req, options.inactivityDelaySec ?? 120)])
-    // The OfrepBulkResponse as JSON text, written once: the flags' answers come mostly from per-set caches.
-    const flags = ofrepBulkJson(scope.flags, context)
-    const metadata = JSON.stringify({ revision: version.revision })
-    const body = Buffer.from(
-      `{"flags":${flags},"metadata":${metadata},"eventStreams":${streams},"refreshConnections":${streams}}`,
-    )
+    // The OfrepBulkResponse's bytes, concatenated once: the flags' answers come mostly from per-set caches.
+    const rest = `,"metadata":{"revision":${JSON.stringify(version.revision)}},"eventStreams":${streams},"refreshConnections":${streams}}`
+    const body = Buffer.concat([FLAGS_OPEN, ...ofrepBulkParts(scope.flags, context), Buffer.from(rest)])
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
     res.setHeader('Content-Length', body.length)
     res.end(body)
   }
 }
+
+const FLAGS_OPEN = Buffer.from('{"flags":')
 
 /** GET /configuration: the capabilities, with a strong ETag (304 on a match). */
 function configurationRoute(name: string): RequestHandler {

@@ -10,7 +10,12 @@
  * prerequisite check, the store's "a put that changes nothing", the
  * receiver's conflict check.
  */
-export function jsonEqual(a: unknown, b: unknown, inArray?: boolean): boolean {
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  return same(a, b, false)
+}
+
+/** `jsonEqual`, with what JSON.stringify leaves out read as null when `inArray`. */
+function same(a: unknown, b: unknown, inArray: boolean): boolean {
   let x = asJson(a)
   let y = asJson(b)
   if (inArray) {
@@ -24,7 +29,7 @@ export function jsonEqual(a: unknown, b: unknown, inArray?: boolean): boolean {
   const mine = x as Record<string, unknown>
   const theirs = y as Record<string, unknown>
   for (const key of new Set([...Object.keys(mine), ...Object.keys(theirs)])) {
-    if (!jsonEqual(mine[key], theirs[key], list)) return false
+    if (!same(mine[key], theirs[key], list)) return false
   }
   return true
 }

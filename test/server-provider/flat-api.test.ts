@@ -180,4 +180,24 @@ describe('FlagsyncServerProvider against the flat API', () => {
     // It resumed from the last event it had applied instead of asking for the whole set again.
     expect(requests.at(-1)).toEqual({ url: '/stream', lastEventId: expect.stringMatching(/^\d+$/) })
   })
+
+  it('stops impressions with one warning: the flat API has no impression ingest', async () => {
+    const server = await start()
+    await put(server, { key: 'checkout', is_enabled: true })
+    const seen = countRequests(server)
+    const warnings: string[] = []
+    const sp = new FlagsyncServerProvider({
+      streamUrl: `${server.url}/stream`,
+      sdkKey: KEY,
+      impressions: { flushIntervalMs: 0, onWarning: (message) => warnings.push(message) },
+    })
+    await OpenFeature.setProviderAndWait(sp)
+    const of = OpenFeature.getClient()
+    for (let i = 0; i < 5; i++)
+      expect(await of.getBooleanValue('checkout', false, { targetingKey: `u-${i}` })).toBe(true)
+    await OpenFeature.close()
+    expect(warnings).toEqual([expect.stringMatching(/flat API.*no impressions/)])
+    expect(sp.impressionStatus()).toMatchObject({ enabled: false, queued: 0, delivered: 0 })
+    expect(seen.filter((r) => r.url !== '/stream')).toEqual([])
+  })
 })

@@ -69,7 +69,10 @@ export class ImpressionReporter {
   #items: string[] = []
   #head = 0
   #environmentId: string | null | undefined
+  /** For good: the server has no impression ingest. */
   #stopped = false
+  /** Between `close()` and the next `open()`. */
+  #closed = false
   #sending: Promise<void> | undefined
   #timer: ReturnType<typeof setTimeout> | undefined
   #delivered = 0
@@ -106,9 +109,14 @@ export class ImpressionReporter {
     else if (this.#size() > 0) this.#schedule()
   }
 
+  /** Records again after `close()` (the provider initialized again). */
+  open(): void {
+    this.#closed = false
+  }
+
   /** Queues one impression; synchronous, never throws. */
   record(flagKey: string, userId: unknown, value: unknown, context: Record<string, unknown>): void {
-    if (this.#stopped) return
+    if (this.#stopped || this.#closed) return
     const contextJson = this.#deps.options.includeContext === false ? 'null' : wireContext(context)
     const json = impressionJson(
       { flag_key: flagKey, user_id: userId, value, evaluated_at: new Date().toISOString() },
@@ -123,7 +131,7 @@ export class ImpressionReporter {
 
   status(): ServerImpressionStatus {
     return {
-      enabled: !this.#stopped,
+      enabled: !this.#stopped && !this.#closed,
       queued: this.#size(),
       delivered: this.#delivered,
       dropped: this.#dropped,
@@ -133,17 +141,18 @@ export class ImpressionReporter {
   }
 
   /**
-   * Sends everything queued now, without waiting out the flush interval or a backoff, and stops: one attempt per
-   * batch; what a failed attempt leaves is dropped (counted).
+   * Sends everything queued now, without waiting out the flush interval or a backoff, and stops recording: one
+   * attempt per batch; what a failed attempt leaves is dropped (counted).
    */
   async close(): Promise<void> {
-    if (this.#stopped) return
+    if (this.#stopped || this.#closed) return
+    this.#closed = true
     this.#clearTimer()
     await this.#sending
     while (this.#environmentId && this.#size() > 0 && !this.#stopped) {
       if (!(await this.#sendBatch())) break
     }
-    this.#stop(null)
+    this.#dropQueued()
   }
 
   /** Impressions held: queued, and out in a request. */
@@ -165,18 +174,22 @@ export class ImpressionReporter {
     }
   }
 
-  #stop(warning: string | null): void {
-    this.#stopped = true
-    this.#clearTimer()
+  #dropQueued(): void {
     this.#dropped += this.#items.length - this.#head
     this.#items = []
     this.#head = 0
-    if (warning) this.#warn(warning)
+  }
+
+  #stop(warning: string): void {
+    this.#stopped = true
+    this.#clearTimer()
+    this.#dropQueued()
+    this.#warn(warning)
   }
 
   /** Arms the send timer (the flush interval unless `ms` says sooner); the timer never keeps the process alive. */
   #schedule(ms = this.#flushIntervalMs): void {
-    if (this.#stopped || this.#sending || !this.#environmentId) return
+    if (this.#stopped || this.#closed || this.#sending || !this.#environmentId) return
     this.#clearTimer()
     this.#timer = setTimeout(() => {
       this.#timer = undefined
@@ -196,7 +209,7 @@ export class ImpressionReporter {
   }
 
   #afterPump(): void {
-    if (this.#stopped || this.#size() === 0) return
+    if (this.#stopped || this.#closed || this.#size() === 0) return
     if (this.#failures > 0) this.#schedule(retryDelay(this.#failures - 1, this.#retryAfter, this.#policy, Math.random))
     else this.#schedule()
   }

@@ -93,6 +93,7 @@ export class FlagsyncServerProvider implements Provider {
     const settled = new Promise<void>((resolve, reject) => {
       this.#settle = (error) => (error ? reject(error) : resolve())
     })
+    this.#impressions?.open()
     this.#stream.start()
     return settled.then(() => {
       this.#ready = true

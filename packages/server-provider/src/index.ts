@@ -1,2 +1,3 @@
+export type { ServerImpressionOptions, ServerImpressionStatus } from './impressions.js'
 export { FlagsyncServerProvider, type FlagsyncServerProviderOptions } from './provider.js'
 export { StreamHttpError } from './read-stream.js'

@@ -11,10 +11,12 @@ import type { EvaluationContext, GetFlag } from './types.js'
  * One flag of a prepared set: either its answer's JSON, the same for every
  * context, or the checked flag with the JSON of each decision it has served so
  * far (a flag has few decisions: off, each rule, inside/outside, each variant).
+ * Each JSON starts with what precedes it in the array (`[` for the first flag,
+ * `,` for the others), so a body is one piece per flag.
  */
 type PreparedFlag =
   | { key: string; json: Uint8Array }
-  | { key: string; flag: CheckedFlag; byDecision: Map<string, Uint8Array> }
+  | { key: string; prefix: string; flag: CheckedFlag; byDecision: Map<string, Uint8Array> }
 
 /** A flag set made ready for bulk evaluation: see {@link prepareFlags}. */
 export interface PreparedFlags {
@@ -24,8 +26,7 @@ export interface PreparedFlags {
 
 const prepared = new WeakMap<readonly EvaluableFlag[], PreparedFlags>()
 const utf8 = new TextEncoder()
-const OPEN = utf8.encode('[')
-const COMMA = utf8.encode(',')
+const EMPTY = utf8.encode('[]')
 const CLOSE = utf8.encode(']')
 
 /**
@@ -44,8 +45,9 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
   const getFlag: GetFlag = (key) => byKey.get(key)
   const entries: PreparedFlag[] = []
   for (const [key, flag] of byKey) {
-    if (dependsOnContext(flag)) entries.push({ key, flag: flag as CheckedFlag, byDecision: new Map() })
-    else entries.push({ key, json: utf8.encode(JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body)) })
+    const prefix = entries.length === 0 ? '[' : ','
+    if (dependsOnContext(flag)) entries.push({ key, prefix, flag: flag as CheckedFlag, byDecision: new Map() })
+    else entries.push({ key, json: utf8.encode(prefix + JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body)) })
   }
   const ready: PreparedFlags = { entries, getFlag }
   prepared.set(flags, ready)
@@ -64,19 +66,19 @@ export function ofrepBulkParts(flags: readonly EvaluableFlag[], context: Evaluat
   // evaluate() refuses a context that is not an object (INVALID_CONTEXT for every flag): the plain path says so.
   if (typeof context !== 'object' || context === null) return [utf8.encode(JSON.stringify(ofrepBulk(flags, context)))]
   const { entries, getFlag } = prepareFlags(flags)
-  const parts: Uint8Array[] = [OPEN]
+  if (entries.length === 0) return [EMPTY]
+  const parts = new Array<Uint8Array>(entries.length + 1)
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as PreparedFlag
-    if (i > 0) parts.push(COMMA)
-    parts.push('json' in entry ? entry.json : contextJson(entry, context, getFlag))
+    parts[i] = 'json' in entry ? entry.json : contextJson(entry, context, getFlag)
   }
-  parts.push(CLOSE)
+  parts[entries.length] = CLOSE
   return parts
 }
 
 /** One context-dependent flag's answer: its decision, then the JSON cached for that decision. */
 function contextJson(
-  entry: { key: string; flag: CheckedFlag; byDecision: Map<string, Uint8Array> },
+  entry: { key: string; prefix: string; flag: CheckedFlag; byDecision: Map<string, Uint8Array> },
   context: EvaluationContext,
   getFlag: GetFlag,
 ): Uint8Array {
@@ -85,15 +87,14 @@ function contextJson(
     decision = decideChecked(entry.flag, context, getFlag)
   } catch {
     // A missing user id, a prerequisite cycle, anything unexpected: the plain path's answer, not cached.
-    return utf8.encode(
-      JSON.stringify(ofrepEvaluate(entry.flag as unknown as EvaluableFlag, entry.key, context, getFlag).body),
-    )
+    const outcome = ofrepEvaluate(entry.flag as unknown as EvaluableFlag, entry.key, context, getFlag)
+    return utf8.encode(entry.prefix + JSON.stringify(outcome.body))
   }
   const id = 'index' in decision ? `${decision.kind}${decision.index}` : decision.kind
   let json = entry.byDecision.get(id)
   if (json === undefined) {
     const flag = entry.flag as unknown as EvaluableFlag
-    json = utf8.encode(JSON.stringify(ofrepAnswer(flag, entry.key, present(entry.flag, decision)).body))
+    json = utf8.encode(entry.prefix + JSON.stringify(ofrepAnswer(flag, entry.key, present(entry.flag, decision)).body))
     entry.byDecision.set(id, json)
   }
   return json

@@ -128,7 +128,10 @@ function evaluateAll(options: OfrepRouterOptions, refresh: OfrepRefresh): Reques
     const streams = JSON.stringify([eventStream(req, options.inactivityDelaySec ?? 120)])
     // The OfrepBulkResponse's bytes, concatenated once: the flags' answers come mostly from per-set caches.
     const rest = `,"metadata":{"revision":${JSON.stringify(version.revision)}},"eventStreams":${streams},"refreshConnections":${streams}}`
-    const body = Buffer.concat([FLAGS_OPEN, ...ofrepBulkParts(scope.flags, context), Buffer.from(rest)])
+    const parts = ofrepBulkParts(scope.flags, context)
+    parts.unshift(FLAGS_OPEN)
+    parts.push(Buffer.from(rest))
+    const body = Buffer.concat(parts)
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
     res.setHeader('Content-Length', body.length)
     res.end(body)

@@ -108,6 +108,33 @@ describe.each(DIALECTS)('FlagsyncServerProvider impressions against the flag ser
     expect(sp.impressionStatus()).toMatchObject({ queued: 0, delivered: 6, failures: 0, lastError: null })
   })
 
+  it('waits out the backoff while the service is down, however many impressions arrive', async () => {
+    const h = await start()
+    const p = await createProject(h)
+    await putFlag(h, p.production, CHECKOUT)
+    const attempts: number[] = []
+    const sp = new FlagsyncServerProvider({
+      streamUrl: `${h.url}/stream`,
+      sdkKey: p.sdkKey,
+      reconnect: { baseMs: 20, maxMs: 100, jitter: 0 },
+      fetch: (input, init) => {
+        if (String(input).endsWith('/impressions')) attempts.push(Date.now())
+        return fetch(input, init)
+      },
+      impressions: { maxBatch: 2, retry: { baseMs: 1500, jitter: 0 } },
+    })
+    await OpenFeature.setProviderAndWait(sp)
+    await h.stop()
+    await evaluateCheckout(2)
+    await expect.poll(() => sp.impressionStatus().failures).toBe(1)
+    for (let i = 0; i < 10; i++) {
+      await evaluateCheckout(2, 2 + 2 * i)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(attempts).toHaveLength(1)
+    expect(sp.impressionStatus()).toMatchObject({ queued: 22, failures: 1 })
+  })
+
   it('holds at most maxQueue impressions, dropping the oldest and counting them', async () => {
     const { h, p, sp } = await ready({ flushIntervalMs: 50, maxQueue: 4, retry: { baseMs: 50, maxMs: 100 } })
     await h.stop()

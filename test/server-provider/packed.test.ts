@@ -71,12 +71,20 @@ describe('@flagsync/server-provider installed in a Node app', () => {
   it('type-checks a Node app against its declarations with skipLibCheck off', async () => {
     writeFileSync(
       join(app.path, 'app.ts'),
-      `import { FlagsyncServerProvider, type FlagsyncServerProviderOptions } from '@flagsync/server-provider'
+      `import {
+  FlagsyncServerProvider,
+  type FlagsyncServerProviderOptions,
+  type ServerImpressionOptions,
+  type ServerImpressionStatus,
+} from '@flagsync/server-provider'
 import { OpenFeature } from '@openfeature/server-sdk'
 
-const options: FlagsyncServerProviderOptions = { streamUrl: 'http://127.0.0.1:8787/stream', sdkKey: 'sk', fetch }
-await OpenFeature.setProviderAndWait(new FlagsyncServerProvider(options))
+const impressions: ServerImpressionOptions = { maxBatch: 100, onWarning: (message: string) => console.warn(message) }
+const options: FlagsyncServerProviderOptions = { streamUrl: 'http://127.0.0.1:8787/stream', sdkKey: 'sk', fetch, impressions }
+const provider = new FlagsyncServerProvider(options)
+await OpenFeature.setProviderAndWait(provider)
 export const on: boolean = await OpenFeature.getClient().getBooleanValue('new-checkout', false)
+export const status: ServerImpressionStatus = provider.impressionStatus()
 `,
     )
     writeFileSync(

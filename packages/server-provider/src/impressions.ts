@@ -125,7 +125,8 @@ export class ImpressionReporter {
     if (json === undefined) return
     this.#items.push(json)
     this.#trim()
-    if (this.#size() >= this.#maxBatch) this.#schedule(0)
+    // A full batch goes at once, unless deliveries are failing: then the backoff's timer stands.
+    if (this.#size() >= this.#maxBatch && this.#failures === 0) this.#schedule(0)
     else if (this.#timer === undefined) this.#schedule()
   }
 

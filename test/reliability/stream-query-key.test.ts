@@ -49,4 +49,15 @@ describe('/stream with the SDK key in the query (EventSource)', () => {
     // Only the stream: the REST routes still need the header.
     expect((await fetch(`${server.url}/api/flags?sdk_key=${KEY}`)).status).toBe(401)
   })
+
+  it('a repeated or empty ?sdk_key= is a 401 naming the parameter, with WWW-Authenticate', async () => {
+    const server = await startTestServer({ sdkKey: KEY })
+    servers.push(server)
+    for (const query of [`?sdk_key=${KEY}&sdk_key=${KEY}`, '?sdk_key=']) {
+      const res = await fetch(`${server.url}/stream${query}`)
+      expect(res.status).toBe(401)
+      expect(res.headers.get('www-authenticate')).toBe('Bearer')
+      expect(await res.json()).toMatchObject({ code: 'unauthorized', error: 'sdk_key must be one key' })
+    }
+  })
 })

@@ -21,8 +21,8 @@ export function bearerToken(header: string | undefined): string | undefined {
 /** Options of `bearerAuth`. */
 export interface BearerAuthOptions {
   /**
-   * A query parameter that may carry the token when no Authorization header is sent (e.g. `sdk_key`): for routes a
-   * browser's own EventSource opens, which cannot send headers. A URL lands in access logs, so only for those.
+   * A query parameter that may carry the token when no Authorization header is sent (e.g. `sdk_key`), read by the
+   * rule of `keyFromQuery`: for routes a browser's own EventSource opens, which cannot send headers.
    */
   queryParam?: string
   /**
@@ -36,12 +36,42 @@ export interface BearerAuthOptions {
   clientKeyRefusal?: string
 }
 
-/** The token a request presents: its Bearer header, else (with `queryParam`) that query parameter. */
-export function presentedToken(req: Request, options: BearerAuthOptions = {}): string | undefined {
+/** The token a request presents in its `Authorization: Bearer` header, or undefined. */
+export function presentedToken(req: Request): string | undefined {
   const header = req.headers.authorization
-  if (header !== undefined) return bearerToken(header)
-  const inQuery = options.queryParam ? req.query[options.queryParam] : undefined
-  return typeof inQuery === 'string' ? inQuery : undefined
+  return header === undefined ? undefined : bearerToken(header)
+}
+
+/** Which keys `keyFromQuery` hands on, and how its 401 names them. */
+export interface QueryKeyOptions {
+  /** Whether a key may come this way (default: any); another is a 401. */
+  accepts?: (key: string) => boolean
+  /** What the parameter must hold, for the 401 (default `one key`), e.g. `one SDK key (sk_live_…)`. */
+  what?: string
+}
+
+/**
+ * The `?sdk_key=` rule, for routes a browser's own EventSource opens (it cannot send headers): with no
+ * Authorization header, the key in the query parameter `param` is handed on as the `Authorization: Bearer`
+ * header it stands for, so it is verified exactly like one. A real header wins. A repeated or empty parameter,
+ * or a key `accepts` refuses, is a 401 naming the parameter. A URL lands in access logs, so only for those routes.
+ */
+export function keyFromQuery(param: string, options: QueryKeyOptions = {}): RequestHandler {
+  return (req, res, next) => {
+    const refused = moveQueryKey(req, param, options)
+    if (refused) res.setHeader('WWW-Authenticate', 'Bearer')
+    next(refused)
+  }
+}
+
+function moveQueryKey(req: Request, param: string, options: QueryKeyOptions): HttpError | undefined {
+  const value = req.query[param]
+  if (value === undefined || req.headers.authorization !== undefined) return undefined
+  if (typeof value !== 'string' || value === '' || options.accepts?.(value) === false) {
+    return new HttpError('unauthorized', `${param} must be ${options.what ?? 'one key'}`)
+  }
+  req.headers.authorization = `Bearer ${value}`
+  return undefined
 }
 
 /**
@@ -50,9 +80,10 @@ export function presentedToken(req: Request, options: BearerAuthOptions = {}): s
  * key is admitted where `clientKeyAllowed` says and answered 403 elsewhere.
  */
 export function bearerAuth(token: string | undefined, options: BearerAuthOptions = {}): RequestHandler {
-  return (req, res, next) => {
-    if (!token) return next()
-    const given = presentedToken(req, options)
+  if (!token) return (_req, _res, next) => next()
+  const fromQuery = options.queryParam ? keyFromQuery(options.queryParam) : undefined
+  const check: RequestHandler = (req, res, next) => {
+    const given = presentedToken(req)
     if (given !== undefined && secretsEqual(given, token)) return next()
     if (given !== undefined && options.clientKey && secretsEqual(given, options.clientKey)) {
       if (options.clientKeyAllowed?.(req)) return next()
@@ -70,4 +101,6 @@ export function bearerAuth(token: string | undefined, options: BearerAuthOptions
       ),
     )
   }
+  if (!fromQuery) return check
+  return (req, res, next) => fromQuery(req, res, (error?: unknown) => (error ? next(error) : check(req, res, next)))
 }

@@ -1,4 +1,4 @@
-import { HttpError, ifNoneMatchHits } from '@flagsync/server-kit'
+import { HttpError, ifNoneMatchHits, keyFromQuery } from '@flagsync/server-kit'
 import { type RequestHandler, Router } from 'express'
 import type { AuthContext, AuthUser } from '../auth/context.js'
 import { authOf, projectRole } from '../auth/guards.js'
@@ -11,22 +11,14 @@ import type { EnvironmentRef, FlagStreams } from './engine.js'
 
 /**
  * Browsers' EventSource cannot send headers, so `/stream` (and the snapshot)
- * also take the key as `?sdk_key=sk_live_…`. It is handed to `authenticate`
- * as the Bearer header it stands for, so it is verified exactly like one. A
- * real Authorization header wins; the query form accepts SDK keys only.
+ * also take the key as `?sdk_key=sk_live_…`, verified by `authenticate` as the
+ * Bearer header it stands for. A real Authorization header wins; the query
+ * form accepts SDK keys only.
  */
-export const sdkKeyFromQuery: RequestHandler = (req, _res, next) => {
-  const raw = req.query.sdk_key
-  if (raw === undefined || req.headers.authorization !== undefined) {
-    next()
-    return
-  }
-  if (typeof raw !== 'string' || !isSdkKeySecret(raw)) {
-    throw new HttpError('unauthorized', 'sdk_key must be one SDK key (sk_live_… or pk_live_…)')
-  }
-  req.headers.authorization = `Bearer ${raw}`
-  next()
-}
+export const sdkKeyFromQuery = keyFromQuery('sdk_key', {
+  accepts: isSdkKeySecret,
+  what: 'one SDK key (sk_live_… or pk_live_…)',
+})
 
 /** /stream and /flags/snapshot. */
 export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams, auth: RequestHandler): Router {

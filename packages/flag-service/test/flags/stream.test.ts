@@ -168,6 +168,22 @@ describe.each(DIALECTS)('/stream and /flags/snapshot on %s', (dialect) => {
     expect((await open({ Authorization: 'Bearer sk_live_wrong' })).status).toBe(401)
   })
 
+  it('a repeated or empty ?sdk_key= is a 401 naming the parameter, with WWW-Authenticate, on the stream and the snapshot', async () => {
+    const p = await createProject(h)
+    const key = encodeURIComponent(p.sdkKey)
+    for (const path of ['/stream', '/flags/snapshot']) {
+      for (const query of [`?sdk_key=${key}&sdk_key=${key}`, '?sdk_key=']) {
+        const res = await fetch(`${h.url}${path}${query}`)
+        expect(res.status).toBe(401)
+        expect(res.headers.get('www-authenticate')).toBe('Bearer')
+        expect(await res.json()).toMatchObject({
+          code: 'unauthorized',
+          error: expect.stringMatching(/^sdk_key must be/),
+        })
+      }
+    }
+  })
+
   it('replays connected, every current flag and ready on each new connection', async () => {
     const p = await createProject(h)
     await putFlag(h, p.production, { key: 'x', is_enabled: true })

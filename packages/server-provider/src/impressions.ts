@@ -259,7 +259,11 @@ export class ImpressionReporter {
   }
 
   #warn(message: string): void {
-    ;(this.#deps.options.onWarning ?? console.warn)(`@flagsync/server-provider impressions: ${message}`)
+    try {
+      ;(this.#deps.options.onWarning ?? console.warn)(`@flagsync/server-provider impressions: ${message}`)
+    } catch {
+      // The app's handler failing must not reach the stream or the delivery loop.
+    }
   }
 
   #clearTimer(): void {

@@ -77,7 +77,8 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
         logger,
         ...receiverOptions,
         token: receiverOptions.token ?? sdkKey,
-        actor: receiverOptions.actor ?? (receiverOptions.token ? 'receiver-token' : sdkKey ? 'sdk-key' : undefined),
+        // A token of its own: the receiver names it ('receiver-token'); the SDK key: the same name as the flag writes.
+        actor: receiverOptions.actor ?? (receiverOptions.token ? undefined : (actor ?? undefined)),
         store: runtime.store,
         onCommit: (changes) => runtime.feed.ingest(changes),
       }),

@@ -2,7 +2,6 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type FlagWriter, TABLES } from '@flagsync/store'
 import { type Request, Router } from 'express'
 import type { Knex } from 'knex'
-import type { AuthContext } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { iso, isoOrNull } from '../records.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
@@ -10,7 +9,7 @@ import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import type { ServiceMigration } from '../tables.js'
 import { assertFitsEnvironment } from './checks.js'
-import { auditOf, flagJson, revisionIn } from './flag-audit.js'
+import { type Actor, actorOf, auditOf, flagJson, revisionIn } from './flag-audit.js'
 import { checkFlagBase, flagConflictError } from './flag-conflicts.js'
 import {
   approveSchema,
@@ -135,23 +134,6 @@ export async function requiresApproval(trx: Knex, environmentId: string): Promis
     | { require_approval: boolean | number }
     | undefined
   return Boolean(row?.require_approval)
-}
-
-/** Who acts on a change request: a user (session or token) or an SDK key, and how they are named in it. */
-export interface Actor {
-  label: string
-  userId: number | null
-  keyId: number | null
-  workspaceAdmin: boolean
-}
-
-export async function actorOf(knex: Knex, auth: AuthContext): Promise<Actor> {
-  if (auth.user) {
-    return { label: auth.user.email, userId: auth.user.id, keyId: null, workspaceAdmin: auth.user.role === 'admin' }
-  }
-  const keyId = auth.sdkKey?.id ?? 0
-  const row = (await knex('flagsync_sdk_keys').where('id', keyId).first('prefix')) as { prefix: string } | undefined
-  return { label: row?.prefix ?? `sdk key ${keyId}`, userId: null, keyId, workspaceAdmin: false }
 }
 
 const isRequester = (row: ChangeRequestRow, actor: Actor) =>

@@ -7,24 +7,42 @@ import { authOf } from '../auth/guards.js'
 import { SERVICE_TABLES } from '../tables.js'
 
 /**
- * The audit trail's name for a caller: the user's email (with the token's
- * name when a personal access token was used), or the SDK key's name and
- * display prefix. Names are read at write time, so a renamed or deleted
- * key keeps the name it had.
+ * Who acts, with the two names the service gives a caller, both read at write
+ * time (a renamed or deleted key or token keeps the name it had):
+ * - `name`, the audit trail's: the user's email (with the token's name when a
+ *   personal access token was used), or the SDK key's name and display prefix;
+ * - `label`, a change request's `requested_by`/`reviewed_by`: the email, or
+ *   the SDK key's display prefix.
  */
-export async function actorName(knex: Knex, auth: AuthContext): Promise<string> {
-  if (auth.user) {
-    if (auth.kind !== 'pat' || auth.tokenId === undefined) return auth.user.email
+export interface Actor {
+  name: string
+  label: string
+  userId: number | null
+  keyId: number | null
+  workspaceAdmin: boolean
+}
+
+export async function actorOf(knex: Knex, auth: AuthContext): Promise<Actor> {
+  const { user } = auth
+  if (user) {
+    const who = { label: user.email, userId: user.id, keyId: null, workspaceAdmin: user.role === 'admin' }
+    if (auth.kind !== 'pat' || auth.tokenId === undefined) return { ...who, name: user.email }
     const token = (await knex(SERVICE_TABLES.tokens).where('id', auth.tokenId).first('name')) as
       | { name: string }
       | undefined
-    return `${auth.user.email} (token ${JSON.stringify(token?.name ?? String(auth.tokenId))})`
+    return { ...who, name: `${user.email} (token ${JSON.stringify(token?.name ?? String(auth.tokenId))})` }
   }
   const keyId = auth.sdkKey?.id ?? 0
   const key = (await knex(SERVICE_TABLES.sdkKeys).where('id', keyId).first('name', 'prefix')) as
     | { name: string; prefix: string }
     | undefined
-  return key ? `SDK key ${JSON.stringify(key.name)} (${key.prefix})` : `SDK key ${keyId}`
+  return {
+    name: key ? `SDK key ${JSON.stringify(key.name)} (${key.prefix})` : `SDK key ${keyId}`,
+    label: key?.prefix ?? `sdk key ${keyId}`,
+    userId: null,
+    keyId,
+    workspaceAdmin: false,
+  }
 }
 
 /**
@@ -34,7 +52,7 @@ export async function actorName(knex: Knex, auth: AuthContext): Promise<string> 
  */
 export async function auditOf(knex: Knex, req: Request, source?: string): Promise<AuditContext> {
   return {
-    actor: await actorName(knex, authOf(req)),
+    actor: (await actorOf(knex, authOf(req))).name,
     declaredActor: declaredActor(req),
     source: source ?? `api:${req.method} ${routeOf(req)}`,
   }

@@ -9,9 +9,9 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { sendFlagHistory } from './audit-router.js'
-import { actorOf, changeRequestJson, fileChangeRequest, requiresApproval } from './change-requests.js'
+import { changeRequestJson, fileChangeRequest, requiresApproval } from './change-requests.js'
 import { assertFitsEnvironment, assertNoDependents } from './checks.js'
-import { auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
+import { actorOf, auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
 import { baseRevisionOf, checkFlagBase, flagConflictError } from './flag-conflicts.js'
 import { type FlagPatch, flagBodySchema, flagPatchSchema, mergeFlag, promoteSchema, type ServiceFlag } from './model.js'
 

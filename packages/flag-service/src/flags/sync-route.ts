@@ -14,9 +14,9 @@ import { authOf, environmentOf } from '../auth/guards.js'
 import { verifyAccess } from '../auth/verify-access.js'
 import { allowOnly, type RouterOptions } from '../routes/common.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { type Actor, actorOf, fileChangeRequest, requiresApproval } from './change-requests.js'
+import { fileChangeRequest, requiresApproval } from './change-requests.js'
 import { assertFitsEnvironment, assertNoneDepend, stagedEnvironmentFlags } from './checks.js'
-import { actorName, withoutRevision } from './flag-audit.js'
+import { type Actor, actorOf, withoutRevision } from './flag-audit.js'
 import { checkFlagBase, type FlagConflict } from './flag-conflicts.js'
 import { type FlagPatch, flagBodySchema, flagPatchSchema, mergeFlag, type ServiceFlag } from './model.js'
 
@@ -51,7 +51,7 @@ export function createEnvironmentSyncRouter(runtime: ServiceRuntime, options: Ro
     const receiver = createReceiver({
       store: runtime.store,
       collections: { flags: environmentFlagsCollection(caller) },
-      actor: await actorName(runtime.knex, auth),
+      actor: caller.actor.name,
       maxBytes: options.bodyLimit ?? '1mb',
       pruneIntervalMs: 0,
       onCommit: (changes) => runtime.publish(changes),

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { HttpError } from '@flagsync/server-kit'
+import { HttpError, methodNotAllowed } from '@flagsync/server-kit'
 import express, { type RequestHandler, Router } from 'express'
 
 /** Paths that belong to the API and the SDK routes: the SPA fallback never answers them, so their JSON 404s stay. */
@@ -63,9 +63,6 @@ export function dashboardRoute(dir: string): Router {
     })
   })
   // `/` is the dashboard's own path: another method is a 405 naming the ones it answers, as on every known path.
-  router.all('/', (_req, res) => {
-    res.setHeader('Allow', 'GET, HEAD')
-    throw new HttpError('method_not_allowed', 'use GET, HEAD')
-  })
+  router.all('/', methodNotAllowed('GET, HEAD'))
   return router
 }

@@ -8,10 +8,11 @@ import {
 } from '@flagsync/evaluation'
 import type { EvaluableFlag, OfrepConfiguration, OfrepEventStream } from '@flagsync/protocol'
 import { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express'
-import { bearerToken } from './bearer-auth.js'
+import { bearerToken, keyFromQuery } from './bearer-auth.js'
 import { HttpError, toHttpError } from './http-error.js'
 import { ifNoneMatchHits } from './if-none-match.js'
 import { jsonBody } from './json-body.js'
+import { methodNotAllowed } from './method-not-allowed.js'
 import { OfrepRefresh, type OfrepVersion, type OfrepWatch } from './ofrep-refresh.js'
 import type { SseHubOptions } from './sse-hub.js'
 
@@ -71,7 +72,7 @@ export function createOfrepRouter(options: OfrepRouterOptions): Router {
   router.post('/evaluate/flags/:key', ...auth, ...body, evaluateOne(options))
   router.post('/evaluate/flags', ...auth, ...body, evaluateAll(options, refresh))
   router.get('/configuration', ...auth, configurationRoute(options.name))
-  router.get('/events', keyFromQuery, ...auth, async (req, res) => {
+  router.get('/events', keyFromQuery('key'), ...auth, async (req, res) => {
     const scope = await options.resolveScope(req)
     refresh.open(req, res, scope.id, scope.revision)
   })
@@ -232,22 +233,6 @@ const apiKeyHeader: RequestHandler = (req, _res, next) => {
     req.headers.authorization = `Bearer ${key}`
   }
   next()
-}
-
-/** The refresh URL carries its key as `?key=` (EventSource sends no headers); verified as the Bearer it stands for. */
-const keyFromQuery: RequestHandler = (req, _res, next) => {
-  const key = req.query.key
-  if (req.headers.authorization === undefined && typeof key === 'string' && key !== '') {
-    req.headers.authorization = `Bearer ${key}`
-  }
-  next()
-}
-
-function methodNotAllowed(allowed: string): RequestHandler {
-  return (_req, res) => {
-    res.setHeader('Allow', allowed)
-    throw new HttpError('method_not_allowed', `use ${allowed}`)
-  }
 }
 
 /** Client errors leave with OFREP's `errorCode`/`errorDetails` beside `{error, code}`; server errors go on as they are. */

@@ -48,19 +48,40 @@ function assertMayBypassApproval(env: Pick<EnvironmentAccess, 'name' | 'role'>, 
 export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router({ mergeParams: true })
   const body = jsonBodyFor(options)
-  const { knex } = runtime
+  router.get('/', requireProjectRole('viewer'), listFlags(runtime))
+  router.get('/:key', requireProjectRole('viewer'), getFlag(runtime))
+  router.post('/', requireProjectRole('editor'), ...body, putFlag(runtime))
+  router.patch('/:key', requireProjectRole('editor'), ...body, patchFlag(runtime))
+  router.delete('/:key', requireProjectRole('editor'), deleteFlag(runtime))
+  router.post('/:key/promote', requireProjectRole('editor'), ...body, promoteFlag(runtime))
+  // The flag's audit trail; a key that was deleted still has one.
+  router.get('/:key/history', requireProjectRole('viewer'), async (req, res) => {
+    await sendFlagHistory(runtime, res, environmentOf(req), keyOf(req), req.query)
+  })
 
-  // Straight from the database (not an instance's live set), so a read after a write on another instance sees it.
-  // Each flag carries its read-only `revision` (of its last change): the base of a later conflict-checked edit.
-  router.get('/', requireProjectRole('viewer'), async (req, res) => {
+  allowOnly(router, '/', 'GET, POST')
+  allowOnly(router, '/:key', 'GET, PATCH, DELETE')
+  allowOnly(router, '/:key/history', 'GET')
+  allowOnly(router, '/:key/promote', 'POST')
+  return router
+}
+
+type FlagHandler = (req: Request, res: Response) => Promise<void>
+
+// Straight from the database (not an instance's live set), so a read after a write on another instance sees it.
+// Each flag carries its read-only `revision` (of its last change): the base of a later conflict-checked edit.
+function listFlags({ knex }: ServiceRuntime): FlagHandler {
+  return async (req, res) => {
     const rows = (await knex(TABLES.flags)
       .where('scope', environmentOf(req).id)
       .orderBy('key')
       .select('data', 'revision')) as Array<{ data: string; revision: number | string }>
     res.type('application/json').send(`[${rows.map((r) => withRevision(r.data, Number(r.revision))).join(',')}]`)
-  })
+  }
+}
 
-  router.get('/:key', requireProjectRole('viewer'), async (req, res) => {
+function getFlag({ knex }: ServiceRuntime): FlagHandler {
+  return async (req, res) => {
     const key = keyOf(req)
     const row = (await knex(TABLES.flags)
       .where({ scope: environmentOf(req).id, key })
@@ -69,12 +90,14 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
     const revision = Number(row.revision)
     res.setHeader('ETag', `"${revision}"`)
     res.type('application/json').send(withRevision(row.data, revision))
-  })
+  }
+}
 
-  // Create, or replace entirely when the key exists. A `revision` in the body is read-only: ignored.
-  // With a base (If-Match: "<revision>" or base_revision), a replacement that would undo what others changed since
-  // is a 409, by the receiver's three-way rules for an insert.
-  router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
+// Create, or replace entirely when the key exists. A `revision` in the body is read-only: ignored.
+// With a base (If-Match: "<revision>" or base_revision), a replacement that would undo what others changed since
+// is a 409, by the receiver's three-way rules for an insert.
+function putFlag(runtime: ServiceRuntime): FlagHandler {
+  return async (req, res) => {
     const env = environmentOf(req)
     const { base, body: rest } = baseRevisionOf(req, withoutRevision(req.body))
     const flag = parseOr422(flagBodySchema, rest, 'flag')
@@ -90,20 +113,22 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
         flags.put(flag, env.id)
         return (await flags.committed(flag.key, env.id)).revision
       },
-      await auditOf(knex, req),
+      await auditOf(runtime.knex, req),
       req,
     )
     sendFlag(res, flag, revisionIn(changes, env.id, flag.key, before))
-  })
+  }
+}
 
-  // A merge patch: applied at once (200), or filed as a change request where approval is required (202).
-  // With a base (If-Match: "<revision>" or base_revision), the receiver's three-way rules: 409 on a conflict.
-  router.patch('/:key', requireProjectRole('editor'), ...body, async (req, res) => {
+// A merge patch: applied at once (200), or filed as a change request where approval is required (202).
+// With a base (If-Match: "<revision>" or base_revision), the receiver's three-way rules: 409 on a conflict.
+function patchFlag(runtime: ServiceRuntime): FlagHandler {
+  return async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
     const { base, body: rest } = baseRevisionOf(req, withoutRevision(req.body))
     const patch = parseOr422(flagPatchSchema, rest, 'patch')
-    const audit = await auditOf(knex, req)
+    const audit = await auditOf(runtime.knex, req)
     type Outcome = { flag: ServiceFlag; before: number | null; filed?: undefined } | { flag?: undefined; filed: object }
     const { result, changes } = await runtime.commit(
       async (trx, flags): Promise<Outcome> => {
@@ -141,10 +166,12 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
     )
     if (result.flag) sendFlag(res, result.flag, revisionIn(changes, env.id, key, result.before))
     else res.status(202).json(result.filed)
-  })
+  }
+}
 
-  // With If-Match: "<revision>", a delete that would drop what others changed since is a 409.
-  router.delete('/:key', requireProjectRole('editor'), async (req, res) => {
+// With If-Match: "<revision>", a delete that would drop what others changed since is a 409.
+function deleteFlag(runtime: ServiceRuntime): FlagHandler {
+  return async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
     const { base } = baseRevisionOf(req, undefined)
@@ -159,25 +186,23 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
         await assertNoDependents(trx, env.id, key)
         await flags.delete(key, env.id)
       },
-      await auditOf(knex, req),
+      await auditOf(runtime.knex, req),
       req,
     )
     noContent(res)
-  })
+  }
+}
 
-  // Copies the flag into another environment of the same project, in one transaction. With a base (If-Match or
-  // base_revision: the revision of the flag in the TARGET environment), overwriting what others changed there since
-  // is a 409; 0 says the target had no such flag.
-  router.post('/:key/promote', requireProjectRole('editor'), ...body, async (req, res) => {
+// Copies the flag into another environment of the same project, in one transaction. With a base (If-Match or
+// base_revision: the revision of the flag in the TARGET environment), overwriting what others changed there since
+// is a 409; 0 says the target had no such flag.
+function promoteFlag(runtime: ServiceRuntime): FlagHandler {
+  return async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
     const { base, body: rest } = baseRevisionOf(req, req.body)
     const { target_env_id: targetId } = parseOr422(promoteSchema, rest, 'promotion')
-    const badTarget = (message: string) =>
-      new HttpError('validation_failed', `invalid promotion: target_env_id: ${message}`, {
-        issues: [{ path: 'target_env_id', message }],
-      })
-    if (targetId === env.id) throw badTarget('is the environment the flag is in')
+    if (targetId === env.id) throw badPromotionTarget('is the environment the flag is in')
     const { result: promoted, changes } = await runtime.commit(
       async (trx, flags) => {
         const target = UUID_PATTERN.test(targetId)
@@ -187,7 +212,7 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
               | { id: string; name: string; require_approval: boolean | number }
               | undefined)
           : undefined
-        if (!target) throw badTarget('no environment with this id in the project')
+        if (!target) throw badPromotionTarget('no environment with this id in the project')
         const source = (await flags.get(key, env.id)) as ServiceFlag | undefined
         if (!source) throw noFlag(key)
         if (target.require_approval && (await flags.get(key, target.id))) {
@@ -204,23 +229,17 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
         flags.put(copy, target.id)
         return { copy, targetId: target.id, before }
       },
-      await auditOf(knex, req),
+      await auditOf(runtime.knex, req),
       req,
     )
     sendFlag(res, promoted.copy, revisionIn(changes, promoted.targetId, key, promoted.before))
-  })
-
-  // The flag's audit trail; a key that was deleted still has one.
-  router.get('/:key/history', requireProjectRole('viewer'), async (req, res) => {
-    await sendFlagHistory(runtime, res, environmentOf(req), keyOf(req), req.query)
-  })
-
-  allowOnly(router, '/', 'GET, POST')
-  allowOnly(router, '/:key', 'GET, PATCH, DELETE')
-  allowOnly(router, '/:key/history', 'GET')
-  allowOnly(router, '/:key/promote', 'POST')
-  return router
+  }
 }
+
+const badPromotionTarget = (message: string) =>
+  new HttpError('validation_failed', `invalid promotion: target_env_id: ${message}`, {
+    issues: [{ path: 'target_env_id', message }],
+  })
 
 /** A written flag with the revision it is at after the write (unchanged when the write changed nothing). */
 function sendFlag(res: Response, flag: ServiceFlag, revision: number | undefined): void {

@@ -25,7 +25,6 @@ const PENDING: readonly { file: string; fn?: string }[] = [
   { file: 'packages/flag-client/src/flag-client.ts', fn: 'createFlagClient' },
   { file: 'packages/flag-service/src/flags/change-requests.ts', fn: 'createChangeRequestsRouter' },
   { file: 'packages/flag-service/src/flags/engine.ts' },
-  { file: 'packages/flag-service/src/flags/segments-router.ts', fn: 'createSegmentsRouter' },
   { file: 'packages/flag-service/src/flags/sync-route.ts', fn: 'environmentFlagsCollection' },
   { file: 'packages/flag-service/src/routes/environments.ts', fn: 'createEnvironmentsRouter' },
   { file: 'packages/receiver/src/table-collection.ts', fn: 'tableCollection' },

@@ -1,7 +1,7 @@
 import { flagKeySchema } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { TABLES } from '@flagsync/store'
-import { type Request, Router } from 'express'
+import { type Request, type Response, Router } from 'express'
 import { roleAtLeast } from '../auth/context.js'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
@@ -32,18 +32,31 @@ function keyOf(req: Request): string {
 export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router({ mergeParams: true })
   const body = jsonBodyFor(options)
-  const { knex } = runtime
+  router.get('/', requireProjectRole('viewer'), listSegments(runtime))
+  router.get('/:key', requireProjectRole('viewer'), getSegment(runtime))
+  router.post('/', requireProjectRole('editor'), ...body, createSegment(runtime))
+  router.patch('/:key', requireProjectRole('editor'), ...body, updateSegment(runtime))
+  router.delete('/:key', requireProjectRole('editor'), deleteSegment(runtime))
+  allowOnly(router, '/', 'GET, POST')
+  allowOnly(router, '/:key', 'GET, PATCH, DELETE')
+  return router
+}
 
-  router.get('/', requireProjectRole('viewer'), async (req, res) => {
+type SegmentHandler = (req: Request, res: Response) => Promise<void>
+
+function listSegments({ knex }: ServiceRuntime): SegmentHandler {
+  return async (req, res) => {
     const rows = (await knex(TABLES.flags)
       .where('scope', segmentScope(projectOf(req).id))
       .orderBy('key')
       .select('data')) as Array<{ data: string }>
     res.type('application/json').send(`[${rows.map((r) => r.data).join(',')}]`)
-  })
+  }
+}
 
-  // One segment, with the flags that use it (`used_by`), which is what a delete would be refused for.
-  router.get('/:key', requireProjectRole('viewer'), async (req, res) => {
+// One segment, with the flags that use it (`used_by`), which is what a delete would be refused for.
+function getSegment({ knex }: ServiceRuntime): SegmentHandler {
+  return async (req, res) => {
     const key = keyOf(req)
     const projectId = projectOf(req).id
     const row = (await knex(TABLES.flags)
@@ -51,9 +64,11 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
       .first('data')) as { data: string } | undefined
     if (!row) throw noSegment(key)
     res.json({ ...(JSON.parse(row.data) as Segment), used_by: await segmentUsage(knex, projectId, key) })
-  })
+  }
+}
 
-  router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
+function createSegment(runtime: ServiceRuntime): SegmentHandler {
+  return async (req, res) => {
     const input = parseOr422(createSegmentSchema, req.body, 'segment')
     const projectId = projectOf(req).id
     const now = new Date(runtime.clock()).toISOString()
@@ -69,9 +84,11 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
       req,
     )
     res.json(segment)
-  })
+  }
+}
 
-  router.patch('/:key', requireProjectRole('editor'), ...body, async (req, res) => {
+function updateSegment(runtime: ServiceRuntime): SegmentHandler {
+  return async (req, res) => {
     const key = keyOf(req)
     const input = parseOr422(updateSegmentSchema, req.body, 'segment')
     if (input.key !== undefined && input.key !== key) {
@@ -113,9 +130,11 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
       req,
     )
     res.json(segment)
-  })
+  }
+}
 
-  router.delete('/:key', requireProjectRole('editor'), async (req, res) => {
+function deleteSegment(runtime: ServiceRuntime): SegmentHandler {
+  return async (req, res) => {
     const key = keyOf(req)
     const projectId = projectOf(req).id
     await runtime.write(
@@ -136,11 +155,7 @@ export function createSegmentsRouter(runtime: ServiceRuntime, options: RouterOpt
       req,
     )
     noContent(res)
-  })
-
-  allowOnly(router, '/', 'GET, POST')
-  allowOnly(router, '/:key', 'GET, PATCH, DELETE')
-  return router
+  }
 }
 
 /** Names of the project's approval-required environments whose flags reference the segment. */

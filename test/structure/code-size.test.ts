@@ -23,7 +23,6 @@ const LONG_REASON = /^\/\/ long: \S/
 const PENDING: readonly { file: string; fn?: string }[] = [
   { file: 'packages/dashboard/src/impressions-panel.tsx', fn: 'ImpressionsPanel' },
   { file: 'packages/flag-client/src/flag-client.ts', fn: 'createFlagClient' },
-  { file: 'packages/flag-service/src/flags/change-requests.ts', fn: 'createChangeRequestsRouter' },
   { file: 'packages/flag-service/src/flags/engine.ts' },
   { file: 'packages/flag-service/src/flags/sync-route.ts', fn: 'environmentFlagsCollection' },
   { file: 'packages/flag-service/src/routes/environments.ts', fn: 'createEnvironmentsRouter' },

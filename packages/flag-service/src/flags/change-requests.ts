@@ -1,6 +1,6 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type FlagWriter, TABLES } from '@flagsync/store'
-import { type Request, Router } from 'express'
+import { type Request, type Response, Router } from 'express'
 import type { Knex } from 'knex'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { iso, isoOrNull } from '../records.js'
@@ -188,22 +188,37 @@ const notPending = (row: ChangeRequestRow) =>
 export function createChangeRequestsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router({ mergeParams: true })
   const body = jsonBodyFor(options)
-  const { knex } = runtime
-  const idOf = (raw: string | string[] | undefined) => {
-    if (typeof raw !== 'string') throw noRequest(String(raw))
-    const id = intId(raw)
-    if (id === undefined) throw noRequest(String(raw))
-    return id
-  }
-  const find = async (trx: Knex, environmentId: string, id: number) => {
-    const row = (await trx(CHANGE_REQUESTS_TABLE).where({ id, environment_id: environmentId }).first()) as
-      | ChangeRequestRow
-      | undefined
-    if (!row) throw noRequest(String(id))
-    return row
-  }
+  router.get('/', requireProjectRole('viewer'), listRequests(runtime))
+  router.get('/:id', requireProjectRole('viewer'), getRequest(runtime))
+  router.post('/:id/approve', requireProjectRole('editor'), ...body, approveRequest(runtime))
+  router.post('/:id/reject', requireProjectRole('editor'), ...body, rejectRequest(runtime))
+  router.delete('/:id', requireProjectRole('viewer'), cancelRequest(runtime))
+  allowOnly(router, '/', 'GET')
+  allowOnly(router, '/:id', 'GET, DELETE')
+  allowOnly(router, '/:id/approve', 'POST')
+  allowOnly(router, '/:id/reject', 'POST')
+  return router
+}
 
-  router.get('/', requireProjectRole('viewer'), async (req, res) => {
+type ChangeRequestHandler = (req: Request, res: Response) => Promise<void>
+
+function idOf(raw: string | string[] | undefined): number {
+  if (typeof raw !== 'string') throw noRequest(String(raw))
+  const id = intId(raw)
+  if (id === undefined) throw noRequest(String(raw))
+  return id
+}
+
+async function find(trx: Knex, environmentId: string, id: number): Promise<ChangeRequestRow> {
+  const row = (await trx(CHANGE_REQUESTS_TABLE).where({ id, environment_id: environmentId }).first()) as
+    | ChangeRequestRow
+    | undefined
+  if (!row) throw noRequest(String(id))
+  return row
+}
+
+function listRequests({ knex }: ServiceRuntime): ChangeRequestHandler {
+  return async (req, res) => {
     const { status } = parseOr422(changeRequestQuerySchema, { status: req.query.status }, 'query')
     const query = knex(CHANGE_REQUESTS_TABLE).where('environment_id', environmentOf(req).id).orderBy('id', 'desc')
     if (status) query.where('status', status)
@@ -214,22 +229,26 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
       rows.map((r) => r.flag_key),
     )
     res.json(rows.map((row) => changeRequestJson(row, revisions.get(row.flag_key))))
-  })
+  }
+}
 
-  router.get('/:id', requireProjectRole('viewer'), async (req, res) => {
+function getRequest({ knex }: ServiceRuntime): ChangeRequestHandler {
+  return async (req, res) => {
     const env = environmentOf(req)
     const row = await find(knex, env.id, idOf(req.params.id))
     res.json(changeRequestJson(row, (await flagRevisions(knex, env.id, [row.flag_key])).get(row.flag_key)))
-  })
+  }
+}
 
-  // Approve: applies the stored patch to the flag as it is now, in the transaction that marks the request approved.
-  // A stale request (its flag changed since filing) whose fields were changed meanwhile: 409 unless `force`.
-  router.post('/:id/approve', requireProjectRole('editor'), ...body, async (req, res) => {
+// Approve: applies the stored patch to the flag as it is now, in the transaction that marks the request approved.
+// A stale request (its flag changed since filing) whose fields were changed meanwhile: 409 unless `force`.
+function approveRequest(runtime: ServiceRuntime): ChangeRequestHandler {
+  return async (req, res) => {
     const env = environmentOf(req)
     const id = idOf(req.params.id)
     const force = forceOf(req)
-    const actor = await actorOf(knex, authOf(req))
-    const audit = await auditOf(knex, req, `change-request:${id}`)
+    const actor = await actorOf(runtime.knex, authOf(req))
+    const audit = await auditOf(runtime.knex, req, `change-request:${id}`)
     const { result, changes } = await runtime.commit(
       async (trx, flags) => {
         const row = await find(trx, env.id, id)
@@ -261,13 +280,15 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
     const { flag } = result
     const revision = revisionIn(changes, env.id, flag.key, result.before)
     res.type('application/json').send(revision === undefined ? JSON.stringify(flag) : flagJson(flag, revision))
-  })
+  }
+}
 
-  router.post('/:id/reject', requireProjectRole('editor'), ...body, async (req, res) => {
+function rejectRequest(runtime: ServiceRuntime): ChangeRequestHandler {
+  return async (req, res) => {
     const env = environmentOf(req)
     const id = idOf(req.params.id)
     const { reason } = parseOr422(rejectSchema, req.body, 'rejection')
-    const actor = await actorOf(knex, authOf(req))
+    const actor = await actorOf(runtime.knex, authOf(req))
     await runtime.write(
       async (trx) => {
         const row = await find(trx, env.id, id)
@@ -285,13 +306,15 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
       req,
     )
     noContent(res)
-  })
+  }
+}
 
-  // Cancel: the requester or a workspace admin; to anyone else the request does not exist (404).
-  router.delete('/:id', requireProjectRole('viewer'), async (req, res) => {
+// Cancel: the requester or a workspace admin; to anyone else the request does not exist (404).
+function cancelRequest(runtime: ServiceRuntime): ChangeRequestHandler {
+  return async (req, res) => {
     const env = environmentOf(req)
     const id = idOf(req.params.id)
-    const actor = await actorOf(knex, authOf(req))
+    const actor = await actorOf(runtime.knex, authOf(req))
     await runtime.write(
       async (trx) => {
         const row = await find(trx, env.id, id)
@@ -307,13 +330,7 @@ export function createChangeRequestsRouter(runtime: ServiceRuntime, options: Rou
       req,
     )
     noContent(res)
-  })
-
-  allowOnly(router, '/', 'GET')
-  allowOnly(router, '/:id', 'GET, DELETE')
-  allowOnly(router, '/:id/approve', 'POST')
-  allowOnly(router, '/:id/reject', 'POST')
-  return router
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import { type Request, Router } from 'express'
+import { type Request, type Response, Router } from 'express'
+import type { Knex } from 'knex'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { reorderEnvironments } from '../environment-order.js'
 import { auditOf } from '../flags/flag-audit.js'
@@ -41,32 +42,49 @@ function environmentSlug(name: string): string {
 export function createEnvironmentsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router({ mergeParams: true })
   const body = jsonBodyFor(options)
-  const { knex } = runtime
-  const envId = (req: Request) => {
-    const raw = String(req.params.env_id)
-    if (!UUID_PATTERN.test(raw)) throw noEnvironment(raw)
-    return raw
-  }
-  const find = async (projectId: string, id: string) => {
-    const row = (await knex(T.environments).where({ project_id: projectId, id }).first(ENV_COLUMNS)) as
-      | EnvironmentRow
-      | undefined
-    if (!row) throw noEnvironment(id)
-    return row
-  }
-
-  const list = async (projectId: string) =>
-    (await knex(T.environments)
-      .where('project_id', projectId)
-      .select(ENV_COLUMNS)
-      .orderBy('position')) as EnvironmentRow[]
-
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
-    res.json((await list(projectOf(req).id)).map(environmentJson))
+    res.json((await list(runtime.knex, projectOf(req).id)).map(environmentJson))
   })
-
   // Before '/:env_id', whose 405 would otherwise answer PUT /order.
-  router.put('/order', requireProjectRole('admin'), ...body, async (req, res) => {
+  router.put('/order', requireProjectRole('admin'), ...body, reorder(runtime))
+  // Before the /:env_id routes, which would take `order` for an environment id (a PATCH was a 404).
+  allowOnly(router, '/order', 'PUT')
+  router.post('/', requireProjectRole('admin'), ...body, createEnvironment(runtime))
+  router.patch('/:env_id', requireProjectRole('admin'), ...body, updateEnvironment(runtime))
+  router.delete('/:env_id', requireProjectRole('admin'), deleteEnvironment(runtime))
+  router.post('/:env_id/default', requireProjectRole('admin'), makeDefault(runtime))
+  router.post('/:env_id/require-approval', requireProjectRole('admin'), ...body, setRequireApproval(runtime))
+  allowOnly(router, '/', 'GET, POST')
+  allowOnly(router, '/:env_id', 'PATCH, DELETE')
+  allowOnly(router, '/:env_id/default', 'POST')
+  allowOnly(router, '/:env_id/require-approval', 'POST')
+  return router
+}
+
+type EnvironmentHandler = (req: Request, res: Response) => Promise<void>
+
+function envId(req: Request): string {
+  const raw = String(req.params.env_id)
+  if (!UUID_PATTERN.test(raw)) throw noEnvironment(raw)
+  return raw
+}
+
+async function find(knex: Knex, projectId: string, id: string): Promise<EnvironmentRow> {
+  const row = (await knex(T.environments).where({ project_id: projectId, id }).first(ENV_COLUMNS)) as
+    | EnvironmentRow
+    | undefined
+  if (!row) throw noEnvironment(id)
+  return row
+}
+
+const list = async (knex: Knex, projectId: string) =>
+  (await knex(T.environments)
+    .where('project_id', projectId)
+    .select(ENV_COLUMNS)
+    .orderBy('position')) as EnvironmentRow[]
+
+function reorder(runtime: ServiceRuntime): EnvironmentHandler {
+  return async (req, res) => {
     const input = parseOr422(reorderEnvironmentsSchema, req.body, 'environment order')
     const projectId = projectOf(req).id
     await runtime.write(
@@ -75,16 +93,15 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
           throw new HttpError('not_found', 'no such project')
         await reorderEnvironments(trx, flags, projectId, input.environment_ids)
       },
-      await auditOf(knex, req),
+      await auditOf(runtime.knex, req),
       req,
     )
-    res.json((await list(projectId)).map(environmentJson))
-  })
+    res.json((await list(runtime.knex, projectId)).map(environmentJson))
+  }
+}
 
-  // Before the /:env_id routes, which would take `order` for an environment id (a PATCH was a 404).
-  allowOnly(router, '/order', 'PUT')
-
-  router.post('/', requireProjectRole('admin'), ...body, async (req, res) => {
+function createEnvironment(runtime: ServiceRuntime): EnvironmentHandler {
+  return async (req, res) => {
     const input = parseOr422(createEnvironmentSchema, req.body, 'environment')
     const projectId = projectOf(req).id
     const slug = input.slug ?? environmentSlug(input.name)
@@ -112,13 +129,15 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
       req,
     )
     res.json(environmentJson(row))
-  })
+  }
+}
 
-  router.patch('/:env_id', requireProjectRole('admin'), ...body, async (req, res) => {
+function updateEnvironment(runtime: ServiceRuntime): EnvironmentHandler {
+  return async (req, res) => {
     const id = envId(req)
     const input = parseOr422(updateEnvironmentSchema, req.body, 'environment')
     const projectId = projectOf(req).id
-    await find(projectId, id)
+    await find(runtime.knex, projectId, id)
     const changes: Partial<EnvironmentRow> = {}
     if (input.name !== undefined) changes.name = input.name
     if (input.color !== undefined) changes.color = input.color
@@ -131,10 +150,12 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
       undefined,
       req,
     )
-    res.json(environmentJson(await find(projectId, id)))
-  })
+    res.json(environmentJson(await find(runtime.knex, projectId, id)))
+  }
+}
 
-  router.delete('/:env_id', requireProjectRole('admin'), async (req, res) => {
+function deleteEnvironment(runtime: ServiceRuntime): EnvironmentHandler {
+  return async (req, res) => {
     const id = envId(req)
     const projectId = projectOf(req).id
     await runtime.write(
@@ -162,13 +183,15 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
         // Its SDK keys (and whatever later tables reference it) cascade.
         await trx(T.environments).where({ project_id: projectId, id }).delete()
       },
-      await auditOf(knex, req),
+      await auditOf(runtime.knex, req),
       req,
     )
     noContent(res)
-  })
+  }
+}
 
-  router.post('/:env_id/default', requireProjectRole('admin'), async (req, res) => {
+function makeDefault(runtime: ServiceRuntime): EnvironmentHandler {
+  return async (req, res) => {
     const id = envId(req)
     const projectId = projectOf(req).id
     await runtime.write(
@@ -180,26 +203,22 @@ export function createEnvironmentsRouter(runtime: ServiceRuntime, options: Route
       undefined,
       req,
     )
-    res.json(environmentJson(await find(projectId, id)))
-  })
+    res.json(environmentJson(await find(runtime.knex, projectId, id)))
+  }
+}
 
-  router.post('/:env_id/require-approval', requireProjectRole('admin'), ...body, async (req, res) => {
+function setRequireApproval(runtime: ServiceRuntime): EnvironmentHandler {
+  return async (req, res) => {
     const id = envId(req)
     const input = parseOr422(requireApprovalSchema, req.body, 'require-approval setting')
     const projectId = projectOf(req).id
-    await find(projectId, id)
+    await find(runtime.knex, projectId, id)
     await runtime.write(
       (trx) =>
         trx(T.environments).where({ project_id: projectId, id }).update({ require_approval: input.require_approval }),
       undefined,
       req,
     )
-    res.json(environmentJson(await find(projectId, id)))
-  })
-
-  allowOnly(router, '/', 'GET, POST')
-  allowOnly(router, '/:env_id', 'PATCH, DELETE')
-  allowOnly(router, '/:env_id/default', 'POST')
-  allowOnly(router, '/:env_id/require-approval', 'POST')
-  return router
+    res.json(environmentJson(await find(runtime.knex, projectId, id)))
+  }
 }

@@ -1,6 +1,7 @@
 import { flagKeySchema, type Issue, toIssues } from '@flagsync/protocol'
 import {
   type Collection,
+  type CollectionContext,
   createReceiver,
   OperationConflict,
   type OperationMeta,
@@ -109,111 +110,149 @@ interface SyncCaller {
   filed: FiledRequest[]
 }
 
+/** One batch's view of the environment: its caller, and whether approval is required (re-read in `prepare`). */
+interface SyncBatch {
+  caller: SyncCaller
+  approval: boolean
+}
+
 /** The flags collection of one environment, for one caller. */
 function environmentFlagsCollection(caller: SyncCaller): Collection {
-  const { env } = caller
   // Read again in `prepare`, inside the batch's transaction: `env` was loaded before the batch waited for the lock.
-  let approval = env.requireApproval
-  const mayWrite = (action: string, meta: OperationMeta) => {
-    if (!roleAtLeast(env.role, 'editor')) {
-      throw forbidden(meta.index, `${action} a flag needs the editor role in the project (you are ${env.role})`)
-    }
-  }
-  const conflict = async (
-    writer: FlagWriter,
-    key: string,
-    action: 'insert' | 'update' | 'delete',
-    sets: Record<string, unknown> | null,
-    meta: OperationMeta,
-  ) => {
-    if (meta.baseRevision === undefined) return
-    const found: FlagConflict | null = await checkFlagBase(writer, env.id, key, action, sets, meta.baseRevision)
-    if (found) throw new OperationConflict(found)
-  }
-
+  const batch: SyncBatch = { caller, approval: caller.env.requireApproval }
   return {
     // Base states before the lock (see the receiver's `Collection.prefetch`); `prepare` reads only newer ones.
-    prefetch: (store, bases) => store.readStatesAt(bases, env.id),
-
-    async prepare({ writer }, recordIds, bases) {
-      // Once per batch, inside its transaction: a credential revoked while the batch waited for the lock applies nothing.
-      await verifyAccess(writer.trx, caller.req, caller.runtime.clock())
-      // The same for approval: switched on while the batch waited, its changes are filed, not applied.
-      approval = await requiresApproval(writer.trx, env.id)
-      await writer.load(recordIds, env.id)
-      await writer.statesAt(bases, env.id)
-    },
-
-    async insert({ writer }, key, record, meta) {
-      mayWrite('creating or replacing', meta)
-      if (record.key !== undefined && record.key !== key) {
-        throw new OperationRejected('record.key must equal recordId', [
-          { path: 'record.key', message: `expected ${JSON.stringify(key)} (the recordId)` },
-        ])
-      }
-      const parsed = flagBodySchema.safeParse(withoutRevision({ ...record, key }))
-      if (!parsed.success) throw new OperationRejected('invalid flag', toIssues(parsed.error, ['record']))
-      const flag = parsed.data
-      await conflict(writer, key, 'insert', flag, meta)
-      const existing = (await writer.get(key, env.id)) as ServiceFlag | undefined
-      if (existing && approval && !roleAtLeast(env.role, 'admin')) {
-        // Replacing an existing flag would bypass the review: filed as the patch that turns it into the record.
-        const patch = replacementPatch(existing, flag)
-        if (Object.keys(patch).length > 0) await file(caller, writer, key, patch, meta)
-        return
-      }
-      await rejectingEnvironmentIssues(() => assertFitsEnvironment(writer, env, flag), 'record')
-      writer.put(flag, env.id)
-    },
-
-    async update({ writer }, key, changes, meta) {
-      mayWrite('changing', meta)
-      const parsed = flagPatchSchema.safeParse(withoutRevision(changes))
-      if (!parsed.success) throw new OperationRejected('invalid changes', toIssues(parsed.error, ['changes']))
-      const patch = parsed.data
-      const current = (await writer.get(key, env.id)) as ServiceFlag | undefined
-      const merged = current ? await rejectingEnvironmentIssues(() => mergeFlag(current, patch), 'changes') : undefined
-      const sets: Record<string, unknown> = {}
-      for (const field of Object.keys(patch)) {
-        if (field !== 'key')
-          sets[field] = merged ? (merged as Record<string, unknown>)[field] : patch[field as keyof FlagPatch]
-      }
-      await conflict(writer, key, 'update', sets, meta)
-      if (!current || !merged) {
-        throw new OperationRejected(`flag ${JSON.stringify(key)} does not exist`, [
-          { path: 'recordId', message: 'no flag with this key; insert it first' },
-        ])
-      }
-      if (approval) {
-        // Changes that change nothing are applied as they are (a no-op): there is nothing to review.
-        if (!jsonEqual(merged, current)) await file(caller, writer, key, patch, meta)
-        return
-      }
-      await rejectingEnvironmentIssues(
-        () => assertFitsEnvironment(writer, env, merged, 'flag after the changes'),
-        'changes',
-      )
-      writer.put(merged, env.id)
-    },
-
-    async delete({ writer }, key, meta) {
-      mayWrite('deleting', meta)
-      // A key no flag can have is a wrong id, not a flag that is already gone.
-      const valid = flagKeySchema.safeParse(key)
-      if (!valid.success) throw new OperationRejected('recordId is not a flag key', toIssues(valid.error, ['recordId']))
-      await conflict(writer, key, 'delete', null, meta)
-      if (!(await writer.get(key, env.id))) return // already gone: not an error
-      if (approval && !roleAtLeast(env.role, 'admin')) {
-        throw forbidden(
-          meta.index,
-          `${env.name} requires approval: deleting a flag needs the project admin role (a change request cannot delete)`,
-        )
-      }
-      const flags = await stagedEnvironmentFlags(writer, env.id)
-      await rejectingEnvironmentIssues(async () => assertNoneDepend(key, flags), 'recordId')
-      await writer.delete(key, env.id)
-    },
+    prefetch: (store, bases) => store.readStatesAt(bases, caller.env.id),
+    prepare: (ctx, recordIds, bases) => prepareBatch(batch, ctx, recordIds, bases),
+    insert: (ctx, key, record, meta) => insertFlag(batch, ctx, key, record, meta),
+    update: (ctx, key, changes, meta) => updateFlag(batch, ctx, key, changes, meta),
+    delete: (ctx, key, meta) => deleteFlag(batch, ctx, key, meta),
   }
+}
+
+async function prepareBatch(
+  batch: SyncBatch,
+  { writer }: CollectionContext,
+  recordIds: string[],
+  bases: ReadonlyArray<readonly [recordId: string, baseRevision: number]>,
+): Promise<void> {
+  const { env, req, runtime } = batch.caller
+  // Once per batch, inside its transaction: a credential revoked while the batch waited for the lock applies nothing.
+  await verifyAccess(writer.trx, req, runtime.clock())
+  // The same for approval: switched on while the batch waited, its changes are filed, not applied.
+  batch.approval = await requiresApproval(writer.trx, env.id)
+  await writer.load(recordIds, env.id)
+  await writer.statesAt(bases, env.id)
+}
+
+async function insertFlag(
+  batch: SyncBatch,
+  { writer }: CollectionContext,
+  key: string,
+  record: Record<string, unknown>,
+  meta: OperationMeta,
+): Promise<void> {
+  const { env } = batch.caller
+  mayWrite(env, 'creating or replacing', meta)
+  if (record.key !== undefined && record.key !== key) {
+    throw new OperationRejected('record.key must equal recordId', [
+      { path: 'record.key', message: `expected ${JSON.stringify(key)} (the recordId)` },
+    ])
+  }
+  const parsed = flagBodySchema.safeParse(withoutRevision({ ...record, key }))
+  if (!parsed.success) throw new OperationRejected('invalid flag', toIssues(parsed.error, ['record']))
+  const flag = parsed.data
+  await refuseConflict(env, writer, key, 'insert', flag, meta)
+  const existing = (await writer.get(key, env.id)) as ServiceFlag | undefined
+  if (existing && batch.approval && !roleAtLeast(env.role, 'admin')) {
+    // Replacing an existing flag would bypass the review: filed as the patch that turns it into the record.
+    const patch = replacementPatch(existing, flag)
+    if (Object.keys(patch).length > 0) await file(batch.caller, writer, key, patch, meta)
+    return
+  }
+  await rejectingEnvironmentIssues(() => assertFitsEnvironment(writer, env, flag), 'record')
+  writer.put(flag, env.id)
+}
+
+async function updateFlag(
+  batch: SyncBatch,
+  { writer }: CollectionContext,
+  key: string,
+  changes: Record<string, unknown>,
+  meta: OperationMeta,
+): Promise<void> {
+  const { env } = batch.caller
+  mayWrite(env, 'changing', meta)
+  const parsed = flagPatchSchema.safeParse(withoutRevision(changes))
+  if (!parsed.success) throw new OperationRejected('invalid changes', toIssues(parsed.error, ['changes']))
+  const patch = parsed.data
+  const current = (await writer.get(key, env.id)) as ServiceFlag | undefined
+  const merged = current ? await rejectingEnvironmentIssues(() => mergeFlag(current, patch), 'changes') : undefined
+  const sets: Record<string, unknown> = {}
+  for (const field of Object.keys(patch)) {
+    if (field !== 'key')
+      sets[field] = merged ? (merged as Record<string, unknown>)[field] : patch[field as keyof FlagPatch]
+  }
+  await refuseConflict(env, writer, key, 'update', sets, meta)
+  if (!current || !merged) {
+    throw new OperationRejected(`flag ${JSON.stringify(key)} does not exist`, [
+      { path: 'recordId', message: 'no flag with this key; insert it first' },
+    ])
+  }
+  if (batch.approval) {
+    // Changes that change nothing are applied as they are (a no-op): there is nothing to review.
+    if (!jsonEqual(merged, current)) await file(batch.caller, writer, key, patch, meta)
+    return
+  }
+  await rejectingEnvironmentIssues(
+    () => assertFitsEnvironment(writer, env, merged, 'flag after the changes'),
+    'changes',
+  )
+  writer.put(merged, env.id)
+}
+
+async function deleteFlag(
+  batch: SyncBatch,
+  { writer }: CollectionContext,
+  key: string,
+  meta: OperationMeta,
+): Promise<void> {
+  const { env } = batch.caller
+  mayWrite(env, 'deleting', meta)
+  // A key no flag can have is a wrong id, not a flag that is already gone.
+  const valid = flagKeySchema.safeParse(key)
+  if (!valid.success) throw new OperationRejected('recordId is not a flag key', toIssues(valid.error, ['recordId']))
+  await refuseConflict(env, writer, key, 'delete', null, meta)
+  if (!(await writer.get(key, env.id))) return // already gone: not an error
+  if (batch.approval && !roleAtLeast(env.role, 'admin')) {
+    throw forbidden(
+      meta.index,
+      `${env.name} requires approval: deleting a flag needs the project admin role (a change request cannot delete)`,
+    )
+  }
+  const flags = await stagedEnvironmentFlags(writer, env.id)
+  await rejectingEnvironmentIssues(async () => assertNoneDepend(key, flags), 'recordId')
+  await writer.delete(key, env.id)
+}
+
+function mayWrite(env: EnvironmentAccess, action: string, meta: OperationMeta): void {
+  if (!roleAtLeast(env.role, 'editor')) {
+    throw forbidden(meta.index, `${action} a flag needs the editor role in the project (you are ${env.role})`)
+  }
+}
+
+/** With a base revision, the receiver's three-way rules: an operation that would undo others' changes conflicts. */
+async function refuseConflict(
+  env: EnvironmentAccess,
+  writer: FlagWriter,
+  key: string,
+  action: 'insert' | 'update' | 'delete',
+  sets: Record<string, unknown> | null,
+  meta: OperationMeta,
+): Promise<void> {
+  if (meta.baseRevision === undefined) return
+  const found: FlagConflict | null = await checkFlagBase(writer, env.id, key, action, sets, meta.baseRevision)
+  if (found) throw new OperationConflict(found)
 }
 
 /** Files a change request for one operation, in the batch's transaction, and remembers its id for the answer. */

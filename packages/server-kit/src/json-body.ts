@@ -42,107 +42,146 @@ export interface JsonBodyOptions {
  * recursively, and a value nested thousands deep overflowed the stack (500).
  */
 export function jsonBody(options: JsonBodyOptions = {}): RequestHandler[] {
-  const limit = byteLimit(options.limit ?? '1mb')
-  const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH
-  const drainBytes = options.drainBytes ?? DRAIN_BYTES
-  const drainMs = options.drainMs ?? DRAIN_MS
-  const parse = express.json({ limit: Number.POSITIVE_INFINITY, strict: false, type: isJsonType })
-
-  const requireJson: RequestHandler = (req, _res, next) => {
-    if (hasBody(req) && !isJsonType(req)) {
-      next(new HttpError('unsupported_media_type', 'send the body as JSON with Content-Type: application/json'))
-      return
-    }
-    next()
+  const settings: BodySettings = {
+    limit: byteLimit(options.limit ?? '1mb'),
+    maxDepth: options.maxDepth ?? MAX_JSON_DEPTH,
+    drainBytes: options.drainBytes ?? DRAIN_BYTES,
+    drainMs: options.drainMs ?? DRAIN_MS,
+    parse: express.json({ limit: Number.POSITIVE_INFINITY, strict: false, type: isJsonType }),
   }
+  const read: RequestHandler = (req, res, next) => readBody(req, res, next, settings)
+  return [requireJson, read]
+}
 
-  const read: RequestHandler = (req, res, next) => {
-    if (!hasBody(req)) {
-      parse(req, res, next)
-      return
-    }
-    let settled = false
-    let received = 0
-    let inflated = 0
-    let inflater: Readable | undefined
-    let refused = false
-    /** The listeners body-parser attached to the request, removed when the rest of the body is only drained. */
-    const parserListeners: Array<['data' | 'end', Parameters<typeof req.off>[1]]> = []
-    const finish = (error?: unknown) => {
-      if (settled) return
-      settled = true
-      req.off('data', countReceived)
-      inflater?.off('data', countInflated)
-      next(error)
-    }
-    const tooLarge = (drain: boolean) => {
-      if (settled || refused) return
-      refused = true
-      req.unpipe()
-      req.off('data', countReceived)
-      inflater?.off('data', countInflated)
-      res.setHeader('Connection', 'close')
-      const error = new HttpError('payload_too_large', `request body is larger than ${limit} bytes`, {
-        limit_bytes: limit,
-      })
-      const declared = Number(req.headers['content-length'])
-      if (!drain || drainBytes <= 0 || declared > limit + drainBytes || req.complete) {
-        req.pause()
-        finish(error)
+/** `jsonBody`'s options resolved, and the body-parser it reads with (no limit of its own: the guard enforces it). */
+interface BodySettings {
+  limit: number
+  maxDepth: number
+  drainBytes: number
+  drainMs: number
+  parse: RequestHandler
+}
+
+type Request = Parameters<RequestHandler>[0]
+type Response = Parameters<RequestHandler>[1]
+type Next = Parameters<RequestHandler>[2]
+type BodyListener = Parameters<Request['off']>[1]
+
+/** A body sent as anything but JSON is a 415, not ignored. */
+const requireJson: RequestHandler = (req, _res, next) => {
+  if (hasBody(req) && !isJsonType(req)) {
+    next(new HttpError('unsupported_media_type', 'send the body as JSON with Content-Type: application/json'))
+    return
+  }
+  next()
+}
+
+/** Parses the body under the limit guard: the 413 as soon as the limit is passed, the 422 when nested too deep. */
+function readBody(req: Request, res: Response, next: Next, settings: BodySettings): void {
+  if (!hasBody(req)) {
+    settings.parse(req, res, next)
+    return
+  }
+  const guard = limitGuard(req, res, next, settings)
+  if (Number(req.headers['content-length']) > settings.limit) {
+    guard.tooLarge(true)
+    return
+  }
+  // Both listeners are attached in this synchronous call, with body-parser's own, so no chunk passes unseen.
+  req.on('data', guard.countReceived)
+  const before = { data: new Set(req.listeners('data')), end: new Set(req.listeners('end')) }
+  // body-parser pipes a compressed body into a zlib stream it creates: count what comes out of that too.
+  const pipe = req.pipe
+  req.pipe = function pipeCounted<T extends NodeJS.WritableStream>(destination: T, pipeOptions?: { end?: boolean }) {
+    guard.countInflatedOf(destination as unknown as Readable)
+    return pipe.call(this, destination, pipeOptions) as T
+  }
+  try {
+    settings.parse(req, res, (error?: unknown) => {
+      if (error) {
+        guard.finish(error)
         return
       }
-      for (const [event, listener] of parserListeners) req.off(event, listener)
-      lingerThenClose(req, res, { bytes: limit + drainBytes - received, ms: drainMs })
-      finish(error)
-    }
-    const countReceived = (chunk: Buffer) => {
-      received += chunk.length
-      if (received > limit) tooLarge(true)
-    }
-    const countInflated = (chunk: Buffer) => {
-      inflated += chunk.length
-      if (inflated > limit) tooLarge(false)
-    }
-
-    if (Number(req.headers['content-length']) > limit) {
-      tooLarge(true)
-      return
-    }
-    // Both listeners are attached in this synchronous call, with body-parser's own, so no chunk passes unseen.
-    req.on('data', countReceived)
-    const before = { data: new Set(req.listeners('data')), end: new Set(req.listeners('end')) }
-    // body-parser pipes a compressed body into a zlib stream it creates: count what comes out of that too.
-    const pipe = req.pipe
-    req.pipe = function pipeCounted<T extends NodeJS.WritableStream>(destination: T, pipeOptions?: { end?: boolean }) {
-      inflater = destination as unknown as Readable
-      inflater.on('data', countInflated)
-      return pipe.call(this, destination, pipeOptions) as T
-    }
-    try {
-      parse(req, res, (error?: unknown) => {
-        if (error) {
-          finish(error)
-          return
-        }
-        if (jsonDepthExceeds(req.body, maxDepth)) {
-          req.body = undefined
-          finish(
-            new HttpError('validation_failed', `JSON nested deeper than ${maxDepth} levels`, { max_depth: maxDepth }),
-          )
-          return
-        }
-        finish()
-      })
-    } finally {
-      req.pipe = pipe
-    }
-    for (const event of ['data', 'end'] as const) {
-      for (const listener of req.listeners(event)) {
-        if (!before[event].has(listener)) parserListeners.push([event, listener as Parameters<typeof req.off>[1]])
-      }
+      guard.finish(depthError(req, settings.maxDepth))
+    })
+  } finally {
+    req.pipe = pipe
+  }
+  for (const event of ['data', 'end'] as const) {
+    for (const listener of req.listeners(event)) {
+      if (!before[event].has(listener)) guard.parserListeners.push([event, listener as BodyListener])
     }
   }
-  return [requireJson, read]
+}
+
+/** The 422 for a parsed body nested deeper than `maxDepth` (its body is dropped), or undefined. */
+function depthError(req: Request, maxDepth: number): HttpError | undefined {
+  if (!jsonDepthExceeds(req.body, maxDepth)) return undefined
+  req.body = undefined
+  return new HttpError('validation_failed', `JSON nested deeper than ${maxDepth} levels`, { max_depth: maxDepth })
+}
+
+/** The size limit of one request: counts received and inflated bytes, and answers 413 once either passes it. */
+interface LimitGuard {
+  /** Hands the outcome to `next` once; later calls are ignored. */
+  finish: (error?: unknown) => void
+  /** Refuses the body; `drain` lingers on the rest of it (see `lingerThenClose`) instead of closing at once. */
+  tooLarge: (drain: boolean) => void
+  countReceived: (chunk: Buffer) => void
+  /** Counts the output of the stream body-parser inflates a compressed body into. */
+  countInflatedOf: (inflater: Readable) => void
+  /** The listeners body-parser attached to the request, removed when the rest of the body is only drained. */
+  parserListeners: Array<['data' | 'end', BodyListener]>
+}
+
+function limitGuard(req: Request, res: Response, next: Next, settings: BodySettings): LimitGuard {
+  const { limit, drainBytes, drainMs } = settings
+  let settled = false
+  let received = 0
+  let inflated = 0
+  let inflater: Readable | undefined
+  let refused = false
+  const parserListeners: LimitGuard['parserListeners'] = []
+  const finish = (error?: unknown) => {
+    if (settled) return
+    settled = true
+    req.off('data', countReceived)
+    inflater?.off('data', countInflated)
+    next(error)
+  }
+  const tooLarge = (drain: boolean) => {
+    if (settled || refused) return
+    refused = true
+    req.unpipe()
+    req.off('data', countReceived)
+    inflater?.off('data', countInflated)
+    res.setHeader('Connection', 'close')
+    const error = new HttpError('payload_too_large', `request body is larger than ${limit} bytes`, {
+      limit_bytes: limit,
+    })
+    const declared = Number(req.headers['content-length'])
+    if (!drain || drainBytes <= 0 || declared > limit + drainBytes || req.complete) {
+      req.pause()
+      finish(error)
+      return
+    }
+    for (const [event, listener] of parserListeners) req.off(event, listener)
+    lingerThenClose(req, res, { bytes: limit + drainBytes - received, ms: drainMs })
+    finish(error)
+  }
+  const countReceived = (chunk: Buffer) => {
+    received += chunk.length
+    if (received > limit) tooLarge(true)
+  }
+  const countInflated = (chunk: Buffer) => {
+    inflated += chunk.length
+    if (inflated > limit) tooLarge(false)
+  }
+  const countInflatedOf = (stream: Readable) => {
+    inflater = stream
+    inflater.on('data', countInflated)
+  }
+  return { finish, tooLarge, countReceived, countInflatedOf, parserListeners }
 }
 
 /**

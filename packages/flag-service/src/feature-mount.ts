@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express'
-import type { FlagStreamOptions } from './flags/engine.js'
+import type { FlagStreamOptions } from './flags/flag-stream-options.js'
 import type { ImpressionRetention } from './impressions/retention-config.js'
 
 /** What `createServiceApp` hands each feature's mount function (a leaf, so features need not import each other). */

@@ -40,3 +40,29 @@ export async function sweepOrphanSegments(runtime: ServiceRuntime): Promise<numb
     return removed
   })
 }
+
+const HOUR = 60 * 60 * 1000
+
+/**
+ * Starts the hourly maintenance of a flag service instance: prunes change-log entries older than
+ * `changeRetentionMs` (default 7 days; the newest 1 000 are always kept) and sweeps orphan segments, the first
+ * sweep now. Resolves nothing: failures are logged and retried on the next hour. Returns the timer to clear.
+ */
+export function startMaintenance(
+  runtime: ServiceRuntime,
+  changeRetentionMs = 7 * 24 * HOUR,
+): ReturnType<typeof setInterval> {
+  const sweep = () =>
+    sweepOrphanSegments(runtime).catch((err) =>
+      runtime.logger.warn({ err }, 'could not remove the segments of deleted projects'),
+    )
+  const timer = setInterval(() => {
+    runtime.store
+      .pruneChanges(changeRetentionMs, 1000)
+      .catch((err) => runtime.logger.warn({ err }, 'could not prune the change log'))
+    void sweep()
+  }, HOUR)
+  timer.unref()
+  void sweep()
+  return timer
+}

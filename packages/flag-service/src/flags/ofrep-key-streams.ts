@@ -3,7 +3,7 @@ import type { Request } from 'express'
 import { ACCESS_SCOPE } from '../auth/revocations.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
-import type { FlagStreams } from './engine.js'
+import type { FlagStreams } from './flag-streams.js'
 
 /**
  * Ends the OFREP refresh streams of SDK keys (server or client) that were

@@ -7,7 +7,7 @@ import { sessionCookieValue, sessionUser } from '../auth/sessions.js'
 import { allowOnly } from '../routes/common.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import type { EnvironmentRef, FlagStreams } from './engine.js'
+import type { EnvironmentRef, FlagStreams } from './flag-streams.js'
 
 /**
  * Browsers' EventSource cannot send headers, so `/stream` (and the snapshot)

@@ -1,11 +1,12 @@
-import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { formatSseEvent, type SseConnection, SseHub } from '@flagsync/server-kit'
+import { type SseConnection, SseHub } from '@flagsync/server-kit'
 import { ChangeFeed, type FlagChange, LiveFlagSet, type StoredFlag, withRevision } from '@flagsync/store'
 import { ACCESS_SCOPE } from '../auth/revocations.js'
 import { ENVIRONMENT_ORDER_SCOPE } from '../environment-order.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { coalescedRun } from './coalesced-run.js'
+import { buildEnvironmentView, type EnvironmentView } from './environment-view.js'
 import {
   expandFlag,
   isSegmentScope,
@@ -15,72 +16,16 @@ import {
   segmentKeysOf,
   segmentScope,
 } from './expand.js'
-import { sweepOrphanSegments } from './maintenance.js'
+import type { EnvironmentRef, FlagStreamOptions } from './flag-stream-options.js'
+import { startMaintenance } from './maintenance.js'
 import type { SegmentRule } from './model.js'
+import { connectedFrame, deleteFrame, environmentsFrame, readyFrame, upsertFrame } from './stream-frames.js'
+import { closeRevokedStreams } from './stream-revalidation.js'
 
-export interface FlagStreamOptions {
-  /** Keep-alive comment interval on /stream, ms (default 15 000, the flag service's limits). */
-  keepAliveMs?: number
-  /** Change-log poll interval, ms (default 1 000): the backstop for other instances' writes. */
-  pollIntervalMs?: number
-  /** Bytes a slow stream subscriber may have queued behind its bootstrap before it is dropped (default 1 MiB). */
-  maxStreamBufferBytes?: number
-  /** Open streams at most, SDK and dashboard together (default 10 000); past it 503 with Retry-After. */
-  maxStreamConnections?: number
-  /** Base of the `retry:` every stream starts with, ms (default 1 000; each connection adds up to as much again). */
-  streamRetryMs?: number
-  /**
-   * Change-log entries older than this are pruned hourly (default 7 days; the newest 1 000 are always kept).
-   * The same hourly timer removes the segments of deleted projects.
-   */
-  changeRetentionMs?: number
-  /**
-   * How often open streams are checked against their credentials, ms (default 60 000; 0 disables): a stream
-   * whose session or token expired is closed within this interval (the client's reconnect then gets a 401).
-   * Deleting an SDK key or token, signing out, deleting a user or removing a member is not waited for: the
-   * route records it in the change log and every instance re-checks its streams as soon as it reads it.
-   */
-  revalidateMs?: number
-}
-
-export interface EnvironmentRef {
-  id: string
-  projectId: string
-}
-
-/** One environment's flags as SDKs see them (segment-expanded), built once per change and shared by every reader. */
-interface EnvironmentView {
-  projectId: string
-  /** connected + one UPSERT per flag + ready, for an SDK-key connection; written by reference, never copied. */
-  bootstrap: Buffer
-  /** The UPSERT frames alone (dashboard connections are sent several environments' in turn). */
-  updates: Buffer
-  count: number
-  /** `/flags/snapshot`: the same flags as a JSON array, and its strong ETag. */
-  snapshot: Buffer
-  etag: string
-}
-
-// Frames. Flags are serialized once (by the store, or once per expansion); events are built around that JSON.
-const connectedFrame = (environmentId: string | null) =>
-  formatSseEvent({ event: 'connected', data: JSON.stringify({ environment_id: environmentId }) })
-const readyFrame = (count: number) => formatSseEvent({ event: 'ready', data: JSON.stringify(String(count)) })
-const upsertFrame = (environmentId: string, json: string, revision?: number) =>
-  formatSseEvent({
-    event: 'update',
-    data: `{"type":"UPSERT","env_id":${JSON.stringify(environmentId)},"flag":${json}}`,
-    id: revision,
-  })
-const deleteFrame = (environmentId: string, key: string, revision: number) =>
-  formatSseEvent({
-    event: 'update',
-    data: `{"type":"DELETE","env_id":${JSON.stringify(environmentId)},"key":${JSON.stringify(key)}}`,
-    id: revision,
-  })
+export type { EnvironmentRef, FlagStreamOptions } from './flag-stream-options.js'
 
 /** The hub scope of dashboard (session or token) connections; SDK-key connections use their environment id. */
 const DASHBOARD_SCOPE = 'dashboard'
-const HOUR = 60 * 60 * 1000
 
 /**
  * The flag service's streaming side, one per process: the change feed
@@ -110,10 +55,6 @@ export class FlagStreams {
   /** Environments each dashboard connection follows, and how follow-everything ones list what their user sees now. */
   private readonly followedBy = new Map<SseConnection, Set<string>>()
   private readonly followingAll = new Map<SseConnection, () => Promise<EnvironmentRef[]>>()
-  private revalidating: Promise<void> | undefined
-  private revalidateAgain = false
-  private refreshing: Promise<void> | undefined
-  private refreshAgain = false
   /** Environments this process has seen a flag of (initial load or a change): a new one may be news to dashboards. */
   private readonly seenEnvironments = new Set<string>()
   private revalidateTimer: ReturnType<typeof setInterval> | undefined
@@ -253,29 +194,26 @@ export class FlagStreams {
    * calls share one run, and one more runs after it if asked meanwhile.
    */
   followNew(): Promise<void> {
-    if (this.refreshing) {
-      this.refreshAgain = true
-      return this.refreshing
+    return this.followNewRun()
+  }
+
+  private readonly followNewRun = coalescedRun(
+    () => this.followNewOnce(),
+    () => this.closed,
+  )
+
+  private async followNewOnce(): Promise<void> {
+    for (const [conn, visibleNow] of [...this.followingAll]) {
+      const environments = await visibleNow().catch(() => [])
+      const following = this.followedBy.get(conn)
+      if (!following) continue // closed meanwhile
+      for (const env of environments) {
+        if (following.has(env.id)) continue
+        // A bootstrap too: a large environment cannot make the cap drop a stream that is reading.
+        conn.writeBootstrap(this.view(env.id, env.projectId).updates)
+        this.follow(conn, following, env.id)
+      }
     }
-    this.refreshing = (async () => {
-      do {
-        this.refreshAgain = false
-        for (const [conn, visibleNow] of [...this.followingAll]) {
-          const environments = await visibleNow().catch(() => [])
-          const following = this.followedBy.get(conn)
-          if (!following) continue // closed meanwhile
-          for (const env of environments) {
-            if (following.has(env.id)) continue
-            // A bootstrap too: a large environment cannot make the cap drop a stream that is reading.
-            conn.writeBootstrap(this.view(env.id, env.projectId).updates)
-            this.follow(conn, following, env.id)
-          }
-        }
-      } while (this.refreshAgain && !this.closed)
-    })().finally(() => {
-      this.refreshing = undefined
-    })
-    return this.refreshing
   }
 
   private follow(conn: SseConnection, following: Set<string>, environmentId: string): void {
@@ -297,38 +235,11 @@ export class FlagStreams {
   /**
    * Closes the streams whose access ended: SDK keys that no longer exist (one
    * query for all of them), dashboard connections whose check fails. A check
-   * that cannot run (database down) keeps the stream. Resolves how many closed.
+   * that cannot run (database down) keeps the stream. Then follow-everything
+   * dashboards pick up what became visible (`followNew`). Resolves how many closed.
    */
   async revalidate(): Promise<number> {
-    let closed = 0
-    const ids = [...new Set(this.keyOf.values())]
-    const alive = new Set<number>()
-    try {
-      for (let i = 0; i < ids.length; i += 500) {
-        const rows = (await this.runtime
-          .knex('flagsync_sdk_keys')
-          .whereIn('id', ids.slice(i, i + 500))
-          .select('id')) as Array<{ id: number | string }>
-        for (const row of rows) alive.add(Number(row.id))
-      }
-      for (const [conn, id] of this.keyOf) {
-        if (!alive.has(id)) {
-          conn.close()
-          this.keyOf.delete(conn)
-          closed++
-        }
-      }
-    } catch (err) {
-      this.runtime.logger.warn({ err }, 'could not re-check the SDK keys of open streams')
-    }
-    for (const [conn, stillAllowed] of this.accessOf) {
-      const allowed = await stillAllowed().catch(() => true)
-      if (!allowed) {
-        conn.close()
-        this.accessOf.delete(conn)
-        closed++
-      }
-    }
+    const closed = await closeRevokedStreams(this.runtime, this.keyOf, this.accessOf)
     await this.followNew()
     return closed
   }
@@ -338,22 +249,14 @@ export class FlagStreams {
    * more run if any arrive while it runs, so none is missed).
    */
   revalidateSoon(): Promise<void> {
-    if (this.revalidating) {
-      this.revalidateAgain = true
-      return this.revalidating
-    }
-    this.revalidating = (async () => {
-      do {
-        this.revalidateAgain = false
-        await this.revalidate()
-      } while (this.revalidateAgain && !this.closed)
-    })()
-      .catch((err) => this.runtime.logger.warn({ err }, 'could not re-check open streams after a revocation'))
-      .finally(() => {
-        this.revalidating = undefined
-      })
-    return this.revalidating
+    return this.revalidateSoonRun()
   }
+
+  private readonly revalidateSoonRun = coalescedRun(
+    () => this.revalidate(),
+    () => this.closed,
+    (err) => this.runtime.logger.warn({ err }, 'could not re-check open streams after a revocation'),
+  )
 
   async close(): Promise<void> {
     this.closed = true
@@ -373,19 +276,7 @@ export class FlagStreams {
       await this.feed.close()
       return
     }
-    const retention = this.options.changeRetentionMs ?? 7 * 24 * HOUR
-    const sweep = () =>
-      sweepOrphanSegments(this.runtime).catch((err) =>
-        this.runtime.logger.warn({ err }, 'could not remove the segments of deleted projects'),
-      )
-    this.pruneTimer = setInterval(() => {
-      this.runtime.store
-        .pruneChanges(retention, 1000)
-        .catch((err) => this.runtime.logger.warn({ err }, 'could not prune the change log'))
-      void sweep()
-    }, HOUR)
-    this.pruneTimer.unref()
-    void sweep()
+    this.pruneTimer = startMaintenance(this.runtime, this.options.changeRetentionMs)
     const revalidateMs = this.options.revalidateMs ?? 60_000
     if (revalidateMs > 0) {
       this.revalidateTimer = setInterval(() => void this.revalidate(), revalidateMs)
@@ -402,28 +293,7 @@ export class FlagStreams {
     this.projectOf.set(environmentId, projectId)
     const cached = this.views.get(environmentId)
     if (cached) return cached
-    const lookup = this.segments(projectId)
-    let updates = ''
-    const jsons: string[] = []
-    for (const entry of this.live.list(environmentId)) {
-      const json = referencesSegments(entry.flag)
-        ? withRevision(JSON.stringify(expandFlag(entry.flag, lookup)), entry.revision)
-        : entry.json
-      jsons.push(json)
-      // Bootstrap updates carry their flag's revision as `id:` like live ones. The flag service's events have every
-      // (re)connection replay the whole set, so the service never resumes from Last-Event-ID: the id is
-      // information (the revision of that flag), in key order, not a resume point.
-      updates += upsertFrame(environmentId, json, entry.revision)
-    }
-    const snapshot = Buffer.from(`[${jsons.join(',')}]`)
-    const view: EnvironmentView = {
-      projectId,
-      bootstrap: Buffer.from(connectedFrame(environmentId) + updates + readyFrame(jsons.length)),
-      updates: Buffer.from(updates),
-      count: jsons.length,
-      snapshot,
-      etag: `"${createHash('sha1').update(snapshot).digest('base64url')}"`,
-    }
+    const view = buildEnvironmentView(this.live, environmentId, projectId, this.segments(projectId))
     this.views.set(environmentId, view)
     return view
   }
@@ -459,13 +329,7 @@ export class FlagStreams {
     const ids = change.flag?.environment_ids
     const projectId = change.flag?.project_id
     if (!Array.isArray(ids) || typeof projectId !== 'string') return
-    const frame = Buffer.from(
-      formatSseEvent({
-        event: 'environments',
-        data: JSON.stringify({ project_id: projectId, environment_ids: ids }),
-        id: change.revision,
-      }),
-    )
+    const frame = Buffer.from(environmentsFrame(projectId, ids, change.revision))
     for (const [conn, following] of this.followedBy) {
       if (ids.some((id) => following.has(String(id)))) conn.write(frame)
     }

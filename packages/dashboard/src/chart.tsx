@@ -8,7 +8,7 @@ const COLORS = ['#4338ca', '#047857', '#b91c1c', '#b45309', '#0e7490', '#7e22ce'
 
 /**
  * uPlot's canvas line chart of evaluations per bucket, one line per served
- * value. Loaded on demand (see impressions-panel), so uPlot is not part of
+ * value. Loaded on demand (see impressions-sections), so uPlot is not part of
  * the first load. The canvas is an image for assistive technologies, with a
  * description; the numbers are in the totals table beside it.
  */

@@ -70,7 +70,7 @@ export function createFastPath({
     let answer = entries.get(entry)
     if (!answer) {
       const body = Buffer.from(entry.json)
-      answer = { body, headers: jsonHeaders(body) }
+      answer = { body, headers: jsonHeaders(body, [['ETag', `"${entry.revision}"`]]) }
       entries.set(entry, answer)
     }
     return answer

@@ -1,6 +1,15 @@
 import { applyFlagPatch, type Flag, flagKeySchema, flagSchema } from '@flagsync/protocol'
-import { declaredActor, HttpError, ifNoneMatchHits, jsonBody, methodNotAllowed, parseOr422 } from '@flagsync/server-kit'
-import { type AuditContext, type CommittedFlag, type FlagChange, withRevision } from '@flagsync/store'
+import { checkFlagBase, flagConflictError } from '@flagsync/receiver'
+import {
+  baseRevisionOf,
+  declaredActor,
+  HttpError,
+  ifNoneMatchHits,
+  jsonBody,
+  methodNotAllowed,
+  parseOr422,
+} from '@flagsync/server-kit'
+import { type AuditContext, type CommittedFlag, type FlagChange, type FlagWriter, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
 
@@ -41,15 +50,20 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
   router.get('/:key', (req, res) => {
     const entry = live.get(req.params.key)
     if (!entry) throw notFound(req.params.key)
+    res.setHeader('ETag', `"${entry.revision}"`)
     res.type('application/json').send(entry.json)
   })
 
+  // With a base (If-Match: "<revision>" or base_revision), a replacement that would undo what others changed
+  // since is a 409, by the receiver's three-way rules for an insert.
   router.post('/', ...body, async (req, res) => {
-    const flag = parseOr422(flagSchema, req.body, 'flag')
+    const { base, body: rest } = baseRevisionOf(req, req.body)
+    const flag = parseOr422(flagSchema, rest, 'flag')
     const who = audit(req, 'POST /api/flags')
     // Read first: a replacement identical to the stored flag then records nothing (see FlagWriter.changes).
     const { changes, result: current } = await store.write(
       async (w) => {
+        if (base !== undefined) await refuseConflict(w, flag.key, 'insert', flag, base)
         const committed = await w.committed(flag.key)
         w.put(flag)
         return committed
@@ -61,22 +75,20 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
     sendFlag(res, changes, current)
   })
 
+  // With a base (If-Match: "<revision>" or base_revision), the receiver's three-way rules: fields others changed
+  // since merge, a field both changed differently is a 409 and nothing is written.
   router.patch('/:key', ...body, async (req: Request<{ key: string }>, res) => {
     const key = req.params.key
+    const { base, body: patch } = baseRevisionOf(req, req.body)
     if (!isFlagKey(key)) throw notFound(key)
     const who = audit(req, 'PATCH /api/flags/:key')
     const { changes, result: current } = await store.write(
       async (w) => {
         const existing = (await w.get(key)) as Flag | undefined
-        if (!existing) throw notFound(key)
-        const patched = applyFlagPatch(existing, req.body)
-        if (!patched.ok) {
-          const first = patched.issues[0]
-          throw new HttpError('validation_failed', `invalid patch: ${first?.path}: ${first?.message}`, {
-            issues: patched.issues,
-          })
-        }
-        w.put(patched.flag)
+        const patched = existing ? patchedFlag(existing, patch) : undefined
+        if (base !== undefined) await refuseConflict(w, key, 'update', patchedFields(patch, patched), base)
+        if (!patched) throw notFound(key)
+        w.put(patched)
         return w.committed(key)
       },
       '',
@@ -86,14 +98,24 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
     sendFlag(res, changes, current)
   })
 
-  // Deleting is idempotent: 204 whether or not the flag existed (the flat API spec lists no error).
+  // Deleting is idempotent: 204 whether or not the flag existed (the flat API spec lists no error). With
+  // If-Match: "<revision>", a delete that would drop what others changed since is a 409.
   router.delete('/:key', async (req, res) => {
-    if (!isFlagKey(req.params.key)) {
+    const { base } = baseRevisionOf(req, undefined)
+    const key = req.params.key
+    if (!isFlagKey(key)) {
       res.status(204).end()
       return
     }
     const who = audit(req, 'DELETE /api/flags/:key')
-    const { changes } = await store.write(async (w) => w.delete(req.params.key), '', who)
+    const { changes } = await store.write(
+      async (w) => {
+        if (base !== undefined) await refuseConflict(w, key, 'delete', null, base)
+        await w.delete(key)
+      },
+      '',
+      who,
+    )
     await feed.ingest(changes)
     res.status(204).end()
   })
@@ -103,16 +125,47 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
   return router
 }
 
+/** The flag after a merge patch; a patch that does not validate is a 422 naming the first issue. */
+function patchedFlag(existing: Flag, patch: unknown): Flag {
+  const patched = applyFlagPatch(existing, patch)
+  if (patched.ok) return patched.flag
+  const first = patched.issues[0]
+  throw new HttpError('validation_failed', `invalid patch: ${first?.path}: ${first?.message}`, {
+    issues: patched.issues,
+  })
+}
+
+/** What a patch sets, as values of the patched flag (a null that removes a field is its absence), for the check. */
+function patchedFields(patch: unknown, patched: Flag | undefined): Record<string, unknown> {
+  const fields = typeof patch === 'object' && patch !== null ? Object.keys(patch) : []
+  const out: Record<string, unknown> = {}
+  for (const field of fields) {
+    if (field !== 'key') out[field] = patched ? (patched as Record<string, unknown>)[field] : (patch as never)[field]
+  }
+  return out
+}
+
+/** The flag service's base check, on the flat API's one scope (''): a conflict is the receiver's 409. */
+async function refuseConflict(
+  w: FlagWriter,
+  key: string,
+  action: 'insert' | 'update' | 'delete',
+  sets: Record<string, unknown> | null,
+  base: number,
+): Promise<void> {
+  const conflict = await checkFlagBase(w, '', key, action, sets, base)
+  if (conflict) throw flagConflictError(key, conflict)
+}
+
 /**
- * The written flag with its new revision, from the JSON the store serialized
+ * The written flag with its new revision (also as its `ETag`), from the JSON the store serialized
  * once; a write that changed nothing recorded no change, so the flag as
  * committed, with its current revision.
  */
 function sendFlag(res: Response, changes: FlagChange[], committed: CommittedFlag): void {
   const change = changes[0]
   const json = change ? (change.json as string) : JSON.stringify(committed.flag)
-  res
-    .status(200)
-    .type('application/json')
-    .send(withRevision(json, change ? change.revision : (committed.revision as number)))
+  const revision = change ? change.revision : (committed.revision as number)
+  res.status(200).setHeader('ETag', `"${revision}"`)
+  res.type('application/json').send(withRevision(json, revision))
 }

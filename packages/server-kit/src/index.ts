@@ -1,5 +1,6 @@
 export type { AuditPageQuery } from './audit-query.js'
 export { auditQueryOf } from './audit-query.js'
+export { baseRevisionOf } from './base-revision.js'
 export type { BearerAuthOptions, QueryKeyOptions } from './bearer-auth.js'
 export { bearerAuth, bearerToken, keyFromQuery, presentedToken, secretsEqual } from './bearer-auth.js'
 export { byteLimit } from './byte-size.js'

@@ -70,7 +70,14 @@ export function createFastPath({
     let answer = entries.get(entry)
     if (!answer) {
       const body = Buffer.from(entry.json)
-      answer = { body, headers: jsonHeaders(body, [['ETag', `"${entry.revision}"`]]) }
+      // no-cache, as on the list: a cache must ask again before reusing a flag it holds (the ETag makes that cheap).
+      answer = {
+        body,
+        headers: jsonHeaders(body, [
+          ['ETag', `"${entry.revision}"`],
+          ['Cache-Control', 'no-cache'],
+        ]),
+      }
       entries.set(entry, answer)
     }
     return answer

@@ -51,6 +51,7 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
     const entry = live.get(req.params.key)
     if (!entry) throw notFound(req.params.key)
     res.setHeader('ETag', `"${entry.revision}"`)
+    res.setHeader('Cache-Control', 'no-cache')
     res.type('application/json').send(entry.json)
   })
 

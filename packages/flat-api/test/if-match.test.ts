@@ -109,8 +109,12 @@ describe.each(DIALECTS)('flat API: If-Match on flag writes on %s', (dialect) => 
     expect(await res.json()).toMatchObject({ description: 'dusk', revision: 3 })
     expect((await patch({ description: 'dawn' }, '*')).status).toBe(200)
     // The fast path answers a plain GET; Express one with an Origin (CORS requests are its).
-    expect((await server.request('/api/flags/dark-mode')).headers.get('etag')).toBe('"4"')
+    // no-cache: a cache holding the flag asks again before reusing it, on both paths.
+    const viaFastPath = await server.request('/api/flags/dark-mode')
+    expect(viaFastPath.headers.get('etag')).toBe('"4"')
+    expect(viaFastPath.headers.get('cache-control')).toBe('no-cache')
     const viaExpress = await server.request('/api/flags/dark-mode', { headers: { Origin: 'https://example.com' } })
     expect(viaExpress.headers.get('etag')).toBe('"4"')
+    expect(viaExpress.headers.get('cache-control')).toBe('no-cache')
   })
 })

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react'
 import { api, errorText } from './api.js'
 import { type DiffRow, patchDiff } from './diff.js'
+import { DiffRows } from './diff-rows.js'
 import type { Environment, Flag } from './types.js'
 
 /** Fields a promotion copies (the service's promote route copies the flag but not its prerequisites' targets). */
@@ -112,17 +113,7 @@ function PromotionDiff(props: { diff: DiffRow[]; from: string; target: string | 
         </tr>
       </thead>
       <tbody>
-        {props.diff.map((d) => (
-          <tr key={d.field}>
-            <th scope="row">{d.field}</th>
-            <td>
-              <del>{d.before}</del>
-            </td>
-            <td>
-              <ins>{d.after}</ins>
-            </td>
-          </tr>
-        ))}
+        <DiffRows rows={props.diff} />
       </tbody>
     </table>
   )

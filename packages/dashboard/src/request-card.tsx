@@ -1,4 +1,5 @@
 import { type ApprovalConflict, conflictRows, type DiffRow, patchDiff } from './diff.js'
+import { DiffRows } from './diff-rows.js'
 import type { Flag, Me } from './types.js'
 import type { ListedRequest } from './use-change-requests.js'
 
@@ -61,17 +62,7 @@ function DiffTable(props: { requestId: number; rows: DiffRow[] }) {
         </tr>
       </thead>
       <tbody>
-        {props.rows.map((d) => (
-          <tr key={d.field}>
-            <th scope="row">{d.field}</th>
-            <td>
-              <del>{d.before}</del>
-            </td>
-            <td>
-              <ins>{d.after}</ins>
-            </td>
-          </tr>
-        ))}
+        <DiffRows rows={props.rows} />
         {props.rows.length === 0 ? (
           <tr>
             <td colSpan={3}>no difference from the flag as it is now</td>

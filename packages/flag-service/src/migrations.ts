@@ -4,6 +4,7 @@ import { serviceMigrations } from './core-migrations.js'
 import { flagMigrations } from './flags/index.js'
 import { impressionMigrations } from './impressions/index.js'
 import { SERVICE_MIGRATIONS_TABLE, type ServiceMigration } from './tables.js'
+import { webhookMigrations } from './webhooks/index.js'
 
 // The one place that knows every feature's migrations: near the top, beside the app's assembly, so no feature
 // imports it (features import table names and the migration type from tables.ts).
@@ -11,7 +12,9 @@ import { SERVICE_MIGRATIONS_TABLE, type ServiceMigration } from './tables.js'
 const migrationSource: Knex.MigrationSource<ServiceMigration> = {
   // Each feature keeps its migrations beside its code; names (0002_…, 0003_…) fix the order.
   getMigrations: async () =>
-    [...serviceMigrations, ...flagMigrations, ...impressionMigrations].sort((a, b) => a.name.localeCompare(b.name)),
+    [...serviceMigrations, ...flagMigrations, ...impressionMigrations, ...webhookMigrations].sort((a, b) =>
+      a.name.localeCompare(b.name),
+    ),
   getMigrationName: (m) => m.name,
   getMigration: async (m) => ({ up: m.up, down: async () => {} }),
 }

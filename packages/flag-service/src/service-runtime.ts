@@ -10,6 +10,7 @@ import {
 } from '@flagsync/store'
 import type { Knex } from 'knex'
 import { verifyAccess, type WriteCaller } from './auth/verify-access.js'
+import { recordFlagEvents } from './webhooks/flag-events.js'
 
 export interface ServiceRuntimeOptions {
   databaseUrl: string
@@ -79,7 +80,15 @@ export function createServiceRuntime(
 ): ServiceRuntime {
   const clock = options.clock ?? Date.now
   const logger = options.logger ?? silentLogger()
-  const store = new FlagStore(db, { ...options.storeOptions, clock })
+  const store = new FlagStore(db, {
+    ...options.storeOptions,
+    clock,
+    // Every flag write (REST, /sync, approvals, promotion) passes here: its webhook events commit with it.
+    async beforeCommit(trx, changes, audit) {
+      await recordFlagEvents(trx, changes, audit, clock())
+      await options.storeOptions?.beforeCommit?.(trx, changes, audit)
+    },
+  })
   const listeners = new Set<FlagChangeListener>()
   const closers: Array<() => void | Promise<void>> = []
   let closed = false

@@ -10,8 +10,11 @@ import type { AuditContext, FlagChange, StoredFlag, StoredFlagRow } from './type
 export const NOTIFY_CHANNEL = 'flagsync_changes'
 
 export interface FlagStoreOptions {
-  /** Runs inside every write transaction just before it commits; tests use it to inject faults. */
-  beforeCommit?: (trx: Knex.Transaction) => void | Promise<void>
+  /**
+   * Runs inside every write transaction just before it commits, with the write's changes and audit context:
+   * what it writes commits with them or not at all (the flag service's webhook outbox); tests inject faults.
+   */
+  beforeCommit?: (trx: Knex.Transaction, changes: FlagChange[], audit?: AuditContext) => void | Promise<void>
   clock?: () => number
 }
 
@@ -79,7 +82,7 @@ export class FlagStore {
           throw error
         }
         const changes = await this.flush(trx, base, await writer.changes(), audit)
-        await this.options.beforeCommit?.(trx)
+        await this.options.beforeCommit?.(trx, changes, audit)
         return { result, changes }
       })
     } catch (error) {

@@ -8,6 +8,7 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes
 import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import type { ServiceMigration } from '../tables.js'
+import { emitChangeRequestEvent } from '../webhooks/change-request-events.js'
 import { assertFitsEnvironment } from './checks.js'
 import { type Actor, actorOf, auditOf, flagJson, revisionIn } from './flag-audit.js'
 import { checkFlagBase, flagConflictError } from './flag-conflicts.js'
@@ -172,6 +173,7 @@ export async function fileChangeRequest(
     op_index: input.batch?.opIndex ?? null,
   }
   const [inserted] = (await trx(CHANGE_REQUESTS_TABLE).insert(record, ['id'])) as Array<{ id: Num }>
+  await emitChangeRequestEvent(trx, 'change_request.created', Number(inserted?.id), input.now)
   return { id: Number(inserted?.id), ...record }
 }
 
@@ -272,6 +274,7 @@ function approveRequest(runtime: ServiceRuntime): ChangeRequestHandler {
         await trx(CHANGE_REQUESTS_TABLE)
           .where('id', id)
           .update({ status: 'approved', reviewed_by: actor.label, reviewed_at: runtime.clock() })
+        await emitChangeRequestEvent(trx, 'change_request.approved', id, runtime.clock())
         return { flag: merged, before: (await flags.committed(row.flag_key, env.id)).revision }
       },
       audit,
@@ -301,6 +304,7 @@ function rejectRequest(runtime: ServiceRuntime): ChangeRequestHandler {
             reviewed_by: actor.label,
             reviewed_at: runtime.clock(),
           })
+        await emitChangeRequestEvent(trx, 'change_request.rejected', id, runtime.clock())
       },
       undefined,
       req,
@@ -325,6 +329,7 @@ function cancelRequest(runtime: ServiceRuntime): ChangeRequestHandler {
         await trx(CHANGE_REQUESTS_TABLE)
           .where('id', id)
           .update({ status: 'cancelled', reviewed_by: actor.label, reviewed_at: runtime.clock() })
+        await emitChangeRequestEvent(trx, 'change_request.cancelled', id, runtime.clock())
       },
       undefined,
       req,

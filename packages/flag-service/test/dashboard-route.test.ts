@@ -1,9 +1,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ConfigError, installedDashboardDir, loadServiceConfig, resolveDashboardDir } from '@flagsync/flag-service'
+import { ConfigError, loadServiceConfig } from '@flagsync/flag-service'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
 import { tempDir } from '../../../test/support/temp-dir.js'
+import { installedDashboardDir, resolveDashboardDir } from '../src/dashboard-route.js'
 import { type Harness, startHarness } from './harness.js'
 
 const HTML = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'

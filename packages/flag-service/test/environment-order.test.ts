@@ -1,6 +1,6 @@
-import { migrateService } from '@flagsync/flag-service'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
+import { migrateService } from '../src/migrations.js'
 import { createProject, openStream, type Project, parsed } from './flags/support.js'
 import { type Caller, type Harness, headersFor, startHarness } from './harness.js'
 

@@ -1,14 +1,14 @@
 import {
   type FlagServiceServer,
-  IMPRESSION_TABLES,
   loadServiceConfig,
-  SERVICE_TABLES,
   type ServiceConfig,
   startFlagServiceServer,
 } from '@flagsync/flag-service'
 import { silentLogger } from '@flagsync/server-kit'
 import { TABLES } from '@flagsync/store'
 import { createTestDatabase, type Dialect, type TestDatabase } from '../../../test/support/databases.js'
+import { IMPRESSION_TABLES } from '../src/impressions/index.js'
+import { SERVICE_TABLES } from '../src/tables.js'
 
 export const ADMIN_EMAIL = 'admin@example.com'
 export const ADMIN_PASSWORD = 'correct horse battery'

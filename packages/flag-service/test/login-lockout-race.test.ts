@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { SERVICE_TABLES } from '@flagsync/flag-service'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
+import { SERVICE_TABLES } from '../src/tables.js'
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Harness, MINUTE, startHarness } from './harness.js'
 
 /**

@@ -1,7 +1,7 @@
-import { SERVICE_TABLES } from '@flagsync/flag-service'
 import { TABLES } from '@flagsync/store'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
+import { SERVICE_TABLES } from '../src/tables.js'
 import { bearer, type Harness, seedFlags, startHarness, T0 } from './harness.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

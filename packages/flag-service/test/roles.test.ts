@@ -1,6 +1,6 @@
-import { SERVICE_TABLES } from '@flagsync/flag-service'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
+import { SERVICE_TABLES } from '../src/tables.js'
 import { anonymous, bearer, type Caller, type Harness, startHarness } from './harness.js'
 
 /**

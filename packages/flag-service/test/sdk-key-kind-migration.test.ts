@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../test/support/databases.js'
-import { openServiceRuntime, SERVICE_MIGRATIONS_TABLE, SERVICE_TABLES as T } from '../src/index.js'
+import { openServiceRuntime } from '../src/index.js'
+import { SERVICE_MIGRATIONS_TABLE, SERVICE_TABLES as T } from '../src/tables.js'
 import { T0 } from './harness.js'
 
 // Migration 0003_sdk_key_kind on a database made before it: every key there is a server key.

@@ -1,20 +1,17 @@
+import { ConfigError, loadServiceConfig } from '@flagsync/flag-service'
+import { describe, expect, it } from 'vitest'
+import { LOCKOUT_POLICY, lockoutState } from '../src/auth/lockout.js'
+import { hashPassword, verifyPassword } from '../src/auth/passwords.js'
 import {
-  ConfigError,
-  DEFAULT_SERVICE_DATABASE_URL,
   displayPrefix,
   generateSecret,
   hashesEqual,
-  hashPassword,
   hashSecret,
-  LOCKOUT_POLICY,
-  loadServiceConfig,
-  lockoutState,
   PAT_PREFIX,
   SDK_KEY_PREFIX,
-  slugify,
-  verifyPassword,
-} from '@flagsync/flag-service'
-import { describe, expect, it } from 'vitest'
+} from '../src/auth/secrets.js'
+import { DEFAULT_SERVICE_DATABASE_URL } from '../src/config.js'
+import { slugify } from '../src/slug.js'
 
 const MIN = 60_000
 const NOW = 1_000_000_000_000

@@ -1,6 +1,6 @@
-import { SERVICE_TABLES } from '@flagsync/flag-service'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../test/support/databases.js'
+import { SERVICE_TABLES } from '../src/tables.js'
 import { ADMIN_EMAIL, bearer, DAY, type Harness, MINUTE, startHarness, T0 } from './harness.js'
 
 describe.each(DIALECTS)('users and personal access tokens on %s', (dialect) => {

@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/databases.js'
 import { IMPRESSION_TABLES as T } from '../../src/impressions/index.js'
 import { impressionStats, ingestImpressions } from '../../src/impressions/store.js'
-import { openServiceRuntime, SERVICE_MIGRATIONS_TABLE } from '../../src/index.js'
+import { openServiceRuntime } from '../../src/index.js'
+import { SERVICE_MIGRATIONS_TABLE } from '../../src/tables.js'
 import { T0 } from '../harness.js'
 
 // Migrations 0201 (SQLite's counter view) and 0202 (series totals) on a database made before them: counters

@@ -1,7 +1,7 @@
 import type { SyncConflict } from '@flagsync/protocol'
 import { HttpError } from '@flagsync/server-kit'
 import type { FlagWriter } from '@flagsync/store'
-import { type ConflictCheck, detectConflict } from './detect-conflict.js'
+import { type ConflictCheck, detectConflict } from '@flagsync/store'
 
 /** A conflict of one operation, as the receiver's 409 lists it (the route fills index and collection). */
 export type FlagConflict = Omit<SyncConflict, 'operationIndex' | 'collection' | 'recordId'>

@@ -1,7 +1,7 @@
 import { applyFlagPatch, type Flag, flagKeySchema, flagSchema, toIssues } from '@flagsync/protocol'
 import type { CommittedFlag, FlagWriter } from '@flagsync/store'
+import { type ConflictCheck, detectConflict } from '@flagsync/store'
 import type { Collection, OperationMeta } from './collection.js'
-import { type ConflictCheck, detectConflict } from './detect-conflict.js'
 import { OperationConflict } from './operation-conflict.js'
 import { OperationRejected } from './operation-rejected.js'
 import { quickFlag, quickPatch } from './quick-parse.js'

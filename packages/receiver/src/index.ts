@@ -1,10 +1,11 @@
 /** Structural equality of JSON values, as the conflict check compares fields (protocol's `jsonEqual`). */
 export { jsonEqual as deepEqual } from '@flagsync/protocol'
+// The three-way check a custom collection may run (see the README's conflicts section); its home is the store.
+export type { ConflictCheck, ConflictKind, ConflictVerdict } from '@flagsync/store'
+export { detectConflict } from '@flagsync/store'
 export type { BatchConflict, BatchOutcome, ConflictMode } from './apply-batch.js'
 export { applyBatch, operationIssuePath } from './apply-batch.js'
 export type { Collection, CollectionContext, OperationMeta } from './collection.js'
-export type { ConflictCheck, ConflictKind, ConflictVerdict } from './detect-conflict.js'
-export { detectConflict } from './detect-conflict.js'
 export type { FlagConflict } from './flag-base.js'
 export { checkFlagBase, flagConflictError } from './flag-base.js'
 export { flagsCollection } from './flags-collection.js'

@@ -1,4 +1,4 @@
-import type { ConflictKind } from './detect-conflict.js'
+import type { ConflictKind } from '@flagsync/store'
 
 /** One entry of a 409's `conflicts`: the receiver adds the operation's index, collection and record id. */
 export interface ConflictReport {

@@ -12,6 +12,23 @@ export type { DatabaseConfig } from './database-url.js'
 export { DEFAULT_DATABASE_URL, parseDatabaseUrl } from './database-url.js'
 export type { FlagStoreOptions, WriteOptions, WriteResult } from './flag-store.js'
 export { FlagStore, NOTIFY_CHANNEL } from './flag-store.js'
+export type { FlagConflict } from './flag-write/check-base.js'
+export { checkFlagBase, singleFlagConflict } from './flag-write/check-base.js'
+export type { ConflictCheck, ConflictKind, ConflictVerdict } from './flag-write/detect-conflict.js'
+export { detectConflict } from './flag-write/detect-conflict.js'
+export type { Shaped } from './flag-write/shape-write.js'
+export { patchedFields, shapeWrite } from './flag-write/shape-write.js'
+export { writeFlagChange } from './flag-write/write-flag-change.js'
+export type {
+  Checked,
+  FlagChangeKind,
+  FlagModel,
+  FlagWriteIntent,
+  FlagWriteResult,
+  FlagWriteRules,
+  Gate,
+  Invalid,
+} from './flag-write/write-types.js'
 export type { CommittedFlag, StagedChange } from './flag-writer.js'
 export { FlagWriter, MAX_STEPS_UNDER_LOCK } from './flag-writer.js'
 export type { LiveEntry, LiveFlagSetOptions, SerializedList } from './live-flag-set.js'

@@ -10,6 +10,9 @@ import type { ServiceRuntime } from '../service-runtime.js'
 import type { ServiceMigration } from '../tables.js'
 import { emitChangeRequestEvent } from '../webhooks/change-request-events.js'
 import { assertFitsEnvironment } from './checks.js'
+
+export { requiresApproval } from './checks.js'
+
 import { type Actor, actorOf, auditOf, flagJson, revisionIn } from './flag-audit.js'
 import { checkFlagBase, flagConflictError } from './flag-conflicts.js'
 import {
@@ -22,6 +25,7 @@ import {
   rejectSchema,
   type ServiceFlag,
 } from './model.js'
+import type { ReviewFiler } from './write-flag.js'
 
 export const CHANGE_REQUESTS_TABLE = 'flagsync_change_requests'
 
@@ -125,18 +129,6 @@ async function flagRevisions(knex: Knex, environmentId: string, keys: string[]):
   return out
 }
 
-/**
- * Whether the environment requires approval, read with `trx`: inside a write's
- * transaction, so a write that waited for the lock while an admin switched
- * approval on follows the switch (the guards' `requireApproval` was read before).
- */
-export async function requiresApproval(trx: Knex, environmentId: string): Promise<boolean> {
-  const row = (await trx('flagsync_environments').where('id', environmentId).first('require_approval')) as
-    | { require_approval: boolean | number }
-    | undefined
-  return Boolean(row?.require_approval)
-}
-
 const isRequester = (row: ChangeRequestRow, actor: Actor) =>
   (actor.userId !== null && Number(row.requested_by_user_id) === actor.userId) ||
   (actor.keyId !== null && Number(row.requested_by_key_id) === actor.keyId)
@@ -175,6 +167,27 @@ export async function fileChangeRequest(
   const [inserted] = (await trx(CHANGE_REQUESTS_TABLE).insert(record, ['id'])) as Array<{ id: Num }>
   await emitChangeRequestEvent(trx, 'change_request.created', Number(inserted?.id), input.now)
   return { id: Number(inserted?.id), ...record }
+}
+
+/**
+ * Files a patch the approval gate sent for review (`writeFlag`'s `review`) in the write's transaction, against
+ * the flag's revision then, by `actor`, from a sync batch operation if any.
+ */
+export function changeRequestFiler(
+  actor: Actor,
+  now: number,
+  batch?: { id: string; opIndex: number },
+): ReviewFiler<ChangeRequestRow> {
+  return (flags, needs, environmentId) =>
+    fileChangeRequest(flags.trx, {
+      environmentId,
+      flagKey: needs.key,
+      patch: needs.patch as FlagPatch,
+      actor,
+      now,
+      baseRevision: needs.before.revision,
+      batch,
+    })
 }
 
 const noRequest = (raw: string) =>

@@ -110,6 +110,35 @@ export function findCycle(start: string, flags: ReadonlyMap<string, ServiceFlag>
   return visit(start) ? path : undefined
 }
 
+/**
+ * Whether the environment requires approval, read with `trx`: inside a write's
+ * transaction, so a write that waited for the lock while an admin switched
+ * approval on follows the switch (the guards' `requireApproval` was read before).
+ */
+export async function requiresApproval(trx: Knex, environmentId: string): Promise<boolean> {
+  const row = (await trx(SERVICE_TABLES.environments).where('id', environmentId).first('require_approval')) as
+    | { require_approval: boolean | number }
+    | undefined
+  return Boolean(row?.require_approval)
+}
+
+const approvalByWriter = new WeakMap<FlagWriter, Map<string, Promise<boolean>>>()
+
+/** `requiresApproval` read once per write transaction and environment: a batch's operations share one read. */
+export function approvalRequired(flags: FlagWriter, environmentId: string): Promise<boolean> {
+  let read = approvalByWriter.get(flags)
+  if (!read) {
+    read = new Map()
+    approvalByWriter.set(flags, read)
+  }
+  let required = read.get(environmentId)
+  if (!required) {
+    required = requiresApproval(flags.trx, environmentId)
+    read.set(environmentId, required)
+  }
+  return required
+}
+
 const committedByWriter = new WeakMap<FlagWriter, Map<string, Map<string, ServiceFlag>>>()
 
 /**

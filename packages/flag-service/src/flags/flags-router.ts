@@ -1,6 +1,6 @@
 import { flagKeySchema } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import { jsonEqual, TABLES, withRevision } from '@flagsync/store'
+import { TABLES, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { EnvironmentAccess } from '../auth/context.js'
 import { roleAtLeast } from '../auth/context.js'
@@ -9,11 +9,12 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { sendFlagHistory } from './audit-router.js'
-import { changeRequestJson, fileChangeRequest, requiresApproval } from './change-requests.js'
+import { changeRequestFiler, changeRequestJson, requiresApproval } from './change-requests.js'
 import { assertFitsEnvironment, assertNoDependents } from './checks.js'
 import { actorOf, auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
 import { baseRevisionOf, checkFlagBase, flagConflictError } from './flag-conflicts.js'
-import { type FlagPatch, flagBodySchema, flagPatchSchema, mergeFlag, promoteSchema, type ServiceFlag } from './model.js'
+import { flagBodySchema, promoteSchema, type ServiceFlag } from './model.js'
+import { throwUnlessWritten, writeFlag } from './write-flag.js'
 
 const noFlag = (key: string) => new HttpError('not_found', `no flag ${JSON.stringify(key)} in this environment`)
 
@@ -121,51 +122,28 @@ function putFlag(runtime: ServiceRuntime): FlagHandler {
 }
 
 // A merge patch: applied at once (200), or filed as a change request where approval is required (202).
-// With a base (If-Match: "<revision>" or base_revision), the receiver's three-way rules: 409 on a conflict.
+// With a base (If-Match: "<revision>" or base_revision), the three-way rules: 409 on a conflict.
 function patchFlag(runtime: ServiceRuntime): FlagHandler {
   return async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
-    const { base, body: rest } = baseRevisionOf(req, withoutRevision(req.body))
-    const patch = parseOr422(flagPatchSchema, rest, 'patch')
-    const audit = await auditOf(runtime.knex, req)
-    type Outcome = { flag: ServiceFlag; before: number | null; filed?: undefined } | { flag?: undefined; filed: object }
-    const { result, changes } = await runtime.commit(
-      async (trx, flags): Promise<Outcome> => {
-        const current = (await flags.get(key, env.id)) as ServiceFlag | undefined
-        if (base !== undefined) {
-          // What the patch sets, as values of the merged flag (a null that removes a field is its absence).
-          const sets = current ? patchedFields(patch, mergeFlag(current, patch)) : { ...patch }
-          const conflict = await checkFlagBase(flags, env.id, key, 'update', sets, base)
-          if (conflict) throw flagConflictError(key, conflict)
-        }
-        if (!current) throw noFlag(key)
-        const merged = mergeFlag(current, patch)
-        await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
-        const before = (await flags.committed(key, env.id)).revision
-        // A patch that changes nothing is answered as applied, also where approval is required: nothing to review.
-        if (jsonEqual(merged, current)) return { flag: merged, before }
-        if (await requiresApproval(trx, env.id)) {
-          const request = await fileChangeRequest(trx, {
-            environmentId: env.id,
-            flagKey: key,
-            patch,
-            actor: await actorOf(trx, authOf(req)),
-            now: runtime.clock(),
-            baseRevision: before,
-          })
-          return {
-            filed: changeRequestJson(request, request.base_revision === null ? null : Number(request.base_revision)),
-          }
-        }
-        flags.put(merged, env.id)
-        return { flag: merged, before }
-      },
-      audit,
-      req,
+    const { base, body: patch } = baseRevisionOf(req, req.body)
+    const actor = await actorOf(runtime.knex, authOf(req))
+    const { result, revision } = await writeFlag(
+      runtime,
+      env,
+      { action: 'patch', key, patch, base },
+      { review: changeRequestFiler(actor, runtime.clock()), audit: await auditOf(runtime.knex, req), caller: req },
     )
-    if (result.flag) sendFlag(res, result.flag, revisionIn(changes, env.id, key, result.before))
-    else res.status(202).json(result.filed)
+    if (result.status === 'needs_approval') {
+      const { request } = result
+      res
+        .status(202)
+        .json(changeRequestJson(request, request.base_revision === null ? null : Number(request.base_revision)))
+      return
+    }
+    throwUnlessWritten(result)
+    sendFlag(res, result.flag as ServiceFlag, revision)
   }
 }
 
@@ -249,11 +227,4 @@ function sendFlag(res: Response, flag: ServiceFlag, revision: number | undefined
   }
   res.setHeader('ETag', `"${revision}"`)
   res.type('application/json').send(flagJson(flag, revision))
-}
-
-/** The fields a patch sets, with their values in the merged flag (undefined where the patch removed one). */
-function patchedFields(patch: FlagPatch, merged: ServiceFlag): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const field of Object.keys(patch)) if (field !== 'key') out[field] = (merged as Record<string, unknown>)[field]
-  return out
 }

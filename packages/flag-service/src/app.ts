@@ -11,6 +11,7 @@ import { allowOnly } from './routes/common.js'
 import { createProjectsRouter } from './routes/projects.js'
 import { createTokensRouter } from './routes/tokens.js'
 import { createUsersRouter } from './routes/users.js'
+import { mountScheduleFeature } from './schedules/index.js'
 import type { ServiceRuntime } from './service-runtime.js'
 
 export interface ServiceAppOptions {
@@ -26,6 +27,8 @@ export interface ServiceAppOptions {
   impressionRetention?: ImpressionRetention
   /** A built dashboard (index.html and assets) to serve at `/`; none when absent (the CLI passes DASHBOARD_DIR's). */
   dashboardDir?: string
+  /** How often, in ms, the schedule runner looks for schedules other instances created (default 1 000). */
+  schedulePollMs?: number
 }
 
 /**
@@ -70,6 +73,7 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   app.use('/api/users', auth, createUsersRouter(runtime, routerOptions))
   app.use('/api/tokens', auth, createTokensRouter(runtime, routerOptions))
   app.use('/api/projects', auth, createProjectsRouter(runtime, routerOptions))
+  mountScheduleFeature(app, runtime, { auth, routerOptions, schedulePollMs: options.schedulePollMs })
   mountFlagFeature(app, runtime, { auth, routerOptions, flags: options.stream })
   mountOfrepFeature(app, runtime, { auth, routerOptions, flags: options.stream })
   mountImpressionFeature(app, runtime, { auth, routerOptions, impressionRetention: options.impressionRetention })

@@ -45,6 +45,8 @@ export interface ServiceConfig {
   }
   /** Impression retention: IMPRESSION_RETENTION_DAYS (30; 0 keeps them forever), IMPRESSION_PRUNE_INTERVAL_MINUTES (60). */
   impressionRetention: ImpressionRetention
+  /** SCHEDULE_POLL_MS (1 000, 10–600 000): how often the schedule runner looks for other instances' schedules. */
+  schedulePollMs: number
   /** DASHBOARD_DIR: the dashboard build served at `/`; unset: the installed `@flagsync/dashboard`'s; `off`: none. */
   dashboardDir: string | undefined
 }
@@ -80,6 +82,7 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
     },
     cookieSecure: cookieSecure(env),
     impressionRetention: retentionFromEnv(env),
+    schedulePollMs: envInt(env, 'SCHEDULE_POLL_MS', 1000, 10, 600_000),
     dashboardDir: dashboardDir(env),
   }
 }

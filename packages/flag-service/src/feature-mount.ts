@@ -11,4 +11,6 @@ export interface FeatureMountContext {
   flags?: FlagStreamOptions
   /** Impression retention; the documented defaults when absent. */
   impressionRetention?: ImpressionRetention
+  /** The schedule runner's poll for other instances' schedules, ms (default 1 000). */
+  schedulePollMs?: number
 }

@@ -3,6 +3,7 @@ import type { Knex } from 'knex'
 import { serviceMigrations } from './core-migrations.js'
 import { flagMigrations } from './flags/index.js'
 import { impressionMigrations } from './impressions/index.js'
+import { scheduleMigrations } from './schedules/index.js'
 import { SERVICE_MIGRATIONS_TABLE, type ServiceMigration } from './tables.js'
 import { webhookMigrations } from './webhooks/index.js'
 
@@ -12,9 +13,13 @@ import { webhookMigrations } from './webhooks/index.js'
 const migrationSource: Knex.MigrationSource<ServiceMigration> = {
   // Each feature keeps its migrations beside its code; names (0002_…, 0003_…) fix the order.
   getMigrations: async () =>
-    [...serviceMigrations, ...flagMigrations, ...impressionMigrations, ...webhookMigrations].sort((a, b) =>
-      a.name.localeCompare(b.name),
-    ),
+    [
+      ...serviceMigrations,
+      ...flagMigrations,
+      ...impressionMigrations,
+      ...webhookMigrations,
+      ...scheduleMigrations,
+    ].sort((a, b) => a.name.localeCompare(b.name)),
   getMigrationName: (m) => m.name,
   getMigration: async (m) => ({ up: m.up, down: async () => {} }),
 }

@@ -39,6 +39,7 @@ export async function startFlagServiceServer(
       cookieSecure: config.cookieSecure,
       stream: config.stream,
       impressionRetention: config.impressionRetention,
+      schedulePollMs: config.schedulePollMs,
       dashboardDir: resolveDashboardDir(config.dashboardDir),
     })
     running = await listen(app, { host: config.host, port: config.port, keepAliveTimeoutMs: config.keepAliveTimeoutMs })

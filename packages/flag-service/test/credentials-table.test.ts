@@ -201,6 +201,14 @@ const ROUTES: Record<string, RouteRow> = {
   },
   'GET /api/environments/:param/impressions': { path: (f) => `${e(f)}/impressions` },
   'GET /api/environments/:param/impressions/stats': { path: (f) => `${e(f)}/impressions/stats` },
+  'GET /api/environments/:param/flags/:param/schedules': { path: (f) => `${e(f)}/flags/f0/schedules` },
+  'POST /api/environments/:param/flags/:param/schedules': {
+    path: (f) => `${e(f)}/flags/f0/schedules`,
+    body: (f) => ({ patch: { description: unique('d') }, run_at: new Date(f.h.clock.now + 60_000).toISOString() }),
+  },
+  'GET /api/environments/:param/schedules': { path: (f) => `${e(f)}/schedules` },
+  'DELETE /api/environments/:param/schedules/:param': { path: (f) => `${e(f)}/schedules/999` },
+  'POST /api/environments/:param/schedules/:param/approve': { path: (f) => `${e(f)}/schedules/999/approve` },
 }
 
 /** OFREP routes: any route under /ofrep/v1/, with a body its POSTs accept. */

@@ -13,6 +13,8 @@ import { createTokensRouter } from './routes/tokens.js'
 import { createUsersRouter } from './routes/users.js'
 import { mountScheduleFeature } from './schedules/index.js'
 import type { ServiceRuntime } from './service-runtime.js'
+import { mountWebhookFeature } from './webhooks/index.js'
+import type { WebhookSettings } from './webhooks/settings.js'
 
 export interface ServiceAppOptions {
   /** Largest JSON body (default '1mb'). */
@@ -27,6 +29,8 @@ export interface ServiceAppOptions {
   impressionRetention?: ImpressionRetention
   /** A built dashboard (index.html and assets) to serve at `/`; none when absent (the CLI passes DASHBOARD_DIR's). */
   dashboardDir?: string
+  /** Webhook delivery: private targets, timeouts, retries, when a failing webhook is disabled (the defaults when absent). */
+  webhooks?: WebhookSettings
   /** How often, in ms, the schedule runner looks for schedules other instances created (default 1 000). */
   schedulePollMs?: number
 }
@@ -77,6 +81,7 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   mountFlagFeature(app, runtime, { auth, routerOptions, flags: options.stream })
   mountOfrepFeature(app, runtime, { auth, routerOptions, flags: options.stream })
   mountImpressionFeature(app, runtime, { auth, routerOptions, impressionRetention: options.impressionRetention })
+  mountWebhookFeature(app, runtime, { auth, routerOptions, webhooks: options.webhooks })
   if (options.dashboardDir) app.use(dashboardRoute(options.dashboardDir))
 
   app.use(notFound)

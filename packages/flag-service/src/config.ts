@@ -4,6 +4,7 @@ import { ConfigError, envByteSize, envInt, parseOrigins } from '@flagsync/server
 import { parseDatabaseUrl } from '@flagsync/store'
 import { z } from 'zod'
 import { type ImpressionRetention, retentionFromEnv } from './impressions/retention-config.js'
+import { type WebhookSettings, webhookSettingsFromEnv } from './webhooks/settings.js'
 
 /** The service keeps its own file by default, so it never shares a workspace with the flat API's `npm start`. */
 export const DEFAULT_SERVICE_DATABASE_URL = 'sqlite:./data/flag-service.sqlite'
@@ -49,6 +50,8 @@ export interface ServiceConfig {
   schedulePollMs: number
   /** DASHBOARD_DIR: the dashboard build served at `/`; unset: the installed `@flagsync/dashboard`'s; `off`: none. */
   dashboardDir: string | undefined
+  /** Outbound webhooks: WEBHOOK_ALLOW_PRIVATE_TARGETS, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_TIMEOUT_MS, … (see README). */
+  webhooks: WebhookSettings
 }
 
 export { ConfigError } from '@flagsync/server-kit'
@@ -84,6 +87,7 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
     impressionRetention: retentionFromEnv(env),
     schedulePollMs: envInt(env, 'SCHEDULE_POLL_MS', 1000, 10, 600_000),
     dashboardDir: dashboardDir(env),
+    webhooks: webhookSettingsFromEnv(env),
   }
 }
 

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express'
 import type { FlagStreamOptions } from './flags/flag-stream-options.js'
 import type { ImpressionRetention } from './impressions/retention-config.js'
+import type { WebhookSettings } from './webhooks/settings.js'
 
 /** What `createServiceApp` hands each feature's mount function (a leaf, so features need not import each other). */
 export interface FeatureMountContext {
@@ -9,6 +10,8 @@ export interface FeatureMountContext {
   routerOptions: { bodyLimit?: number | string }
   /** Stream settings (keep-alive, poll interval, buffer limit); defaults when absent. */
   flags?: FlagStreamOptions
+  /** Webhook delivery settings; the documented defaults when absent. */
+  webhooks?: WebhookSettings
   /** Impression retention; the documented defaults when absent. */
   impressionRetention?: ImpressionRetention
   /** The schedule runner's poll for other instances' schedules, ms (default 1 000). */

@@ -41,6 +41,7 @@ export async function startFlagServiceServer(
       impressionRetention: config.impressionRetention,
       schedulePollMs: config.schedulePollMs,
       dashboardDir: resolveDashboardDir(config.dashboardDir),
+      webhooks: config.webhooks,
     })
     running = await listen(app, { host: config.host, port: config.port, keepAliveTimeoutMs: config.keepAliveTimeoutMs })
   } catch (error) {

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto'
+import type { Knex } from 'knex'
+import { WEBHOOK_TABLES } from './tables.js'
+
+const D = WEBHOOK_TABLES.deliveries
+const W = WEBHOOK_TABLES.webhooks
+
+/** A delivery this instance holds the lease of, with what sending it needs. */
+export interface ClaimedDelivery {
+  id: string
+  webhook_id: string
+  payload: string
+  attempts: number
+  url: string
+  secret: string
+  /** The claim's token: outcomes are recorded only while it still holds the lease. */
+  lease_owner: string
+}
+
+/**
+ * Leases up to `limit` due deliveries of enabled webhooks until `now + leaseMs`.
+ * One statement on either dialect: PostgreSQL's subquery locks the rows it
+ * picks with `FOR UPDATE SKIP LOCKED`, so instances claiming at once take
+ * disjoint rows (a row another instance leased meanwhile fails the lease
+ * condition when re-checked under the lock); SQLite's single writer runs one
+ * claim at a time. A killed instance's lease expires and the rows are claimed
+ * again (at-least-once: they may then be sent twice).
+ */
+export async function claimDeliveries(
+  knex: Knex,
+  dialect: 'sqlite' | 'postgres',
+  claim: { owner: string; now: number; leaseMs: number; limit: number },
+): Promise<ClaimedDelivery[]> {
+  if (claim.limit <= 0) return []
+  const token = `${claim.owner}:${randomUUID()}`
+  const due = `select d.id from "${D}" d join "${W}" w on w.id = d.webhook_id
+    where d.status = 'pending' and d.next_attempt_at <= ? and (d.lease_until is null or d.lease_until < ?)
+      and w.enabled = ?
+    order by d.next_attempt_at limit ?${dialect === 'postgres' ? ' for update of d skip locked' : ''}`
+  await knex.raw(`update "${D}" set lease_owner = ?, lease_until = ? where id in (${due})`, [
+    token,
+    claim.now + claim.leaseMs,
+    claim.now,
+    claim.now,
+    true,
+    claim.limit,
+  ])
+  const rows = (await knex({ d: D })
+    .join({ w: W }, 'w.id', 'd.webhook_id')
+    .where('d.lease_owner', token)
+    .select('d.id', 'd.webhook_id', 'd.payload', 'd.attempts', 'd.lease_owner', 'w.url', 'w.secret')) as Array<
+    Omit<ClaimedDelivery, 'attempts'> & { attempts: number | string }
+  >
+  return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }))
+}
+
+/** How one attempt ended. */
+export type AttemptOutcome =
+  | { kind: 'delivered'; status: number; body: string }
+  /** The target answered 410 Gone: it asks for no more deliveries, so the webhook is disabled. */
+  | { kind: 'gone'; status: number; body: string }
+  /** Any other answer, or none (`status` null); `retryAfterMs` from the answer's Retry-After. */
+  | { kind: 'failed'; status: number | null; body: string | null; error: string | null; retryAfterMs: number | null }
+
+export interface RecordPolicy {
+  now: number
+  disableAfterMs: number
+  /** The delay before the next attempt, given the attempts made so far (this one included). */
+  retryDelayMs: (attempts: number, retryAfterMs: number | null) => number
+}
+
+/**
+ * Records an attempt on its delivery (only while the claim still holds it)
+ * and on the webhook: a 2xx clears the webhook's failing streak; a failure
+ * starts one or, once it has lasted `disableAfterMs`, disables the webhook
+ * (the delivery is then `failed`); otherwise the delivery is due again after
+ * the retry delay, with the same id.
+ */
+export async function recordAttempt(
+  knex: Knex,
+  delivery: ClaimedDelivery,
+  outcome: AttemptOutcome,
+  policy: RecordPolicy,
+): Promise<void> {
+  const { now } = policy
+  const attempts = delivery.attempts + 1
+  const common = {
+    attempts,
+    last_status: outcome.status,
+    last_response: outcome.body,
+    last_error: outcome.kind === 'failed' ? outcome.error : null,
+    last_attempt_at: now,
+    lease_owner: null,
+    lease_until: null,
+  }
+  await knex.transaction(async (trx) => {
+    const mine = () => trx(D).where({ id: delivery.id, lease_owner: delivery.lease_owner })
+    if (outcome.kind === 'delivered') {
+      await mine().update({ ...common, status: 'delivered', delivered_at: now })
+      await trx(W).where('id', delivery.webhook_id).whereNotNull('failing_since').update({ failing_since: null })
+      return
+    }
+    if (outcome.kind === 'gone') {
+      await mine().update({ ...common, status: 'failed' })
+      await disable(trx, delivery.webhook_id, `the target answered ${outcome.status} Gone`, now)
+      return
+    }
+    await trx(W).where('id', delivery.webhook_id).whereNull('failing_since').update({ failing_since: now })
+    const hook = (await trx(W).where('id', delivery.webhook_id).first('failing_since')) as
+      | { failing_since: number | string | null }
+      | undefined
+    const since = Number(hook?.failing_since ?? now)
+    if (now - since >= policy.disableAfterMs) {
+      await mine().update({ ...common, status: 'failed' })
+      const reason = `failing since ${new Date(since).toISOString()} (${outcome.error ?? `HTTP ${outcome.status}`})`
+      await disable(trx, delivery.webhook_id, reason, now)
+      return
+    }
+    const next = now + policy.retryDelayMs(attempts, outcome.retryAfterMs)
+    await mine().update({ ...common, status: 'pending', next_attempt_at: next })
+  })
+}
+
+async function disable(trx: Knex, webhookId: string, reason: string, now: number): Promise<void> {
+  await trx(W)
+    .where('id', webhookId)
+    .update({ enabled: false, disabled_reason: reason, failing_since: null, updated_at: now })
+}
+
+/**
+ * Retry-After in ms: delay-seconds or an HTTP date (relative to `now`);
+ * null when absent or unreadable.
+ */
+export function retryAfterMs(header: string | null, now: number): number | null {
+  if (header === null || header.trim() === '') return null
+  const trimmed = header.trim()
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
+  const date = Date.parse(trimmed)
+  return Number.isNaN(date) ? null : Math.max(0, date - now)
+}
+
+/**
+ * Exponential backoff with jitter: `baseMs · 2^(attempts-1)`, capped at
+ * `maxMs`, scaled by a random factor in [0.5, 1) so failing deliveries of
+ * many webhooks do not retry in step. A Retry-After replaces it (capped too).
+ */
+export function retryDelay(
+  attempts: number,
+  retryAfter: number | null,
+  options: { baseMs: number; maxMs: number; random: () => number },
+): number {
+  if (retryAfter !== null) return Math.min(retryAfter, options.maxMs)
+  const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)))
+  return Math.max(1, Math.round(exponential * (0.5 + options.random() * 0.5)))
+}

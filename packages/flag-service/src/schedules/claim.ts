@@ -67,20 +67,16 @@ export async function claimAndApply(runtime: ServiceRuntime, due: DueSchedule): 
     if ((await requiresApproval(trx, row.environment_id)) && row.approved_at === null) return 'skipped'
     const now = runtime.clock()
     const lateMs = Math.max(0, now - Number(row.run_at))
-    const env = (await trx('flagsync_environments').where('id', row.environment_id).first('project_id')) as {
+    const env = (await trx('flagsync_environments').where('id', row.environment_id).first('project_id', 'name')) as {
       project_id: string
+      name: string
     }
     let result: ScheduleResult
     try {
       const patch = JSON.parse(row.patch) as FlagPatch
       const base = row.base_revision === null ? null : Number(row.base_revision)
-      const changed = await writeScheduledPatch(
-        flags,
-        { id: row.environment_id, projectId: env.project_id },
-        row.flag_key,
-        patch,
-        base,
-      )
+      const target = { id: row.environment_id, projectId: env.project_id, name: env.name }
+      const changed = await writeScheduledPatch(flags, target, row.flag_key, patch, base)
       result = { changed, late_ms: lateMs }
     } catch (error) {
       if (!(error instanceof HttpError)) throw error

@@ -163,8 +163,11 @@ describe.each(DIALECTS)('scheduled flag changes on %s', (dialect) => {
     h.clock.advance(2000)
     const done = await settled(h, p.production, created.id)
     expect(done.status).toBe('failed')
-    expect(done.result).toMatchObject({ code: 'not_found', late_ms: 1000 })
+    // Deleted since the revision it was created at: the three-way check's conflict, naming the delete.
+    expect(done.result).toMatchObject({ code: 'conflict', late_ms: 1000 })
     expect(done.result.reason).toContain(key)
+    expect(done.result.reason).toContain('deleted')
+    expect(done.result.details.conflicts[0].kind).toBe('deleted')
     expect((await flagsOf(h, p.production).get(key)).status).toBe(404)
   })
 

@@ -59,6 +59,10 @@ const asAdmin = async (f: Fixture, path: string, body: unknown) => {
   return res.body
 }
 
+// A .invalid host never resolves: the test ping fails fast, reaching nothing.
+const WEBHOOK = { url: 'https://hooks.invalid/flagsync', events: ['schedule.failed'] }
+const webhookOf = async (f: Fixture) => (await asAdmin(f, `${p(f)}/webhooks`, WEBHOOK)).id as string
+
 const ROUTES: Record<string, RouteRow> = {
   'GET /health': { access: 'public', path: () => '/health' },
   'GET /api/auth/workspace': { access: 'public', path: () => '/api/auth/workspace' },
@@ -209,6 +213,23 @@ const ROUTES: Record<string, RouteRow> = {
   'GET /api/environments/:param/schedules': { path: (f) => `${e(f)}/schedules` },
   'DELETE /api/environments/:param/schedules/:param': { path: (f) => `${e(f)}/schedules/999` },
   'POST /api/environments/:param/schedules/:param/approve': { path: (f) => `${e(f)}/schedules/999/approve` },
+  'GET /api/projects/:param/webhooks': { path: (f) => `${p(f)}/webhooks` },
+  'POST /api/projects/:param/webhooks': { path: (f) => `${p(f)}/webhooks`, body: () => WEBHOOK },
+  'GET /api/projects/:param/webhooks/:param': { path: async (f) => `${p(f)}/webhooks/${await webhookOf(f)}` },
+  'PATCH /api/projects/:param/webhooks/:param': {
+    path: async (f) => `${p(f)}/webhooks/${await webhookOf(f)}`,
+    body: () => ({ description: unique('d') }),
+  },
+  'DELETE /api/projects/:param/webhooks/:param': { path: async (f) => `${p(f)}/webhooks/${await webhookOf(f)}` },
+  'GET /api/projects/:param/webhooks/:param/deliveries': {
+    path: async (f) => `${p(f)}/webhooks/${await webhookOf(f)}/deliveries`,
+  },
+  'POST /api/projects/:param/webhooks/:param/deliveries/:param/redeliver': {
+    path: async (f) => `${p(f)}/webhooks/${await webhookOf(f)}/deliveries/msg_${'0'.repeat(32)}/redeliver`,
+  },
+  'POST /api/projects/:param/webhooks/:param/test': {
+    path: async (f) => `${p(f)}/webhooks/${await webhookOf(f)}/test`,
+  },
 }
 
 /** OFREP routes: any route under /ofrep/v1/, with a body its POSTs accept. */

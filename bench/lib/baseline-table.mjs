@@ -2,7 +2,7 @@
 // of the log's heads (the same columns and primary key), so the baselines do the same work as before: one upsert of
 // the rows with their JSON. A copy of that DDL on purpose: it must stay the old table's work as migrations change.
 
-export const BASELINE_TABLE = 'baseline_flags'
+const BASELINE_TABLE = 'baseline_flags'
 
 /** @param {import('knex').Knex} knex */
 export async function createBaselineTable(knex) {

@@ -52,13 +52,6 @@ export const atLeast = (target, on = /** @type {'value' | 'ratio'} */ ('value'))
   op: /** @type {const} */ ('>='),
   target,
 })
-/** A figure expected near 1: far above is as suspect as far below (noise, not speed). */
-export const between = (/** @type {number} */ lower, /** @type {number} */ upper) => ({
-  on: /** @type {const} */ ('value'),
-  op: /** @type {const} */ ('between'),
-  target: lower,
-  upper,
-})
 /** @param {number} target */
 export const atMost = (target, on = /** @type {'value' | 'ratio'} */ ('value')) => ({
   on,

@@ -161,7 +161,7 @@ export async function settledRss(pid) {
 }
 
 /** Resident set size of a process, bytes (from /proc/<pid>/status). @param {number} pid */
-export function rssOf(pid) {
+function rssOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const match = /VmRSS:\s+(\d+)\s+kB/.exec(status)
   if (!match) throw new Error(`no VmRSS for pid ${pid}`)

@@ -20,19 +20,6 @@ export function percentile(values, p) {
   return sorted[rank]
 }
 
-/**
- * Runs `fn` `times` times (sequentially) and returns every value and their median.
- * @template T
- * @param {number} times
- * @param {(i: number) => Promise<number>} fn
- */
-export async function medianOf(times, fn) {
-  /** @type {number[]} */
-  const runs = []
-  for (let i = 0; i < times; i++) runs.push(await fn(i))
-  return { value: median(runs), runs }
-}
-
 /** Rounds to a few significant digits for the table and JSON. @param {number} x */
 export function round(x, digits = 3) {
   if (!Number.isFinite(x) || x === 0) return x

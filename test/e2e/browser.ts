@@ -21,7 +21,7 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /** Screenshots go to test-results/e2e/ (gitignored; CI keeps the workspace). */
-export const SCREENSHOT_DIR = fileURLToPath(new URL('../../test-results/e2e/', import.meta.url))
+const SCREENSHOT_DIR = fileURLToPath(new URL('../../test-results/e2e/', import.meta.url))
 
 /** The whole page, or only the viewport (`fullPage: false`) while a modal dialog is open. */
 export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<string> {

@@ -10,7 +10,7 @@ import { type BundlePage, serveBundlePage } from './bundle-page.js'
  * `banner` and `color` (`#banner`, `#color`), and toggles made through the flag service's REST API reach it over
  * the refresh stream. Each suite brings the page's script (`entry`); the page's query string carries `api` and `key`.
  */
-export const FLAG_PAGE = `<!doctype html><html><head><title>OFREP</title></head><body>
+const FLAG_PAGE = `<!doctype html><html><head><title>OFREP</title></head><body>
 <p>banner: <output id="banner">loading</output></p><p>color: <output id="color">loading</output></p>
 <script type="module" src="/bundle.js"></script></body></html>`
 

@@ -10,7 +10,7 @@ export interface Credentials {
   password: string
 }
 
-export interface ApiAnswer<T> {
+interface ApiAnswer<T> {
   status: number
   body: T
 }

@@ -42,7 +42,7 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** An insert's record with the receiver's defaults filled in. */
-export function normalize(recordId: string, record: Record<string, unknown>): ModelFlag {
+function normalize(recordId: string, record: Record<string, unknown>): ModelFlag {
   return {
     key: recordId,
     is_enabled: record.is_enabled as boolean,

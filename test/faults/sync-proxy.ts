@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, request, 
 import type { AddressInfo, Socket } from 'node:net'
 
 /** One POST /sync the proxy saw: what the browser sent and what the server answered. */
-export interface SyncExchange {
+interface SyncExchange {
   batchId: string
   operations: unknown[]
   /** The server's status and parsed answer; undefined while the server has not answered. */

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-export const RECEIVER_CLI = fileURLToPath(new URL('../../packages/receiver/dist/cli.js', import.meta.url))
+const RECEIVER_CLI = fileURLToPath(new URL('../../packages/receiver/dist/cli.js', import.meta.url))
 
 /** Brings packages/receiver/dist (and the packages it references) up to date; fast when nothing changed. */
 export function buildReceiver(): Promise<void> {

@@ -4,7 +4,7 @@ import type { SseReader } from '../support/sse-reader.js'
 import { byKey, type RawResponse, type ReliabilityServer, rawRequest, replayStream } from './harness.js'
 
 /** A few keys, so PATCH, DELETE and replaced flags hit existing ones often. */
-export const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'dark-mode', 'A_b-9'] as const
+const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'dark-mode', 'A_b-9'] as const
 export const validKey = fc.constantFrom(...KEYS)
 
 /** Strings that have broken servers before: line breaks (SSE framing), NUL, lone surrogates, SQL, huge. */
@@ -143,7 +143,7 @@ export const wrongContentType = fc.constantFrom(
 )
 
 /** Percent-encodes every byte of the UTF-8 form (lone surrogates become U+FFFD, as a browser would send). */
-export function encodePath(segment: string): string {
+function encodePath(segment: string): string {
   let out = ''
   for (const byte of Buffer.from(segment, 'utf8')) {
     const c = String.fromCharCode(byte)
@@ -166,7 +166,7 @@ export interface FuzzRequest {
   body?: string | Buffer
 }
 
-export interface Observed {
+interface Observed {
   status: number
   revision: number
   list: string
@@ -174,7 +174,7 @@ export interface Observed {
 }
 
 /** Sends a request exactly as generated (raw socket, so no client library fixes anything up). */
-export async function send(server: ReliabilityServer, req: FuzzRequest): Promise<RawResponse> {
+async function send(server: ReliabilityServer, req: FuzzRequest): Promise<RawResponse> {
   const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8')
   let head = `${req.method} ${req.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n`
   if (server.config.sdkKey) head += `Authorization: Bearer ${server.config.sdkKey}\r\n`
@@ -184,7 +184,7 @@ export async function send(server: ReliabilityServer, req: FuzzRequest): Promise
   return rawRequest(server.url, bytes, 15_000)
 }
 
-export async function observe(server: ReliabilityServer): Promise<Omit<Observed, 'status'>> {
+async function observe(server: ReliabilityServer): Promise<Omit<Observed, 'status'>> {
   const res = await server.request('/api/flags')
   const meta = await server.runtime.db.knex('flagsync_meta').where('name', 'revision').first('value')
   return { revision: Number(meta?.value ?? 0), list: await res.text(), etag: res.headers.get('etag') }

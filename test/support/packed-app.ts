@@ -23,7 +23,7 @@ const required = (pkg: Manifest): string[] => [
 ]
 
 /** Workspace package name → its folder under the repository root. */
-export const workspaces = new Map(
+const workspaces = new Map(
   readdirSync(join(root, 'packages'))
     .filter((dir) => existsSync(join(root, 'packages', dir, 'package.json')))
     .map((dir) => [readManifest(join(root, 'packages', dir)).name, `packages/${dir}`]),

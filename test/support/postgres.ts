@@ -11,7 +11,7 @@ export interface PostgresCluster {
 }
 
 /** Debian keeps the server binaries under a versioned folder, off PATH. */
-export function findPostgresBin(): string | undefined {
+function findPostgresBin(): string | undefined {
   const root = '/usr/lib/postgresql'
   if (!existsSync(root)) return undefined
   const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a))

@@ -56,7 +56,7 @@ export function personOf(entry: Pick<HistoryEntry, 'actor' | 'declaredActor'>): 
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 
-export function formatTime(iso: string | number): string {
+function formatTime(iso: string | number): string {
   const date = new Date(iso)
   return Number.isNaN(date.getTime()) ? String(iso) : timeFormat.format(date)
 }
@@ -119,7 +119,7 @@ export function discardMessage(label: string): string {
 export const DECLARED_MARK = '(declared by the device)'
 
 /** Whether the entry's name is one the device declared rather than one the server verified. */
-export function isDeclared(entry: Pick<HistoryEntry, 'declaredActor'>): boolean {
+function isDeclared(entry: Pick<HistoryEntry, 'declaredActor'>): boolean {
   return entry.declaredActor !== null && entry.declaredActor.verified !== true
 }
 

@@ -57,7 +57,7 @@ export function setAttr(el: Element, name: string, value: string | number | bool
   else el.setAttribute(name, value === true ? '' : String(value))
 }
 
-export function append(el: Element, children: Child[]): void {
+function append(el: Element, children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue
     el.append(child)

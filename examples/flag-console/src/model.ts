@@ -163,7 +163,7 @@ export interface StatusView {
   label: string
 }
 
-export function formatWait(ms: number): string {
+function formatWait(ms: number): string {
   const s = Math.max(1, Math.ceil(ms / 1000))
   if (s < 60) return `${s} s`
   const m = Math.floor(s / 60)

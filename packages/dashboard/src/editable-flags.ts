@@ -3,10 +3,10 @@ import { api } from './api.js'
 import type { Flag } from './types.js'
 
 /** Where the project's segment keys are kept for the editor's segment rules offline. */
-export const segmentsCacheKey = (projectId: string) => `flagsync.dashboard.segments.${projectId}`
+const segmentsCacheKey = (projectId: string) => `flagsync.dashboard.segments.${projectId}`
 
 /** The segment keys an earlier online visit saved (empty when none). */
-export function savedSegments(projectId: string): string[] {
+function savedSegments(projectId: string): string[] {
   try {
     const list: unknown = JSON.parse(localStorage.getItem(segmentsCacheKey(projectId)) ?? '[]')
     return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : []

@@ -4,7 +4,7 @@ import type { LiveState } from './live-flags.js'
 import type { Flag, Role } from './types.js'
 
 /** How a flag value reads in a cell: strings quoted, JSON compact, absent values as the type's fallback. */
-export function formatValue(value: FlagValue | undefined): string {
+function formatValue(value: FlagValue | undefined): string {
   if (value === undefined) return '—'
   if (typeof value === 'string') return JSON.stringify(value)
   return JSON.stringify(value)

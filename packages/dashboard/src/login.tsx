@@ -65,7 +65,7 @@ export function Login(props: { workspaceName: string; onSignedIn: (me: Me) => vo
   )
 }
 
-export function loginErrorText(error: unknown): string {
+function loginErrorText(error: unknown): string {
   if (!(error instanceof ApiError)) return String(error)
   if (error.status === 429) {
     const minutes = Math.ceil((error.body.retry_after_seconds ?? 900) / 60)

@@ -27,7 +27,7 @@ const TABS = [
  * are admin everywhere, workspace viewers are viewers wherever they are
  * members, editors act with their project role.
  */
-export function effectiveRole(me: Me, members: readonly Member[]): Role | null {
+function effectiveRole(me: Me, members: readonly Member[]): Role | null {
   if (me.role === 'admin') return 'admin'
   const member = members.find((m) => m.user_id === me.id)
   if (!member) return null

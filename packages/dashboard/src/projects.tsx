@@ -108,7 +108,7 @@ export function SecretNotice(props: { value: string; label: string; children: Re
 }
 
 /** A secret the service shows once: readable, selectable, with a copy button. */
-export function OnceSecret(props: { value: string; label: string }) {
+function OnceSecret(props: { value: string; label: string }) {
   const [copied, setCopied] = useState(false)
   return (
     <div className="secret">

@@ -90,7 +90,7 @@ type Outcome = { error: string } | { notice: string } | 'closed'
  * all of them, or with 409/422 in none); an edit as a PATCH, which an
  * environment that requires approval answers with a change request (202).
  */
-export async function saveToService(props: FlagEditorProps, request: SaveRequest): Promise<Outcome> {
+async function saveToService(props: FlagEditorProps, request: SaveRequest): Promise<Outcome> {
   const { flag } = request
   try {
     if (props.flagKey === null) {
@@ -121,7 +121,7 @@ export async function saveToService(props: FlagEditorProps, request: SaveRequest
  * when the service is reachable. A new flag is an insert per environment; an
  * edit is the fields that changed, as one update with the copy's revision as its base.
  */
-export async function queueOffline(props: FlagEditorProps, request: SaveRequest): Promise<Outcome> {
+async function queueOffline(props: FlagEditorProps, request: SaveRequest): Promise<Outcome> {
   const { outbox } = props
   const { flag } = request
   if (!outbox) return { error: 'Saving needs a connection: the outbox that queues edits offline is not open.' }

@@ -1,9 +1,9 @@
 import type { WeightedVariant } from '@flagsync/protocol'
 
 /** The service's cap on one weight (its validation refuses more), so a total stays inside the hash range. */
-export const MAX_WEIGHT = 1_000_000
+const MAX_WEIGHT = 1_000_000
 
-export interface VariantShare {
+interface VariantShare {
   /** The share of users this variant gets, in percent (0–100), or null when no variant can be served. */
   percent: number | null
   /** What is wrong with this weight, in words; null when it is fine. */

@@ -13,7 +13,7 @@ const T = SERVICE_TABLES
 export const ENVIRONMENT_ORDER_SCOPE = 'environment-order'
 
 /** What a reorder records: the project and all its environment ids in the new order. */
-export type EnvironmentOrder = {
+type EnvironmentOrder = {
   key: 'order'
   project_id: string
   environment_ids: string[]

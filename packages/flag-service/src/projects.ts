@@ -11,7 +11,7 @@ import { SERVICE_TABLES } from './tables.js'
 const T = SERVICE_TABLES
 
 /** The environments every new project starts with; Production is the default and gets the first SDK key. */
-export const SEED_ENVIRONMENTS = [
+const SEED_ENVIRONMENTS = [
   { name: 'Production', slug: 'production', color: '#ef4444', is_default: true },
   { name: 'Staging', slug: 'staging', color: '#f59e0b', is_default: false },
   { name: 'Development', slug: 'development', color: '#22c55e', is_default: false },

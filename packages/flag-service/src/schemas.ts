@@ -6,7 +6,7 @@ import { ENVIRONMENT_SLUG_PATTERN } from './slug.js'
 // Request bodies. Every object is strict: an unknown field is a 422 naming it,
 // so a typo such as `expire_in_days` never passes silently.
 
-export const LIMITS = {
+const LIMITS = {
   nameLength: 100,
   emailLength: 254,
   passwordMin: 8,

@@ -4,8 +4,8 @@ import { createProject } from './projects.js'
 import type { ServiceRuntime } from './service-runtime.js'
 import { SERVICE_TABLES } from './tables.js'
 
-export const WORKSPACE_ID = 1
-export const DEFAULT_PROJECT_NAME = 'Default'
+const WORKSPACE_ID = 1
+const DEFAULT_PROJECT_NAME = 'Default'
 
 export type SetupResult =
   | { status: 'created'; workspaceName: string; adminEmail: string; projectId: string; sdkKey: string }

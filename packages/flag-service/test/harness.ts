@@ -30,7 +30,7 @@ export type Json = ReturnType<typeof JSON.parse>
 export const anonymous: Caller = { kind: 'anonymous' }
 export const bearer = (secret: string): Caller => ({ kind: 'bearer', secret })
 
-export interface RequestInit {
+interface RequestInit {
   method?: string
   /** Sent as JSON unless it is a string (sent raw). */
   body?: unknown

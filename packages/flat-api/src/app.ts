@@ -99,7 +99,7 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   return app
 }
 
-export const CLIENT_KEY_SCOPE =
+const CLIENT_KEY_SCOPE =
   'the client key (CLIENT_KEY) only reads flags: GET /api/flags, GET /api/flags/:key, /stream and /ofrep/v1/…; use the SDK key for anything else'
 
 const isRead = (req: Request) => req.method === 'GET' || req.method === 'HEAD'
@@ -108,7 +108,7 @@ const isRead = (req: Request) => req.method === 'GET' || req.method === 'HEAD'
  * Where each key is admitted, in one place: the SDK key everywhere, the client key (a page may show it) only
  * on the flag reads, /stream and OFREP. A client key elsewhere is a 403 naming what it may do.
  */
-export function keyAuth(sdkKey: string | undefined, clientKey: string | undefined) {
+function keyAuth(sdkKey: string | undefined, clientKey: string | undefined) {
   const client = (clientKeyAllowed: (req: Request) => boolean) => ({
     clientKey,
     clientKeyAllowed,

@@ -9,7 +9,7 @@ import {
 } from '@flagsync/store'
 import { createTestDatabase, type Dialect, type TestDatabase } from '../../../test/support/databases.js'
 
-export interface Reply {
+interface Reply {
   status: number
   headers: Headers
   // biome-ignore lint/suspicious/noExplicitAny: test bodies are checked field by field

@@ -74,7 +74,7 @@ export class OfrepRefresh {
 }
 
 /** `event: message`, `id` the change revision, data `{type: 'refetchEvaluation', etag, lastModified}`. */
-export function refetchFrame(version: OfrepVersion): string {
+function refetchFrame(version: OfrepVersion): string {
   const data: OfrepRefetchEvent = {
     type: 'refetchEvaluation',
     etag: String(version.revision),

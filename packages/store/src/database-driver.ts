@@ -23,7 +23,7 @@ export class DriverMissingError extends Error {
   }
 }
 
-export function driverFor(config: DatabaseConfig): DatabaseDriver {
+function driverFor(config: DatabaseConfig): DatabaseDriver {
   return config.dialect === 'sqlite' ? 'sqlite3' : 'pg'
 }
 

@@ -122,7 +122,7 @@ export async function appendChanges(
 }
 
 /** Rows per change-log insert on SQLite: 4 variables each (plus 6) stays far under its 32 766-variable limit. */
-export const SQLITE_ROWS_PER_INSERT = 4000
+const SQLITE_ROWS_PER_INSERT = 4000
 
 /**
  * Points the heads at the change-log entries after `base`: upserts the changed

@@ -1,6 +1,6 @@
 import type { LockManagerLike } from './types.js'
 
-export type LockResult<T> = { acquired: true; value: T } | { acquired: false }
+type LockResult<T> = { acquired: true; value: T } | { acquired: false }
 
 /**
  * Makes sure only one instance (tab, worker) delivers from a shared outbox at

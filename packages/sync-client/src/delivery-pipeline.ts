@@ -50,7 +50,7 @@ function settled<T>(promise: Promise<T>): Promise<Settled<T>> {
 const DELIVERED_BASES_KEPT = 1000
 
 /** How long after the request timeout an attempt still counts as possibly on the wire. */
-export const SENDING_MARGIN_MS = 1000
+const SENDING_MARGIN_MS = 1000
 
 /** See `createDeliveryPipeline`. */
 export interface DeliveryPipeline {

@@ -19,8 +19,8 @@ import {
 import { addRemoteRows, foldDue, recordDelivered, remoteRows } from './remote-records.js'
 import type { Conflict, ConflictResolution, DeadLetter, DeliveryError, OutboxEntry } from './types.js'
 
-export { type CutOptions, EMPTY_VIEW, type QueueView } from './cut-batch.js'
-export type { BatchRow, StoredOp } from './outbox-schema.js'
+export { type CutOptions, EMPTY_VIEW } from './cut-batch.js'
+export type { BatchRow } from './outbox-schema.js'
 
 export interface NextBatch {
   batch: BatchRow | undefined

@@ -83,7 +83,7 @@ export interface RemoteRow {
   gone: string[]
 }
 
-export interface RemoteFilterRow {
+interface RemoteFilterRow {
   id: number
   bits: Uint32Array
 }

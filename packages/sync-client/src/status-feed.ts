@@ -2,7 +2,7 @@ import type { BatchRow } from './outbox-db.js'
 import type { Clock, DeliveryError, StatusListener, SyncState, SyncStatus } from './types.js'
 
 /** What the status is computed from: the outbox's head batch, the number of operations to send, the conflicts. */
-export interface Snapshot {
+interface Snapshot {
   head: BatchRow | undefined
   pending: number
   conflicts: number

@@ -7,13 +7,13 @@ import { hashesEqual, hashSecret, isSdkKeySecret, PAT_PREFIX, type SdkKeyKind } 
 import { sessionCookieValue, sessionUser } from './sessions.js'
 
 /** `last_used_at` is written at most once a minute per token, so reads do not each cost a write. */
-export const LAST_USED_RESOLUTION_MS = 60_000
+const LAST_USED_RESOLUTION_MS = 60_000
 
-export const CSRF_HEADER = 'x-service-request'
+const CSRF_HEADER = 'x-service-request'
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** Whether a method changes state (CSRF and read_only tokens apply to these). */
-export const isStateChange = (method: string) => !SAFE_METHODS.has(method.toUpperCase())
+const isStateChange = (method: string) => !SAFE_METHODS.has(method.toUpperCase())
 
 const unauthorized = (message: string) => new HttpError('unauthorized', message)
 
@@ -71,7 +71,7 @@ export function authenticate(runtime: ServiceRuntime): RequestHandler {
   }
 }
 
-export const CLIENT_KEY_SCOPE =
+const CLIENT_KEY_SCOPE =
   'a client key (pk_live_…) may only evaluate flags (OFREP, /ofrep/v1/…) and report impressions for its environment (POST /api/environments/<its environment>/impressions); use a server key (sk_live_…) or a personal access token for anything else'
 
 const IMPRESSIONS_PATH = /^\/api\/environments\/([^/]+)\/impressions\/?$/
@@ -82,7 +82,7 @@ const IMPRESSIONS_PATH = /^\/api\/environments\/([^/]+)\/impressions\/?$/
  * environment. It reads the path as Express routes it (case-insensitively,
  * undecoded), so no spelling of a refused route slips through.
  */
-export function clientKeyMay(method: string, originalUrl: string, environmentId: string): boolean {
+function clientKeyMay(method: string, originalUrl: string, environmentId: string): boolean {
   const path = (originalUrl.split('?')[0] ?? '').toLowerCase()
   if (path.startsWith('/ofrep/v1/')) return true
   const impressions = IMPRESSIONS_PATH.exec(path)

@@ -64,18 +64,6 @@ export const requireWorkspaceAdmin: RequestHandler = (req, _res, next) => {
 }
 
 /**
- * The guard for the "read_only refuses every state change" rule, for routers
- * mounted without `authenticate` (which already applies it to everything).
- */
-export const requireWritable: RequestHandler = (req, _res, next) => {
-  const auth = authOf(req)
-  if (auth.kind === 'pat' && auth.tokenScope === 'read_only') {
-    throw new HttpError('forbidden', 'this personal access token is read_only')
-  }
-  next()
-}
-
-/**
  * The role the caller acts with in a project, or undefined when the project is
  * invisible to them:
  * - a workspace admin is admin in every project, member or not;

@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const PAT_PREFIX = 'pat_'
 export const SDK_KEY_PREFIX = 'sk_live_'
-export const CLIENT_KEY_PREFIX = 'pk_live_'
+const CLIENT_KEY_PREFIX = 'pk_live_'
 
 /**
  * A server key (`sk_live_…`) acts as an admin of its project; a client key

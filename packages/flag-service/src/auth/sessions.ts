@@ -5,9 +5,9 @@ import type { AuthUser, Role } from './context.js'
 import { recordRevocation } from './revocations.js'
 import { generateSecret, hashSecret } from './secrets.js'
 
-export const SESSION_COOKIE = 'flagsync_session'
+const SESSION_COOKIE = 'flagsync_session'
 /** The flag service's limits: a session lasts 7 days from login (absolute, not sliding). */
-export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000
+const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000
 
 /** Starts a session and returns the cookie value; only its SHA-256 is stored. */
 export async function createSession(runtime: ServiceRuntime, userId: number): Promise<string> {

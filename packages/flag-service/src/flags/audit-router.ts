@@ -12,13 +12,13 @@ import { isSegmentScope, segmentScope } from './expand.js'
 import { flagHistoryWithSegments } from './segment-history.js'
 
 /** One entry of the service's audit trail (`serviceAuditEntrySchema`). */
-export type ServiceAuditEntry = ServiceAuditEntryWire
+type ServiceAuditEntry = ServiceAuditEntryWire
 
 /**
  * Sends a page, newest first; `nextCursor` (a string, null on the last page) asks for the next, older one.
  * Entries applied by a change request name its requester beside the approver (`source.requestedBy`).
  */
-export async function sendAuditPage(knex: Knex, res: Response, page: AuditPage): Promise<void> {
+async function sendAuditPage(knex: Knex, res: Response, page: AuditPage): Promise<void> {
   const wire = auditPageToWire(page, auditEntryJson)
   await addRequesters(knex, wire.entries)
   res.setHeader('Cache-Control', 'no-store')
@@ -30,7 +30,7 @@ export async function sendAuditPage(knex: Knex, res: Response, page: AuditPage):
  * (the entry's scope) after its time. Segments belong to the project: their
  * entries have no environment.
  */
-export function auditEntryJson(entry: AuditEntry): ServiceAuditEntry {
+function auditEntryJson(entry: AuditEntry): ServiceAuditEntry {
   const { revision, time, ...rest } = auditEntryToWire(entry)
   const segment = isSegmentScope(entry.scope)
   return {

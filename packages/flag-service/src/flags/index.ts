@@ -14,11 +14,10 @@ import { createEnvironmentSyncRouter } from './sync-route.js'
 
 export type { FeatureMountContext } from '../feature-mount.js'
 export { CHANGE_REQUESTS_TABLE } from './change-requests.js'
-export { expandFlag, SEGMENT_SCOPE_PREFIX, segmentScope } from './expand.js'
+
 export type { FlagStreamOptions } from './flag-streams.js'
 export { FlagStreams } from './flag-streams.js'
 export { sweepOrphanSegments } from './maintenance.js'
-export type { Segment, SegmentRule, ServiceFlag } from './model.js'
 
 /**
  * Environment flags, segments, change requests, /stream and /flags/snapshot.

@@ -22,7 +22,7 @@ import { isPlainText, PLAIN_TEXT_MESSAGE } from '../schemas.js'
 export type ServiceFlag = FullFlag
 
 /** The largest weight of one variant: 100 variants of it stay below 2^32, the range of the bucketing hash. */
-export const MAX_VARIANT_WEIGHT = 1_000_000
+const MAX_VARIANT_WEIGHT = 1_000_000
 
 // One definition of "a value of this flag_type" for saving and for evaluating.
 export { fitsType } from '@flagsync/evaluation'
@@ -176,9 +176,9 @@ export function mergeFlag(current: ServiceFlag, patch: FlagPatch): ServiceFlag {
 // Segments (not in the spec): a named, reusable list of attribute conditions, owned by a project.
 
 /** The largest number of conditions in one segment (the same cap as a flag's rules). */
-export const MAX_SEGMENT_RULES = LIMITS.rules
+const MAX_SEGMENT_RULES = LIMITS.rules
 
-export const segmentRuleSchema = z.strictObject({
+const segmentRuleSchema = z.strictObject({
   attribute: z.string().min(1).max(LIMITS.attributeLength),
   operator: operatorSchema,
   values: z.array(z.string().max(LIMITS.ruleValueLength)).min(1, 'needs at least one value').max(LIMITS.ruleValues),
@@ -244,6 +244,6 @@ export const approveSchema = z
   .optional()
   .transform((v) => v ?? {})
 
-export const CHANGE_REQUEST_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const
+const CHANGE_REQUEST_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const
 export type ChangeRequestStatus = (typeof CHANGE_REQUEST_STATUSES)[number]
 export const changeRequestQuerySchema = z.object({ status: z.enum(CHANGE_REQUEST_STATUSES).optional() })

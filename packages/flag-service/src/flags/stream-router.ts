@@ -15,7 +15,7 @@ import type { EnvironmentRef, FlagStreams } from './flag-streams.js'
  * Bearer header it stands for. A real Authorization header wins; the query
  * form accepts SDK keys only.
  */
-export const sdkKeyFromQuery = keyFromQuery('sdk_key', {
+const sdkKeyFromQuery = keyFromQuery('sdk_key', {
   accepts: isSdkKeySecret,
   what: 'one SDK key (sk_live_… or pk_live_…)',
 })
@@ -42,7 +42,7 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
       }
       if (head) return streams.answerHead(req, res)
       await streams.current()
-      streams.openEnvironmentStream(req, res, key) // bootstrap and subscription in one tick
+      await streams.openEnvironmentStream(req, res, key) // bootstrap (or resume) and subscription in one tick
       return
     }
     const environments = await dashboardEnvironments(runtime, caller, req.query.environment_id)
@@ -58,7 +58,7 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
           }
         : undefined
     await streams.current()
-    streams.openDashboardStream(req, res, environments, stillAllowed, visibleNow)
+    await streams.openDashboardStream(req, res, environments, stillAllowed, visibleNow)
   })
 
   router.get('/flags/snapshot', sdkKeyFromQuery, auth, async (req, res) => {

@@ -5,38 +5,23 @@ import type { ServiceRuntime } from '../service-runtime.js'
 import { retentionFromEnv, startImpressionRetention } from './retention.js'
 import { createImpressionsRouter } from './routes.js'
 
-export { KNOWN_KEY_TTL_MS, KnownKeys, knownFlagKeys } from './known-keys.js'
+export { KNOWN_KEY_TTL_MS } from './known-keys.js'
 export type { ImpressionRetention } from './retention.js'
 export {
-  DEFAULT_RETENTION_DAYS,
   pruneExpiredImpressions,
   retentionFromEnv,
   startImpressionRetention,
 } from './retention.js'
-export { createImpressionsRouter, writerOf } from './routes.js'
-export type { ImpressionInput, ListQuery, StatsQuery } from './schemas.js'
-export { impressionBatchSchema, impressionInputSchema, listQuerySchema, statsQuerySchema } from './schemas.js'
-export type {
-  Dialect,
-  ImpressionJson,
-  ImpressionRow,
-  ImpressionStatsJson,
-  ImpressionStatsPage,
-  IngestBatch,
-  PruneOptions,
-} from './store.js'
+
+export type { ListQuery } from './schemas.js'
+
+export type { IngestBatch } from './store.js'
 export {
-  forgetDeletedFlags,
-  impressionStats,
-  impressionStatsPage,
-  indexFor,
-  ingestBatches,
-  ingestImpressions,
   listImpressions,
   pruneImpressions,
 } from './store.js'
-export { IMPRESSION_INDEXES, IMPRESSION_LIMITS, IMPRESSION_TABLES, impressionMigrations } from './tables.js'
-export type { ImpressionWriterOptions } from './writer.js'
+export { IMPRESSION_INDEXES, IMPRESSION_TABLES, impressionMigrations } from './tables.js'
+
 export { ImpressionWriter } from './writer.js'
 
 /** Runtimes whose retention job runs already (an app built twice on one runtime starts it once). */

@@ -17,7 +17,7 @@ export const valueKey = (environmentId: string, value: string) => `${T.values}\u
 export const seriesKey = (name: string) => `${T.series}\u0000${name}`
 
 /** Interned ids are read again from the database after this long (ms), whatever happened meanwhile. */
-export const INTERN_MAX_AGE_MS = 10 * 60_000
+const INTERN_MAX_AGE_MS = 10 * 60_000
 
 /** Bumped when the retention job deletes interned rows: every cache of the process starts over. */
 let generation = 0

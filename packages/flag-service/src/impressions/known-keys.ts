@@ -9,7 +9,7 @@ import type { ImpressionRow } from './types.js'
  * evaluated just before the delete reached it). The change-log retention
  * forgets deleted flags, and impressions of them then count as unknown too.
  */
-export async function knownFlagKeys(knex: Knex, environmentId: string, keys: readonly string[]): Promise<Set<string>> {
+async function knownFlagKeys(knex: Knex, environmentId: string, keys: readonly string[]): Promise<Set<string>> {
   const known = new Set<string>()
   for (const chunk of chunks(keys, 500)) {
     // The heads' primary key (scope, key) and the change log's partial index of deletes answer both halves.

@@ -32,7 +32,7 @@ const impressionJson = (row: StoredRow): ImpressionJson => ({
  * residual conditions, else the (flag, value) series, the flag, the value, or
  * the environment.
  */
-export function indexFor(query: Pick<ListQuery, 'flag_key' | 'user_id' | 'value'>): ImpressionIndex {
+function indexFor(query: Pick<ListQuery, 'flag_key' | 'user_id' | 'value'>): ImpressionIndex {
   if (query.user_id !== undefined) return I.byUser
   if (query.flag_key !== undefined && query.value !== undefined) return I.bySeries
   if (query.flag_key !== undefined) return I.byFlag

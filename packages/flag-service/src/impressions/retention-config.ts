@@ -2,7 +2,7 @@ import { envInt } from '@flagsync/server-kit'
 
 // Settings only (no store imports), so the service config can read them without pulling the feature in.
 
-export const DAY_MS = 24 * 60 * 60 * 1000
+const DAY_MS = 24 * 60 * 60 * 1000
 
 export interface ImpressionRetention {
   /** Impressions received longer ago than this are deleted; 0 keeps them forever. */
@@ -14,7 +14,7 @@ export interface ImpressionRetention {
   chunk?: number
 }
 
-export const DEFAULT_RETENTION_DAYS = 30
+const DEFAULT_RETENTION_DAYS = 30
 
 /**
  * `IMPRESSION_RETENTION_DAYS` (default 30, 0 = keep forever) and

@@ -1,7 +1,7 @@
 import type { ServiceRuntime } from '../service-runtime.js'
 import { forgetDeletedFlags, pruneImpressions } from './prune.js'
 
-export { DAY_MS, DEFAULT_RETENTION_DAYS, type ImpressionRetention, retentionFromEnv } from './retention-config.js'
+export { type ImpressionRetention, retentionFromEnv } from './retention-config.js'
 
 import type { ImpressionRetention } from './retention-config.js'
 

@@ -81,7 +81,7 @@ interface SqliteConnection {
 }
 
 /** The runtime's one group-commit writer (closing the runtime waits for what it holds). */
-export function writerOf(runtime: ServiceRuntime): ImpressionWriter {
+function writerOf(runtime: ServiceRuntime): ImpressionWriter {
   let writer = writers.get(runtime)
   if (!writer) {
     const connection = ingestKnex(runtime)
@@ -97,7 +97,7 @@ export function writerOf(runtime: ServiceRuntime): ImpressionWriter {
 }
 
 /** Unknown keys named in an answer at most (a batch of invented keys would otherwise echo them all). */
-export const UNKNOWN_KEYS_NAMED = 20
+const UNKNOWN_KEYS_NAMED = 20
 
 /** The 200 of a batch with impressions of flag keys the environment does not have (the others are stored). */
 function ignoredAnswer(stored: number, ignored: number, unknownKeys: string[]) {

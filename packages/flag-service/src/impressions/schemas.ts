@@ -64,7 +64,7 @@ const context = z
     return json
   })
 
-export const impressionInputSchema = z.strictObject({
+const impressionInputSchema = z.strictObject({
   flag_key: flagKey,
   user_id: userId.nullable().optional(),
   value,
@@ -73,14 +73,13 @@ export const impressionInputSchema = z.strictObject({
   evaluated_at: timestamp.nullable().optional(),
 })
 
-export type ImpressionInput = z.output<typeof impressionInputSchema>
-
 /** The protocol's `ImpressionWire` (what the reporters send) is exactly what this schema takes: a type error otherwise. */
-export const IMPRESSION_WIRE_MATCHES: [z.input<typeof impressionInputSchema>] extends [ImpressionWire]
+type ImpressionWireMatches = [z.input<typeof impressionInputSchema>] extends [ImpressionWire]
   ? [ImpressionWire] extends [z.input<typeof impressionInputSchema>]
     ? true
     : never
-  : never = true
+  : never
+true satisfies ImpressionWireMatches
 
 /** The POST body once its length is known to be at most 500 (that check comes first: 413). */
 export const impressionBatchSchema = z.array(impressionInputSchema, { error: 'must be an array of impressions' })

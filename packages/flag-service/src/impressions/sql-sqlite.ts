@@ -7,7 +7,7 @@ import { IMPRESSION_TABLES as T } from './tables.js'
 
 // Every statement of the impression store that only SQLite runs. Rows and pairs travel as one JSON array per
 // statement (`json_each`, or `jsonb_each` where the library has it), and every counter of a group goes in one
-// statement through the triggers of IMPRESSION_COUNTER_VIEW.
+// statement through the triggers of the view flagsync_impression_counts (migration 0201).
 
 /** Handles whose SQLite connection got `tuneSqlite` (knex keeps the one connection for the handle's life). */
 const tuned = new WeakSet<Knex>()
@@ -103,7 +103,7 @@ export async function insertNewPairs(
 
 /**
  * Every counter of a plan in one statement, through the triggers of
- * IMPRESSION_COUNTER_VIEW (kind 0 environments, 1 values, 2 series, 3 flags;
+ * flagsync_impression_counts (kind 0 environments, 1 values, 2 series, 3 flags;
  * each kind by ascending id, as PostgreSQL's `addStored` and `addFlagStats` write them).
  */
 export async function addCounts(trx: Knex.Transaction, plan: Plan, jsonb: boolean): Promise<void> {

@@ -4,17 +4,9 @@
 // ingest.ts (the write path) with plan.ts (planning and grouping) and intern.ts (interned ids); the dialects'
 // statements in sql-sqlite.ts and sql-postgres.ts; list.ts and stats.ts (reads); prune.ts (retention).
 
-export { ingestBatches, ingestImpressions } from './ingest.js'
-export { indexFor, listImpressions } from './list.js'
-export { prepareBatch } from './plan.js'
-export { forgetDeletedFlags, pruneImpressions } from './prune.js'
-export { impressionStats, impressionStatsPage } from './stats.js'
-export type {
-  Dialect,
-  ImpressionJson,
-  ImpressionRow,
-  ImpressionStatsJson,
-  ImpressionStatsPage,
-  IngestBatch,
-  PruneOptions,
-} from './types.js'
+export { ingestImpressions } from './ingest.js'
+export { listImpressions } from './list.js'
+
+export { pruneImpressions } from './prune.js'
+export { impressionStats } from './stats.js'
+export type { IngestBatch } from './types.js'

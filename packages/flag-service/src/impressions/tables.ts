@@ -25,14 +25,6 @@ export const IMPRESSION_TABLES = {
   users: 'flagsync_impression_users',
 } as const
 
-/**
- * SQLite only: a view whose INSTEAD OF INSERT triggers add one row's counts
- * to the interned row it names (`kind` 0 an environment, 1 a value, 2 a
- * series, 3 a flag with its lifetime stats), so one statement updates every
- * counter table of a group.
- */
-export const IMPRESSION_COUNTER_VIEW = 'flagsync_impression_counts'
-
 /** The indexes of the impressions table: one per access path of the list, each ending with id. */
 export const IMPRESSION_INDEXES = {
   byEnv: { name: 'flagsync_impressions_env_id', columns: ['env_id', 'id'] },
@@ -128,7 +120,9 @@ export const impressionMigrations: ServiceMigration[] = [
   {
     // One statement for every counter of a group instead of one per table: on SQLite each statement of the
     // group's transaction waits its turn on the event loop, behind the requests being parsed meanwhile.
-    // PostgreSQL (two writers, no such wait) keeps the four upserts.
+    // PostgreSQL (two writers, no such wait) keeps the four upserts. The view flagsync_impression_counts has
+    // INSTEAD OF INSERT triggers that add one row's counts to the interned row it names (`kind` 0 an environment,
+    // 1 a value, 2 a series, 3 a flag with its lifetime stats).
     name: '0201_impression_counter_view',
     async up(knex) {
       if ((knex.client as { config: { client?: unknown } }).config.client !== 'sqlite3') return

@@ -3,7 +3,7 @@ import type { Knex } from 'knex'
 import { expect } from 'vitest'
 import { openSse, type SseReader } from '../../../../test/support/sse-reader.js'
 import { CHANGE_REQUESTS_TABLE } from '../../src/flags/index.js'
-import { bearer, type Caller, type Harness, type Json } from '../harness.js'
+import type { Caller, Harness, Json } from '../harness.js'
 
 export interface Project {
   id: string
@@ -106,7 +106,6 @@ export function openStream(
   return openSse(`${h.url}/stream${query}`, headers)
 }
 export const keyHeader = (key: string) => ({ Authorization: `Bearer ${key}` })
-export { bearer }
 
 /** The events of a stream after `from`, parsed: `[event, data]`. */
 export function parsed(reader: SseReader, from = 0): Array<[string, Json]> {

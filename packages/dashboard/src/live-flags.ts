@@ -20,7 +20,7 @@ type Source = Pick<EventSource, 'addEventListener' | 'close'> & { onerror: Event
 /**
  * The flags of a project's environments as the service's dashboard stream
  * (`GET /stream?environment_id=…` with the session cookie) sends them: a
- * bootstrap per connection, then every change anyone makes, within the
+ * bootstrap per connection (or, on a reconnect, only what it missed), then every change anyone makes, within the
  * stream's latency. React reads it through useSyncExternalStore; snapshots
  * are immutable, so a render sees one consistent state. The last state is
  * kept in localStorage, so the table shows what it last saw when offline.
@@ -51,8 +51,13 @@ export class LiveFlags {
     this.source = source
     source.addEventListener(STREAM_EVENTS.connected, (event) => {
       if (!connectedDataSchema.safeParse(parse((event as MessageEvent).data)).success) return
-      // A (re)connect always bootstraps in full: collect it, then swap at ready, so the table never flashes empty.
+      // A full bootstrap: collect it, then swap at ready, so the table never flashes empty.
       this.pending = new Map(this.environmentIds.map((id) => [id, new Map()]))
+    })
+    source.addEventListener(STREAM_EVENTS.resumed, () => {
+      // EventSource reconnected with its last id and the service sends only what was missed, then ready: onto a
+      // bootstrap cut off midway (its updates reached that id), else onto the flags shown.
+      this.pending ??= new Map(this.environmentIds.map((id) => [id, new Map(this.snapshot.flags.get(id))]))
     })
     source.addEventListener(STREAM_EVENTS.update, (event) => {
       const update = streamUpdateSchema.safeParse(parse((event as MessageEvent).data))

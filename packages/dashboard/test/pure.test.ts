@@ -212,6 +212,33 @@ describe('LiveFlags (the dashboard stream)', () => {
     expect(seen).toEqual(['live', 'live', 'live', 'reconnecting'])
   })
 
+  it('on a resumed stream keeps what it shows, applies the missed updates and is live again at ready', () => {
+    const source = fakeSource()
+    const live = new LiveFlags(['e1', 'e2'], 'k-resume', () => source as never)
+    live.start()
+    source.emit('connected', { environment_id: null })
+    source.emit('update', { type: 'UPSERT', env_id: 'e1', flag: flag({ key: 'a' }) })
+    source.emit('update', { type: 'UPSERT', env_id: 'e1', flag: flag({ key: 'b' }) })
+    source.emit('ready', '2')
+    source.onerror?.()
+    source.emit('resumed', { environment_id: null })
+    source.emit('update', { type: 'DELETE', env_id: 'e1', key: 'b' })
+    expect(live.getSnapshot().state).toBe('reconnecting')
+    expect(live.getSnapshot().flags.get('e1')?.has('b')).toBe(true) // swapped in at ready, as a bootstrap
+    source.emit('ready', '1')
+    expect(live.getSnapshot().state).toBe('live')
+    expect([...(live.getSnapshot().flags.get('e1')?.keys() ?? [])]).toEqual(['a'])
+
+    // Cut off inside a bootstrap: the resume continues it, and ready swaps in the whole.
+    source.emit('connected', { environment_id: null })
+    source.emit('update', { type: 'UPSERT', env_id: 'e2', flag: flag({ key: 'c' }) })
+    source.emit('resumed', { environment_id: null })
+    source.emit('update', { type: 'UPSERT', env_id: 'e2', flag: flag({ key: 'd' }) })
+    source.emit('ready', '1')
+    expect(live.getSnapshot().flags.get('e1')?.size ?? 0).toBe(0)
+    expect([...(live.getSnapshot().flags.get('e2')?.keys() ?? [])]).toEqual(['c', 'd'])
+  })
+
   it("hears its project's environments event on the same connection, from any listener until it unsubscribes", () => {
     const source = fakeSource()
     let opened = 0

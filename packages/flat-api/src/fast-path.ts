@@ -1,8 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
-import { bearerToken, ifNoneMatchHits, secretsEqual, securityHeaders } from '@flagsync/server-kit'
+import { bearerToken, ifNoneMatchHits, openBootstrapStream, secretsEqual, securityHeaders } from '@flagsync/server-kit'
 import type { LiveEntry, SerializedList } from '@flagsync/store'
 import type { Express } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
+import { flatStreamScope } from './stream-route.js'
 
 export interface FastPathOptions {
   runtime: FlagRuntime
@@ -99,7 +100,7 @@ export function createFastPath({
     }
     return answer
   }
-  const streamHeaders = flat(security)
+  const streamScope = flatStreamScope(runtime, flat(security))
 
   return (req, res) => {
     if (req.method !== 'GET' || req.headers.origin !== undefined) return false
@@ -121,7 +122,7 @@ export function createFastPath({
     if (path === '/stream') {
       // Resumes (an async look at the change log) and refusals past the cap are Express's.
       if (!authorized(req) || req.headers['last-event-id'] !== undefined || runtime.hub.full) return false
-      runtime.hub.open(req, res, '', { headers: streamHeaders, initial: runtime.bootstrap() })
+      openBootstrapStream(runtime.hub, req, res, streamScope)
       return true
     }
     return false

@@ -8,6 +8,7 @@ import {
   type FlagStoreOptions,
   LiveFlagSet,
   openDatabase,
+  readMissedChanges,
 } from '@flagsync/store'
 import { bootstrapFrames, changeFrame } from './stream-frames.js'
 
@@ -65,13 +66,12 @@ export interface FlagRuntime {
   bootstrap(): Buffer
   /**
    * The changes a client that last saw revision `from` missed, in order, up
-   * to `upTo`, the live revision when they were read: valid to send only while
-   * `live.revision` is still `upTo` (check and subscribe in one tick).
+   * to `upTo` (the live revision when asked; `readMissedChanges` of the store).
    * Undefined when the client needs a full bootstrap: `from` is ahead of this
    * process, the log no longer reaches back to it, or more changes were
    * missed than there are flags (then the bootstrap is smaller).
    */
-  missedChanges(from: number): Promise<{ changes: FlagChange[]; upTo: number } | undefined>
+  missedChanges(from: number, upTo: number): Promise<FlagChange[] | undefined>
   close(): Promise<void>
 }
 
@@ -122,24 +122,8 @@ export async function openFlagRuntime(options: FlagRuntimeOptions): Promise<Flag
   pruneTimer.unref()
 
   let cached: { revision: number; frames: Buffer } | undefined
-  const missedChanges = async (from: number): Promise<{ changes: FlagChange[]; upTo: number } | undefined> => {
-    await feed.catchUp()
-    const limit = Math.min(MAX_RESUMED_CHANGES, live.size())
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (from > live.revision) return undefined
-      if (from === live.revision) return { changes: [], upTo: from }
-      const changes = await store.changesSince(from, limit + 1)
-      if (changes.length > limit || changes[0]?.revision !== from + 1) return undefined
-      // pruneHistory keeps each flag's latest row: a pruned stretch shows as a gap after a contiguous start.
-      if (changes.some((c, i) => c.revision !== from + 1 + i)) return undefined
-      const upTo = live.revision
-      // The feed may have streamed more while we read: only a read reaching its position is complete.
-      if ((changes.at(-1)?.revision ?? from) >= upTo) {
-        return { changes: changes.filter((c) => c.revision <= upTo && c.scope === ''), upTo }
-      }
-    }
-    return undefined
-  }
+  const missedChanges = (from: number, upTo: number) =>
+    readMissedChanges(store, from, upTo, { scopes: [''], limit: Math.min(MAX_RESUMED_CHANGES, live.size()) })
   return {
     db,
     store,

@@ -1,4 +1,4 @@
-import { formatSseComment, formatSseEvent } from '@flagsync/server-kit'
+import { formatSseComment, formatSseEvent, resumedFrame } from '@flagsync/server-kit'
 import { type FlagChange, type LiveEntry, withRevision } from '@flagsync/store'
 
 // Flags are already serialized by the store, so frames are built by string
@@ -11,18 +11,6 @@ import { type FlagChange, type LiveEntry, withRevision } from '@flagsync/store'
  * resuming an old position on top of the store it has just cleared.
  */
 export const CONNECTED_FRAME = formatSseEvent({ event: 'connected', data: 'true', id: '' })
-
-/**
- * A resumed stream opens with `resumed`, not `connected`: the flat API spec tells
- * clients to clear their store on `connected`, and EventSource sends
- * Last-Event-ID on its own, so a spec-following client that never heard of
- * resuming would clear and then receive only the missed changes. An event
- * name it has no listener for is ignored, so it keeps its store and applies
- * them. The frame repeats the client's id.
- */
-export function resumedFrame(from: number): string {
-  return formatSseEvent({ event: 'resumed', data: 'true', id: from })
-}
 
 export function upsertFrame(json: string, revision?: number): string {
   return formatSseEvent({ event: 'update', data: `{"type":"UPSERT","flag":${json}}`, id: revision })

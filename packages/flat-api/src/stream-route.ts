@@ -1,28 +1,35 @@
-import { parseLastEventId } from '@flagsync/server-kit'
+import { openStream, type StreamScope } from '@flagsync/server-kit'
+import type { FlagChange } from '@flagsync/store'
 import type { RequestHandler } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
 import { resumeFrames } from './stream-frames.js'
 
 /**
+ * The flat API's stream scope: the whole set. A bootstrap is connected, one
+ * UPSERT per flag and the end marker; a resume, `resumed` and the changes
+ * missed (`FlagRuntime.missedChanges`).
+ */
+export function flatStreamScope(runtime: FlagRuntime, headers?: readonly string[]): StreamScope<FlagChange[]> {
+  return {
+    hubScope: '',
+    ...(headers ? { headers } : {}),
+    revision: () => runtime.live.revision,
+    bootstrap: () => runtime.bootstrap(),
+    catchUp: () => runtime.feed.catchUp(),
+    missed: (from, upTo) => runtime.missedChanges(from, upTo),
+    resumeFrames,
+  }
+}
+
+/**
  * GET /stream: connected, one UPSERT per flag, then live updates; or, for a
  * client that sends a Last-Event-ID the change log still covers, `resumed` and
- * only the changes it missed. The frames are taken and the subscription made
- * in the same tick, so no change can fall between them. Past
+ * only the changes it missed (the shared engine, `openStream`). Past
  * `maxStreamConnections` the hub refuses with 503 and Retry-After.
  */
 export function streamRoute(runtime: FlagRuntime): RequestHandler {
+  const scope = flatStreamScope(runtime)
   return async (req, res) => {
-    // A HEAD gets the headers alone (the hub ends it at once): no change-log lookup for it.
-    const from = req.method === 'HEAD' ? undefined : parseLastEventId(req.headers['last-event-id'])
-    for (let attempt = 0; from !== undefined && attempt < 3 && !runtime.hub.full; attempt++) {
-      const missed = await runtime.missedChanges(from)
-      if (missed === undefined) break
-      // Still the revision the changes reach: nothing was broadcast since, so none can be lost or doubled.
-      if (missed.upTo === runtime.live.revision) {
-        runtime.hub.open(req, res, '', { initial: resumeFrames(from, missed.changes) })
-        return
-      }
-    }
-    runtime.hub.open(req, res, '', { initial: runtime.bootstrap() })
+    await openStream(runtime.hub, req, res, scope)
   }
 }

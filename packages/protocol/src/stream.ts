@@ -1,8 +1,11 @@
 import * as z from 'zod/mini'
 import { fullFlagSchema } from './full-flag.js'
 
-/** SSE event names used on /stream. */
-export const STREAM_EVENTS = { connected: 'connected', update: 'update', ready: 'ready' } as const
+/**
+ * SSE event names used on /stream. `resumed` opens a stream that continues from the client's `Last-Event-ID`
+ * (only the updates it missed follow) where `connected` opens a full bootstrap.
+ */
+export const STREAM_EVENTS = { connected: 'connected', resumed: 'resumed', update: 'update', ready: 'ready' } as const
 
 /** The flat API sends `true`; the flag service sends the environment the key is bound to. */
 export const connectedDataSchema = z.union([z.literal(true), z.object({ environment_id: z.nullable(z.string()) })])

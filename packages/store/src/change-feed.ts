@@ -1,5 +1,7 @@
 import { type FlagStore, NOTIFY_CHANNEL } from './flag-store.js'
-import type { FlagChange } from './types.js'
+import { TABLES } from './migrations.js'
+import { toStoreError } from './store-error.js'
+import type { FlagChange, StoredFlag } from './types.js'
 
 export interface ChangeFeedOptions {
   /** Backstop poll of the change log, in ms (default 1000): catches changes a missed NOTIFY or another SQLite process made. */
@@ -164,4 +166,58 @@ function isContiguous(changes: FlagChange[]): boolean {
     if (changes[i]?.revision !== (changes[i - 1]?.revision ?? 0) + 1) return false
   }
   return true
+}
+
+export interface MissedChangesOptions {
+  /** Only changes of these scopes (default: every scope). */
+  scopes?: readonly string[]
+  /** More changes than this and the client is better served by a full bootstrap (default 1 000). */
+  limit?: number
+}
+
+/**
+ * The changes a stream client that last saw revision `from` missed, oldest
+ * first, through `upTo` (the revision the server's live state is at). Undefined
+ * when the client must start over with a full bootstrap instead: `from` is
+ * past `upTo` (an id this store never issued, or a database restored since),
+ * the log was pruned past `from`, or more than `limit` changes were missed.
+ * Event ids are change-log revisions, so this answers the same on every
+ * instance and after a restart.
+ */
+export async function readMissedChanges(
+  store: FlagStore,
+  from: number,
+  upTo: number,
+  options: MissedChangesOptions = {},
+): Promise<FlagChange[] | undefined> {
+  if (from > upTo) return undefined
+  if (from === upTo) return []
+  const limit = options.limit ?? 1000
+  const query = store.db
+    .knex(TABLES.changes)
+    .where('revision', '>', from)
+    .andWhere('revision', '<=', upTo)
+    .orderBy('revision')
+    .limit(limit + 1)
+    .select('revision', 'scope', 'key', 'data')
+  if (options.scopes) query.whereIn('scope', [...options.scopes])
+  let rows: Array<{ revision: number | string; scope: string; key: string; data: string | null }>
+  let covered: boolean
+  try {
+    rows = await query
+    // Read after the rows: a prune that could have removed one of them shows by now. The mark covers pruning
+    // that keeps each record's latest row; the oldest row, a log cut off below `from` however it was.
+    const [prunedThrough, oldest] = await Promise.all([store.prunedThrough(), store.oldestRevision()])
+    covered = prunedThrough <= from && oldest > 0 && oldest <= from + 1
+  } catch (error) {
+    throw toStoreError(error)
+  }
+  if (rows.length > limit || !covered) return undefined
+  return rows.map((r) => ({
+    revision: Number(r.revision),
+    scope: r.scope,
+    key: r.key,
+    json: r.data,
+    flag: r.data === null ? null : (JSON.parse(r.data) as StoredFlag),
+  }))
 }

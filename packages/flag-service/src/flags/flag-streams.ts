@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { type SseConnection, SseHub } from '@flagsync/server-kit'
+import { CredentialStreams, openStream, SseHub, type StreamScope } from '@flagsync/server-kit'
 import { ChangeFeed, type FlagChange, LiveFlagSet, type StoredFlag, withRevision } from '@flagsync/store'
 import { ACCESS_SCOPE } from '../auth/revocations.js'
 import { ENVIRONMENT_ORDER_SCOPE } from '../environment-order.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { coalescedRun } from './coalesced-run.js'
-import { buildEnvironmentView, type EnvironmentView } from './environment-view.js'
+import { DashboardFollows } from './dashboard-follows.js'
+import { buildEnvironmentView, dashboardBootstrap, type EnvironmentView } from './environment-view.js'
 import {
   expandFlag,
   isSegmentScope,
@@ -19,7 +20,8 @@ import {
 import type { EnvironmentRef, FlagStreamOptions } from './flag-stream-options.js'
 import { startMaintenance } from './maintenance.js'
 import type { SegmentRule } from './model.js'
-import { connectedFrame, deleteFrame, environmentsFrame, readyFrame, upsertFrame } from './stream-frames.js'
+import { deleteFrame, environmentsFrame, upsertFrame } from './stream-frames.js'
+import { type ResumeScope, readScopeChanges, resumeFrames } from './stream-resume.js'
 import { closeRevokedStreams } from './stream-revalidation.js'
 
 export type { EnvironmentRef, FlagStreamOptions } from './flag-stream-options.js'
@@ -47,14 +49,12 @@ export class FlagStreams {
   /** Project of each environment a connection or snapshot has asked for (environments never change project). */
   private readonly projectOf = new Map<string, string>()
   private readonly views = new Map<string, EnvironmentView>()
-  /** Dashboard connections by environment they follow. */
-  private readonly dashboards = new Map<string, Set<SseConnection>>()
-  /** The SDK key behind each SDK connection, and the check of each dashboard connection's access. */
-  private readonly keyOf = new Map<SseConnection, number>()
-  private readonly accessOf = new Map<SseConnection, () => Promise<boolean>>()
-  /** Environments each dashboard connection follows, and how follow-everything ones list what their user sees now. */
-  private readonly followedBy = new Map<SseConnection, Set<string>>()
-  private readonly followingAll = new Map<SseConnection, () => Promise<EnvironmentRef[]>>()
+  private readonly dashboards = new DashboardFollows()
+  /**
+   * The SDK key behind each open SDK stream: `/stream` and OFREP refresh streams (`track` their `res`), closed
+   * together when their key is deleted.
+   */
+  readonly sdkKeyStreams = new CredentialStreams<number>()
   /** Environments this process has seen a flag of (initial load or a change): a new one may be news to dashboards. */
   private readonly seenEnvironments = new Set<string>()
   private revalidateTimer: ReturnType<typeof setInterval> | undefined
@@ -129,59 +129,61 @@ export class FlagStreams {
     this.hub.open(req, res)
   }
 
-  /** Opens an SDK-key stream on the key's environment: connected, bootstrap, ready, then live updates. */
-  openEnvironmentStream(
+  /**
+   * Opens an SDK-key stream on the key's environment: connected, bootstrap,
+   * ready, then live updates; or, for a `Last-Event-ID` the change log still
+   * covers, `resumed`, the updates missed, ready (`stream-resume.ts`).
+   */
+  async openEnvironmentStream(
     req: IncomingMessage,
     res: ServerResponse,
     key: { id: number; environmentId: string; projectId: string },
-  ): void {
-    const view = this.view(key.environmentId, key.projectId)
-    const conn = this.hub.open(req, res, key.environmentId)
-    this.keyOf.set(conn, key.id)
-    res.on('close', () => this.keyOf.delete(conn))
-    conn.writeBootstrap(view.bootstrap)
+  ): Promise<void> {
+    const env = { id: key.environmentId, projectId: key.projectId }
+    this.projectOf.set(env.id, env.projectId) // live updates of a resumed stream are expanded too
+    await openStream(this.hub, req, res, {
+      ...this.resumable({ environments: [env], dashboard: false }),
+      hubScope: env.id,
+      bootstrap: () => this.view(env.id, env.projectId).bootstrap,
+      onOpen: (conn) => this.sdkKeyStreams.track(conn.res, key.id),
+    })
   }
 
   /**
    * Opens a dashboard stream (session or token): `connected` with a null
    * environment, the flags of every listed environment (each update names its
-   * `env_id`), `ready` with the total, then their live updates. With
-   * `visibleNow` (a connection that follows everything its user can see) it
-   * also picks up environments that become visible later: see `followNew`.
+   * `env_id`) in revision order, `ready` with the total, then their live
+   * updates. A stream that named its environments resumes like an SDK one.
+   * With `visibleNow` (a connection that follows everything its user can see)
+   * it also picks up environments that become visible later (`followNew`),
+   * and always starts with a full bootstrap: what its user sees may have
+   * grown while it was away.
    */
-  openDashboardStream(
+  async openDashboardStream(
     req: IncomingMessage,
     res: ServerResponse,
     environments: readonly EnvironmentRef[],
     stillAllowed: () => Promise<boolean>,
     visibleNow?: () => Promise<EnvironmentRef[]>,
-  ): void {
-    const views = environments.map((env) => this.view(env.id, env.projectId))
-    const conn = this.hub.open(req, res, DASHBOARD_SCOPE)
-    this.accessOf.set(conn, stillAllowed)
-    const following = new Set<string>()
-    this.followedBy.set(conn, following)
-    for (const env of environments) this.follow(conn, following, env.id)
-    if (visibleNow) this.followingAll.set(conn, visibleNow)
-    res.on('close', () => {
-      this.accessOf.delete(conn)
-      this.followingAll.delete(conn)
-      this.followedBy.delete(conn)
-      for (const id of following) {
-        const set = this.dashboards.get(id)
-        set?.delete(conn)
-        if (set?.size === 0) this.dashboards.delete(id)
-      }
+  ): Promise<void> {
+    for (const env of environments) this.projectOf.set(env.id, env.projectId)
+    await openStream(this.hub, req, res, {
+      ...(visibleNow ? {} : this.resumable({ environments, dashboard: true })),
+      revision: () => this.feed.revision,
+      hubScope: DASHBOARD_SCOPE,
+      // Bootstrap, registration and first update are one synchronous step: nothing falls between them.
+      bootstrap: () => dashboardBootstrap(environments.map((env) => this.view(env.id, env.projectId))),
+      onOpen: (conn) => this.dashboards.register(conn, environments, stillAllowed, visibleNow),
     })
-    // Each environment's shared frames by reference: a dashboard costs no copy of them. All of it is the
-    // bootstrap, so however large the environments are, the cap counts only the updates queued after it.
-    conn.writeBootstrap(connectedFrame(null))
-    let count = 0
-    for (const view of views) {
-      conn.writeBootstrap(view.updates)
-      count += view.count
+  }
+
+  /** A scope's resume: the change log read for it, framed from the live set (`stream-resume.ts`). */
+  private resumable(scope: ResumeScope): Omit<StreamScope<FlagChange[]>, 'hubScope' | 'bootstrap'> {
+    return {
+      revision: () => this.feed.revision,
+      missed: (from, upTo) => readScopeChanges(this.runtime.store, scope, from, upTo),
+      resumeFrames: (from, changes) => resumeFrames(from, changes, scope, this.live, (p) => this.segments(p)),
     }
-    conn.writeBootstrap(readyFrame(count))
   }
 
   /**
@@ -198,33 +200,9 @@ export class FlagStreams {
   }
 
   private readonly followNewRun = coalescedRun(
-    () => this.followNewOnce(),
+    () => this.dashboards.followNew((env) => this.view(env.id, env.projectId).updates),
     () => this.closed,
   )
-
-  private async followNewOnce(): Promise<void> {
-    for (const [conn, visibleNow] of [...this.followingAll]) {
-      const environments = await visibleNow().catch(() => [])
-      const following = this.followedBy.get(conn)
-      if (!following) continue // closed meanwhile
-      for (const env of environments) {
-        if (following.has(env.id)) continue
-        // A bootstrap too: a large environment cannot make the cap drop a stream that is reading.
-        conn.writeBootstrap(this.view(env.id, env.projectId).updates)
-        this.follow(conn, following, env.id)
-      }
-    }
-  }
-
-  private follow(conn: SseConnection, following: Set<string>, environmentId: string): void {
-    following.add(environmentId)
-    let set = this.dashboards.get(environmentId)
-    if (!set) {
-      set = new Set()
-      this.dashboards.set(environmentId, set)
-    }
-    set.add(conn)
-  }
 
   /** The segment-expanded flags of an environment as a JSON array, with a strong ETag. */
   snapshot(environmentId: string, projectId: string): { body: Buffer; etag: string } {
@@ -239,7 +217,7 @@ export class FlagStreams {
    * dashboards pick up what became visible (`followNew`). Resolves how many closed.
    */
   async revalidate(): Promise<number> {
-    const closed = await closeRevokedStreams(this.runtime, this.keyOf, this.accessOf)
+    const closed = await closeRevokedStreams(this.runtime, this.sdkKeyStreams, this.dashboards.accessOf)
     await this.followNew()
     return closed
   }
@@ -298,20 +276,14 @@ export class FlagStreams {
     return view
   }
 
-  /** Whether a follow-everything dashboard does not follow this environment (yet). */
-  private someoneMisses(environmentId: string): boolean {
-    for (const conn of this.followingAll.keys()) if (!this.followedBy.get(conn)?.has(environmentId)) return true
-    return false
-  }
-
   private hasSubscribers(environmentId: string): boolean {
-    return this.hub.size(environmentId) > 0 || (this.dashboards.get(environmentId)?.size ?? 0) > 0
+    return this.hub.size(environmentId) > 0 || (this.dashboards.followers(environmentId)?.size ?? 0) > 0
   }
 
   private send(environmentId: string, frame: string): void {
     const bytes = Buffer.from(frame)
     this.hub.broadcast(bytes, environmentId)
-    const dashboards = this.dashboards.get(environmentId)
+    const dashboards = this.dashboards.followers(environmentId)
     if (dashboards) for (const conn of dashboards) conn.write(bytes)
   }
 
@@ -330,9 +302,7 @@ export class FlagStreams {
     const projectId = change.flag?.project_id
     if (!Array.isArray(ids) || typeof projectId !== 'string') return
     const frame = Buffer.from(environmentsFrame(projectId, ids, change.revision))
-    for (const [conn, following] of this.followedBy) {
-      if (ids.some((id) => following.has(String(id)))) conn.write(frame)
-    }
+    for (const conn of this.dashboards.followingAny(ids)) conn.write(frame)
   }
 
   private applyFlag(change: FlagChange): void {
@@ -343,7 +313,7 @@ export class FlagStreams {
     // one it already could not see stays invisible until a membership changes, which revalidation picks up.
     if (!this.seenEnvironments.has(env)) {
       this.seenEnvironments.add(env)
-      if (this.followingAll.size > 0 && this.someoneMisses(env)) void this.followNew()
+      if (this.dashboards.someoneMisses(env)) void this.followNew()
     }
     if (!this.hasSubscribers(env)) return
     if (!change.flag || change.json === null) {

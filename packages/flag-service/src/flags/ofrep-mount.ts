@@ -8,7 +8,6 @@ import type { ServiceRuntime } from '../service-runtime.js'
 import { isSegmentScope, projectOfSegmentScope } from './expand.js'
 import type { FlagStreams } from './flag-streams.js'
 import { flagStreamsOf } from './index.js'
-import { OfrepKeyStreams } from './ofrep-key-streams.js'
 
 /**
  * OFREP on the flag service (`/ofrep/v1`): an SDK key (`Authorization:
@@ -21,15 +20,14 @@ export function mountOfrepFeature(app: Express, runtime: ServiceRuntime, ctx: Fe
   const streams = flagStreamsOf(runtime, ctx.flags)
   const projectOf = new Map<string, string>()
   const parsed = new WeakMap<Buffer, EvaluableFlag[]>()
-  const keyStreams = new OfrepKeyStreams(runtime, streams)
-  runtime.onClose(() => keyStreams.stop())
 
   const resolveScope = async (req: Request) => {
     const key = authOf(req).sdkKey
     if (!key) {
       throw new HttpError('forbidden', 'OFREP evaluates for an SDK key (Authorization: Bearer <key> or X-API-Key)')
     }
-    if (req.path === '/events') keyStreams.track(req, key.id) // its refresh stream ends when the key is deleted
+    // Its refresh stream ends when the key is deleted, as its `/stream` does.
+    if (req.path === '/events' && req.method === 'GET' && req.res) streams.sdkKeyStreams.track(req.res, key.id)
     await streams.ready()
     projectOf.set(key.environmentId, key.projectId)
     const { body } = streams.snapshot(key.environmentId, key.projectId)

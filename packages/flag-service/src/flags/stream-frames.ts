@@ -1,13 +1,21 @@
-import { formatSseEvent } from '@flagsync/server-kit'
+import { formatSseEvent, resumedFrame } from '@flagsync/server-kit'
 
 // The flag service's SSE frames. Flags are serialized once (by the store, or once per expansion); events are built
 // around that JSON.
 
-/** `connected`: the environment of an SDK-key stream, null on a dashboard stream. */
+/**
+ * `connected`: the environment of an SDK-key stream, null on a dashboard stream. Its empty `id:` clears the
+ * client's last event id, so a client cut off before the first flag reconnects for a full bootstrap instead of
+ * resuming its previous connection's position.
+ */
 export const connectedFrame = (environmentId: string | null) =>
-  formatSseEvent({ event: 'connected', data: JSON.stringify({ environment_id: environmentId }) })
+  formatSseEvent({ event: 'connected', data: JSON.stringify({ environment_id: environmentId }), id: '' })
 
-/** `ready`: the end of the bootstrap, with how many flags it held. */
+/** `resumed` (instead of `connected`): the client's id repeated, the missed updates follow, then `ready`. */
+export const resumedServiceFrame = (from: number, environmentId: string | null) =>
+  resumedFrame(from, JSON.stringify({ environment_id: environmentId }))
+
+/** `ready`: the end of the bootstrap (or of a resume), with how many flags (updates) it held. */
 export const readyFrame = (count: number) => formatSseEvent({ event: 'ready', data: JSON.stringify(String(count)) })
 
 export const upsertFrame = (environmentId: string, json: string, revision?: number) =>

@@ -15,7 +15,7 @@ import type { EnvironmentRef, FlagStreams } from './flag-streams.js'
  * Bearer header it stands for. A real Authorization header wins; the query
  * form accepts SDK keys only.
  */
-const sdkKeyFromQuery = keyFromQuery('sdk_key', {
+export const sdkKeyFromQuery = keyFromQuery('sdk_key', {
   accepts: isSdkKeySecret,
   what: 'one SDK key (sk_live_… or pk_live_…)',
 })

@@ -8,15 +8,22 @@ import { present } from './present.js'
 import type { EvaluationContext, GetFlag } from './types.js'
 
 /**
- * One flag of a prepared set: either its answer's JSON, the same for every
- * context, or the checked flag with the JSON of each decision it has served so
- * far (a flag has few decisions: off, each rule, inside/outside, each variant).
- * Each JSON starts with what precedes it in the array (`[` for the first flag,
- * `,` for the others), so a body is one piece per flag.
+ * One flag of a prepared set: its answer's JSON when that is the same for
+ * every context, else the checked flag with the JSON of each decision it has
+ * served so far (a flag has few decisions: off, each rule, inside/outside,
+ * each variant), by slot (see {@link slotOf}). Each JSON starts with what
+ * precedes it in the array (`[` for the first flag, `,` for the others), so a
+ * body is one piece per flag. One shape for every flag keeps the loop monomorphic.
  */
-type PreparedFlag =
-  | { key: string; json: Uint8Array }
-  | { key: string; prefix: string; flag: CheckedFlag; byDecision: Map<string, Uint8Array> }
+class PreparedFlag {
+  readonly answers: Array<Uint8Array | undefined> = []
+  constructor(
+    readonly key: string,
+    readonly prefix: string,
+    readonly json: Uint8Array | undefined,
+    readonly flag: CheckedFlag | undefined,
+  ) {}
+}
 
 /** A flag set made ready for bulk evaluation: see {@link prepareFlags}. */
 export interface PreparedFlags {
@@ -46,8 +53,11 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
   const entries: PreparedFlag[] = []
   for (const [key, flag] of byKey) {
     const prefix = entries.length === 0 ? '[' : ','
-    if (dependsOnContext(flag)) entries.push({ key, prefix, flag: flag as CheckedFlag, byDecision: new Map() })
-    else entries.push({ key, json: utf8.encode(prefix + JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body)) })
+    if (dependsOnContext(flag)) entries.push(new PreparedFlag(key, prefix, undefined, flag as CheckedFlag))
+    else {
+      const json = utf8.encode(prefix + JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body))
+      entries.push(new PreparedFlag(key, prefix, json, undefined))
+    }
   }
   const ready: PreparedFlags = { entries, getFlag }
   prepared.set(flags, ready)
@@ -63,41 +73,96 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
  * const body = Buffer.concat(ofrepBulkParts(flags, { user_id: 'u-1' }))
  */
 export function ofrepBulkParts(flags: readonly EvaluableFlag[], context: EvaluationContext): Uint8Array[] {
+  const count = fillPieces(flags, context)
+  return pieces.slice(0, count)
+}
+
+/**
+ * {@link ofrepBulkParts} between `head` and `tail`, copied into one array:
+ * a server's whole answer body, with no array of pieces built per request.
+ * @example
+ * const body = ofrepBulkBody(flags, { user_id: 'u-1' }, utf8.encode('{"flags":'), utf8.encode('}'))
+ */
+export function ofrepBulkBody(
+  flags: readonly EvaluableFlag[],
+  context: EvaluationContext,
+  head: Uint8Array,
+  tail: Uint8Array,
+): Uint8Array {
+  const count = fillPieces(flags, context)
+  let length = head.length + tail.length
+  for (let i = 0; i < count; i++) length += (pieces[i] as Uint8Array).length
+  const body = new Uint8Array(length)
+  body.set(head, 0)
+  let at = head.length
+  for (let i = 0; i < count; i++) {
+    const piece = pieces[i] as Uint8Array
+    body.set(piece, at)
+    at += piece.length
+  }
+  body.set(tail, at)
+  return body
+}
+
+// The pieces of the answer being built, reused: read right after they are written (evaluation is synchronous).
+const pieces: Uint8Array[] = []
+
+/** Writes the answer's pieces to `pieces` and returns how many there are. */
+function fillPieces(flags: readonly EvaluableFlag[], context: EvaluationContext): number {
   // evaluate() refuses a context that is not an object (INVALID_CONTEXT for every flag): the plain path says so.
-  if (typeof context !== 'object' || context === null) return [utf8.encode(JSON.stringify(ofrepBulk(flags, context)))]
+  if (typeof context !== 'object' || context === null) {
+    pieces[0] = utf8.encode(JSON.stringify(ofrepBulk(flags, context)))
+    return 1
+  }
   const { entries, getFlag } = prepareFlags(flags)
-  if (entries.length === 0) return [EMPTY]
-  const parts = new Array<Uint8Array>(entries.length + 1)
+  if (entries.length === 0) {
+    pieces[0] = EMPTY
+    return 1
+  }
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as PreparedFlag
-    parts[i] = 'json' in entry ? entry.json : contextJson(entry, context, getFlag)
+    pieces[i] = entry.json ?? contextJson(entry, entry.flag as CheckedFlag, context, getFlag)
   }
-  parts[entries.length] = CLOSE
-  return parts
+  pieces[entries.length] = CLOSE
+  return entries.length + 1
 }
 
 /** One context-dependent flag's answer: its decision, then the JSON cached for that decision. */
-function contextJson(
-  entry: { key: string; prefix: string; flag: CheckedFlag; byDecision: Map<string, Uint8Array> },
-  context: EvaluationContext,
-  getFlag: GetFlag,
-): Uint8Array {
+function contextJson(entry: PreparedFlag, flag: CheckedFlag, context: EvaluationContext, getFlag: GetFlag): Uint8Array {
   let decision: Decision
   try {
-    decision = decideChecked(entry.flag, context, getFlag)
+    decision = decideChecked(flag, context, getFlag)
   } catch {
     // A missing user id, a prerequisite cycle, anything unexpected: the plain path's answer, not cached.
-    const outcome = ofrepEvaluate(entry.flag as unknown as EvaluableFlag, entry.key, context, getFlag)
+    const outcome = ofrepEvaluate(flag as unknown as EvaluableFlag, entry.key, context, getFlag)
     return utf8.encode(entry.prefix + JSON.stringify(outcome.body))
   }
-  const id = 'index' in decision ? `${decision.kind}${decision.index}` : decision.kind
-  let json = entry.byDecision.get(id)
+  const slot = slotOf(decision, flag)
+  let json = entry.answers[slot]
   if (json === undefined) {
-    const flag = entry.flag as unknown as EvaluableFlag
-    json = utf8.encode(entry.prefix + JSON.stringify(ofrepAnswer(flag, entry.key, present(entry.flag, decision)).body))
-    entry.byDecision.set(id, json)
+    const body = ofrepAnswer(flag as unknown as EvaluableFlag, entry.key, present(flag, decision)).body
+    json = utf8.encode(entry.prefix + JSON.stringify(body))
+    entry.answers[slot] = json
   }
   return json
+}
+
+/** A decision's slot among a flag's answers: the four without an index, then each rule, then each variant. */
+function slotOf(decision: Decision, flag: CheckedFlag): number {
+  switch (decision.kind) {
+    case 'disabled':
+      return 0
+    case 'outside':
+      return 1
+    case 'inside':
+      return 2
+    case 'default':
+      return 3
+    case 'rule':
+      return 4 + decision.index
+    case 'variant':
+      return 4 + (flag.rules?.length ?? 0) + decision.index
+  }
 }
 
 /**

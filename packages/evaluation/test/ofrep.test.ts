@@ -1,6 +1,7 @@
 import {
   evaluate,
   ofrepBulk,
+  ofrepBulkBody,
   ofrepBulkParts,
   ofrepEtag,
   ofrepEvaluate,
@@ -162,11 +163,15 @@ describe('ofrepEvaluate against evaluate', () => {
   })
 })
 
-/** The bytes a server writes for `ofrepBulkParts`, as text. */
-const bulkText = (flags: readonly EvaluableFlag[], context: Record<string, unknown>) =>
-  Buffer.concat(ofrepBulkParts(flags, context)).toString('utf8')
+/** The bytes a server writes for `ofrepBulkParts`, as text; `ofrepBulkBody` between a head and a tail agrees. */
+const bulkText = (flags: readonly EvaluableFlag[], context: Record<string, unknown>) => {
+  const text = Buffer.concat(ofrepBulkParts(flags, context)).toString('utf8')
+  const body = ofrepBulkBody(flags, context, Buffer.from('{"flags":'), Buffer.from(',"é":1}'))
+  expect(Buffer.from(body).toString('utf8')).toBe(`{"flags":${text},"é":1}`)
+  return text
+}
 
-describe('ofrepBulkParts against ofrepBulk', () => {
+describe('ofrepBulkParts and ofrepBulkBody against ofrepBulk', () => {
   it('answers byte for byte the JSON of ofrepBulk, for each context and each revision of the set', () => {
     fc.assert(
       fc.property(

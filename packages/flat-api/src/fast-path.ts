@@ -3,6 +3,7 @@ import { bearerToken, ifNoneMatchHits, openBootstrapStream, secretsEqual, securi
 import type { LiveEntry, SerializedList } from '@flagsync/store'
 import type { Express } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
+import { ofrepBulkFastPath } from './ofrep-route.js'
 import { flatStreamScope } from './stream-route.js'
 
 export interface FastPathOptions {
@@ -48,11 +49,7 @@ export function createFastPath({
   clientKey,
 }: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const security = captureSecurityHeaders()
-  const authorized = (req: IncomingMessage) => {
-    if (!sdkKey) return true
-    const token = bearerToken(req.headers.authorization)
-    return token !== undefined && (secretsEqual(token, sdkKey) || (!!clientKey && secretsEqual(token, clientKey)))
-  }
+  const authorized = (req: IncomingMessage) => keyAdmits(bearerToken(req.headers.authorization), sdkKey, clientKey)
   // Each answer's body and header list are built once per flag version (or list revision) and
   // reused until it changes: a request costs a map lookup and one writeHead with a flat array,
   // which node:http writes without building a per-request header object. Entries and lists are
@@ -142,10 +139,23 @@ export function createFastPath({
   }
 }
 
-/** The server's request listener: the fast path first, Express for everything else. */
+/** The server's request listener: the fast paths first (GETs, OFREP's bulk POST), Express for everything else. */
 export function withFastPath(app: Express, options: FastPathOptions): RequestListener {
   const fast = createFastPath(options)
+  const { sdkKey, clientKey } = options
+  const ofrepBulk = ofrepBulkFastPath({
+    runtime: options.runtime,
+    admits: (token) => keyAdmits(token, sdkKey, clientKey),
+    security: captureSecurityHeaders().flat(),
+    fallback: app,
+  })
   return (req, res) => {
-    if (!fast(req, res)) app(req, res)
+    if (!(req.method === 'POST' ? ofrepBulk(req, res) : fast(req, res))) app(req, res)
   }
+}
+
+/** Whether a presented key may read flags: the SDK key or the client key; anything when no SDK key is set. */
+function keyAdmits(token: string | undefined, sdkKey: string | undefined, clientKey: string | undefined): boolean {
+  if (!sdkKey) return true
+  return token !== undefined && (secretsEqual(token, sdkKey) || (!!clientKey && secretsEqual(token, clientKey)))
 }

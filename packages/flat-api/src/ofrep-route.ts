@@ -1,7 +1,19 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import type { TLSSocket } from 'node:tls'
+import { type EvaluationContext, ofrepReadRequest } from '@flagsync/evaluation'
 import type { EvaluableFlag } from '@flagsync/protocol'
-import { createOfrepRouter } from '@flagsync/server-kit'
+import { bearerToken, createOfrepRouter, eventsUrl, jsonDepthExceeds, type OfrepBulkAnswer } from '@flagsync/server-kit'
 import type { RequestHandler, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
+
+type BulkAnswer = (
+  context: EvaluationContext,
+  url: string,
+  ifNoneMatch: string | string[] | undefined,
+) => OfrepBulkAnswer
+
+/** Each runtime's bulk answer, for the fast path in front of Express (see {@link ofrepBulkFastPath}). */
+const bulkAnswers = new WeakMap<FlagRuntime, BulkAnswer>()
 
 /**
  * OFREP on the flat API (`/ofrep/v1`): one scope, the whole flag set, behind
@@ -19,10 +31,11 @@ export function ofrepRoute(runtime: FlagRuntime, auth: RequestHandler): Router {
     }
     return cached.flags
   }
-  return createOfrepRouter({
+  const scope = () => ({ id: '', flags: flags(), revision: runtime.live.revision })
+  const router = createOfrepRouter({
     name: 'flagsync flat API',
     auth,
-    resolveScope: async () => ({ id: '', flags: flags(), revision: runtime.live.revision }),
+    resolveScope: async () => scope(),
     watch: (onChange) => {
       const stopChanges = runtime.feed.onChanges((changes) => {
         const mine = changes.filter((c) => c.scope === '')
@@ -37,4 +50,111 @@ export function ofrepRoute(runtime: FlagRuntime, auth: RequestHandler): Router {
     },
     catchUp: () => runtime.feed.catchUp(),
   })
+  bulkAnswers.set(runtime, (context, url, ifNoneMatch) => router.answerBulk(scope(), context, url, ifNoneMatch))
+  return router
+}
+
+const BULK_PATH = '/ofrep/v1/evaluate/flags'
+/** A context is a few hundred bytes; a larger body is Express's to read, under its own limit. */
+const FAST_BODY_LIMIT = 64 * 1024
+/** The JSON body-parser reads as UTF-8 without converting a charset. */
+const UTF8_JSON = /^application\/json\s*(?:;\s*charset="?utf-8"?\s*)?$/i
+
+export interface OfrepFastPathOptions {
+  runtime: FlagRuntime
+  /** Whether the presented key (Bearer or `X-API-Key`) may read flags. */
+  admits(token: string | undefined): boolean
+  /** node:http's flat [name, value…] list of the headers every answer carries (helmet's). */
+  security: readonly string[]
+  /** Express: everything this path does not answer, with the body put back to be read again. */
+  fallback: RequestListener
+}
+
+/**
+ * POST /ofrep/v1/evaluate/flags on plain node:http, before Express, with the
+ * OFREP router's own answer (`answerBulk`): the same ETag, 304 and body. Taken
+ * only for a same-origin request with an admitted key, a small UTF-8 JSON body
+ * of known length and no re-fetch query; a body that does not parse to a
+ * readable context goes to Express with its bytes put back, so every refusal
+ * keeps its one shape. Returns false when the request is not one it takes.
+ */
+export function ofrepBulkFastPath(
+  options: OfrepFastPathOptions,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { runtime, admits, security, fallback } = options
+  return (req, res) => {
+    const { headers } = req
+    const length = Number(headers['content-length'])
+    if (
+      req.url !== BULK_PATH ||
+      headers.origin !== undefined ||
+      !(length > 0 && length <= FAST_BODY_LIMIT) ||
+      headers['transfer-encoding'] !== undefined ||
+      headers['content-encoding'] !== undefined ||
+      !UTF8_JSON.test(headers['content-type'] ?? '')
+    ) {
+      return false
+    }
+    const answerBulk = bulkAnswers.get(runtime)
+    const token = bearerToken(headers.authorization ?? apiKeyBearer(headers['x-api-key']))
+    if (!answerBulk || !admits(token)) return false
+    readReplayable(req, (body) => {
+      if (!answerFrom(body, answerBulk, req, res, security)) {
+        req.unshift(body)
+        fallback(req, res)
+      }
+    })
+    return true
+  }
+}
+
+function apiKeyBearer(key: string | string[] | undefined): string | undefined {
+  return typeof key === 'string' && key !== '' ? `Bearer ${key}` : undefined
+}
+
+/** Answers from a whole body, or returns false (nothing written) for Express to answer it. */
+function answerFrom(
+  body: Buffer,
+  answerBulk: BulkAnswer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  security: readonly string[],
+): boolean {
+  let answer: OfrepBulkAnswer
+  try {
+    const parsed: unknown = JSON.parse(body.toString())
+    if (jsonDepthExceeds(parsed)) return false
+    const read = ofrepReadRequest(parsed)
+    if (!read.ok) return false
+    const origin = `${(req.socket as TLSSocket).encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`
+    answer = answerBulk(read.context, eventsUrl(origin, '/ofrep/v1', req.headers), req.headers['if-none-match'])
+  } catch {
+    return false
+  }
+  const tags = ['ETag', answer.etag, 'Cache-Control', 'private, no-cache']
+  if (answer.body === undefined) {
+    res.writeHead(304, [...security, ...tags])
+    res.end()
+  } else {
+    const type = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(answer.body.length)]
+    res.writeHead(200, [...security, ...tags, ...type])
+    res.end(answer.body)
+  }
+  return true
+}
+
+/**
+ * Reads a whole body without consuming it for good: the chunks are taken with
+ * `read()` (paused mode) and `done` runs once the request is complete, before
+ * its `end`, so `req.unshift(body)` still hands the bytes to another reader.
+ */
+function readReplayable(req: IncomingMessage, done: (body: Buffer) => void): void {
+  const chunks: Buffer[] = []
+  const onReadable = () => {
+    for (let chunk: Buffer | null = req.read(); chunk !== null; chunk = req.read()) chunks.push(chunk)
+    if (!req.complete) return
+    req.off('readable', onReadable)
+    done(Buffer.concat(chunks))
+  }
+  req.on('readable', onReadable)
 }

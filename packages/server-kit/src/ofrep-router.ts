@@ -1,11 +1,6 @@
 import { createHash } from 'node:crypto'
-import {
-  type EvaluationContext,
-  ofrepBulkParts,
-  ofrepEtag,
-  ofrepEvaluate,
-  ofrepReadRequest,
-} from '@flagsync/evaluation'
+import type { IncomingHttpHeaders } from 'node:http'
+import { type EvaluationContext, ofrepBulkBody, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
 import type { EvaluableFlag, OfrepConfiguration, OfrepEventStream } from '@flagsync/protocol'
 import { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express'
 import { bearerToken, keyFromQuery } from './bearer-auth.js'
@@ -46,6 +41,11 @@ export interface OfrepRouterOptions {
   onStop?(stop: () => void): void
 }
 
+/** The OFREP router, with its bulk answer for a server's fast path in front of it. */
+export interface OfrepRouter extends Router {
+  answerBulk: OfrepBulkAnswerer
+}
+
 const CONFIGURATION: OfrepConfiguration = {
   name: '',
   capabilities: {
@@ -62,15 +62,16 @@ const CONFIGURATION: OfrepConfiguration = {
  * `@flagsync/evaluation` core; the server supplies auth, scope and change feed.
  * Every refusal carries the OFREP `{errorCode, errorDetails}` and `{error, code}`.
  */
-export function createOfrepRouter(options: OfrepRouterOptions): Router {
+export function createOfrepRouter(options: OfrepRouterOptions): OfrepRouter {
   const refresh = new OfrepRefresh(options.watch, options.sse)
   options.onStop?.(() => refresh.stop())
-  const router = Router()
+  const answerBulk = bulkAnswerer(refresh, options.inactivityDelaySec ?? 120)
+  const router = Object.assign(Router(), { answerBulk })
   const body = jsonBody({ limit: options.bodyLimit })
   const auth = [apiKeyHeader, options.auth]
 
   router.post('/evaluate/flags/:key', ...auth, ...body, evaluateOne(options))
-  router.post('/evaluate/flags', ...auth, ...body, evaluateAll(options, refresh))
+  router.post('/evaluate/flags', ...auth, ...body, evaluateAll(options, answerBulk, refresh))
   router.get('/configuration', ...auth, configurationRoute(options.name))
   router.get('/events', keyFromQuery('key'), ...auth, async (req, res) => {
     const scope = await options.resolveScope(req)
@@ -108,34 +109,67 @@ function evaluateOne(options: OfrepRouterOptions): RequestHandler {
  * version and the context (304 on a match), with the refresh connection. A
  * re-fetch naming a version newer than this process has catches up first.
  */
-function evaluateAll(options: OfrepRouterOptions, refresh: OfrepRefresh): RequestHandler {
+function evaluateAll(
+  options: OfrepRouterOptions,
+  answerBulk: OfrepBulkAnswerer,
+  refresh: OfrepRefresh,
+): RequestHandler {
   return async (req, res) => {
     const context = readContext(req.body)
     const asked = refetchMetadata(req)
     let scope = await options.resolveScope(req)
-    let version = refresh.versionOf(scope.id, scope.revision)
-    if (options.catchUp && isNewer(asked, version)) {
+    if (options.catchUp && isNewer(asked, refresh.versionOf(scope.id, scope.revision))) {
       await options.catchUp()
       scope = await options.resolveScope(req)
-      version = refresh.versionOf(scope.id, scope.revision)
     }
-    const etag = ofrepEtag(`${scope.id}.${version.revision}`, context)
-    res.setHeader('ETag', etag)
+    const events = eventsUrl(`${req.protocol}://${req.get('host') ?? 'localhost'}`, req.baseUrl, req.headers)
+    const answer = answerBulk(scope, context, events, req.headers['if-none-match'])
+    res.setHeader('ETag', answer.etag)
     res.setHeader('Cache-Control', 'private, no-cache')
-    if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
+    if (answer.body === undefined) {
       res.status(304).end()
       return
     }
-    const streams = JSON.stringify([eventStream(req, options.inactivityDelaySec ?? 120)])
-    // The OfrepBulkResponse's bytes, concatenated once: the flags' answers come mostly from per-set caches.
-    const rest = `,"metadata":{"revision":${JSON.stringify(version.revision)}},"eventStreams":${streams},"refreshConnections":${streams}}`
-    const parts = ofrepBulkParts(scope.flags, context)
-    parts.unshift(FLAGS_OPEN)
-    parts.push(Buffer.from(rest))
-    const body = Buffer.concat(parts)
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
-    res.setHeader('Content-Length', body.length)
-    res.end(body)
+    res.setHeader('Content-Length', answer.body.length)
+    res.end(answer.body)
+  }
+}
+
+/** A bulk answer: the ETag, and the OfrepBulkResponse's bytes unless `If-None-Match` matched it (a 304). */
+export interface OfrepBulkAnswer {
+  etag: string
+  body?: Buffer
+}
+
+/**
+ * The bulk route's answer for an authenticated request's scope and read
+ * context, `eventsUrl` its refresh stream (see {@link eventsUrl}): what the
+ * route sends once any re-fetch metadata is honoured, for a server that
+ * answers the route before its router (the flat API's fast path).
+ */
+export type OfrepBulkAnswerer = (
+  scope: OfrepScope,
+  context: EvaluationContext,
+  eventsUrl: string,
+  ifNoneMatch: string | string[] | undefined,
+) => OfrepBulkAnswer
+
+function bulkAnswerer(refresh: OfrepRefresh, inactivityDelaySec: number): OfrepBulkAnswerer {
+  // The tail after the flags, kept for the last refresh URL: clients of one server mostly share it.
+  let tail = { url: '', bytes: Buffer.alloc(0) }
+  return (scope, context, url, ifNoneMatch) => {
+    const version = refresh.versionOf(scope.id, scope.revision)
+    const etag = ofrepEtag(`${scope.id}.${version.revision}`, context)
+    if (ifNoneMatchHits(ifNoneMatch, etag)) return { etag }
+    if (tail.url !== `${version.revision} ${url}`) {
+      const streams = JSON.stringify([{ type: 'sse', url, inactivityDelaySec } satisfies OfrepEventStream])
+      const rest = `,"metadata":{"revision":${JSON.stringify(version.revision)}},"eventStreams":${streams},"refreshConnections":${streams}}`
+      tail = { url: `${version.revision} ${url}`, bytes: Buffer.from(rest) }
+    }
+    // The OfrepBulkResponse's bytes, copied once: the flags' answers come mostly from per-set caches.
+    const bytes = ofrepBulkBody(scope.flags, context, FLAGS_OPEN, tail.bytes)
+    return { etag, body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) }
   }
 }
 
@@ -215,24 +249,28 @@ function isNewer(asked: Partial<OfrepVersion>, version: OfrepVersion): boolean {
 }
 
 /**
- * The refresh connection of a bulk answer: this router's /events, absolute
- * (a browser resolves a relative URL against the page, not the API), with the
- * request's key in `?key=`, since a browser's EventSource cannot send headers.
+ * The refresh connection of a bulk answer: the router's /events (mounted at
+ * `basePath`) on `origin`, absolute (a browser resolves a relative URL against
+ * the page, not the API), with the request's key in `?key=` (Bearer, else
+ * `X-API-Key`), since a browser's EventSource cannot send headers.
+ * @example
+ * eventsUrl('http://localhost:8080', '/ofrep/v1', { authorization: 'Bearer k' }) // 'http://localhost:8080/ofrep/v1/events?key=k'
  */
-function eventStream(req: Request, inactivityDelaySec: number): OfrepEventStream {
-  const url = new URL(`${req.baseUrl}/events`, `${req.protocol}://${req.get('host') ?? 'localhost'}`)
-  const key = bearerToken(req.headers.authorization)
+export function eventsUrl(origin: string, basePath: string, headers: IncomingHttpHeaders): string {
+  const url = new URL(`${basePath}/events`, origin)
+  const key = bearerToken(headers.authorization ?? apiKeyBearer(headers['x-api-key']))
   if (key !== undefined) url.searchParams.set('key', key)
-  return { type: 'sse', url: url.href, inactivityDelaySec }
+  return url.href
 }
 
 /** OFREP's `X-API-Key` header stands for `Authorization: Bearer <key>` (a real Authorization header wins). */
 const apiKeyHeader: RequestHandler = (req, _res, next) => {
-  const key = req.headers['x-api-key']
-  if (req.headers.authorization === undefined && typeof key === 'string' && key !== '') {
-    req.headers.authorization = `Bearer ${key}`
-  }
+  if (req.headers.authorization === undefined) req.headers.authorization = apiKeyBearer(req.headers['x-api-key'])
   next()
+}
+
+function apiKeyBearer(key: string | string[] | undefined): string | undefined {
+  return typeof key === 'string' && key !== '' ? `Bearer ${key}` : undefined
 }
 
 /** Client errors leave with OFREP's `errorCode`/`errorDetails` beside `{error, code}`; server errors go on as they are. */

@@ -46,7 +46,7 @@ export function decideChecked(
   const rules = flag.rules
   if (rules != null) {
     for (let i = 0; i < rules.length; i++) {
-      if (matchesRule(rules[i] as FullTargetingRule, context)) return indexed(RULES, 'rule', i)
+      if (matchesRule(rules[i] as FullTargetingRule, context)) return { kind: 'rule', index: i }
     }
   }
   const rollout = flag.rollout_percentage ?? 100
@@ -58,21 +58,8 @@ export function decideChecked(
   // One hashing pass gives both buckets: bucket(key, id) and bucket(key, id, VARIANT_SEED, total).
   const hashes = murmur3Pair(flag.key, userIdOf(flag, context), ROLLOUT_SEED, VARIANT_SEED, scratch)
   if (hashes.a % 100 >= rollout) return OUTSIDE
-  if (variants != null && total > 0) return indexed(VARIANTS, 'variant', pickVariant(variants, hashes.b % total))
+  if (variants != null && total > 0) return { kind: 'variant', index: pickVariant(variants, hashes.b % total) }
   return INSIDE
-}
-
-// Decisions are immutable: one object per rule or variant index, made on first use, serves every evaluation.
-const RULES: Decision[] = []
-const VARIANTS: Decision[] = []
-
-function indexed(made: Decision[], kind: 'rule' | 'variant', index: number): Decision {
-  let decision = made[index]
-  if (decision === undefined) {
-    decision = { kind, index }
-    made[index] = decision
-  }
-  return decision
 }
 
 // Read right after it is written, before anything can call decide() again.

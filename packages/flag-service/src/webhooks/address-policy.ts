@@ -4,8 +4,8 @@ import { BlockList, isIP } from 'node:net'
  * Addresses a webhook may not reach unless private targets are allowed: this
  * host (loopback, unspecified), private networks, link-local (with the cloud
  * metadata service at 169.254.169.254 and fd00:ec2::254), carrier-grade NAT,
- * multicast and reserved ranges. IPv4-mapped and NAT64 IPv6 addresses are
- * refused whole: they are other spellings of IPv4 ones.
+ * multicast and reserved ranges. BlockList checks an IPv4-mapped IPv6 address
+ * (`::ffff:127.0.0.1`) against the IPv4 rules; NAT64 addresses are refused whole.
  */
 const refused = new BlockList()
 for (const [network, prefix] of [
@@ -26,7 +26,6 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['fc00::', 7],
   ['fe80::', 10],

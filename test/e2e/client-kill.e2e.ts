@@ -14,12 +14,12 @@
  * on. The change log and the applied batch ids must show one application.
  */
 import { openDatabase, TABLES } from '@flagsync/store'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import type { Locator, Page } from 'playwright-core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type ChromiumProcess, startChromium } from '../faults/chromium-process.js'
 import { type SyncProxy, startSyncProxy } from '../faults/sync-proxy.js'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { screenshot, watchErrors } from './browser.js'
 
 const WITHIN = { timeout: 30_000, interval: 100 }

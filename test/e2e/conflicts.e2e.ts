@@ -4,10 +4,11 @@
  * online in both orders. Each conflict is resolved one way through the UI, then the server's flag and its audit
  * trail (`/api/flags/:key/history`) are checked. The steps build on each other and run in order.
  */
+
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import type { BrowserContext, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
 
 const WITHIN = { timeout: 20_000, interval: 100 }

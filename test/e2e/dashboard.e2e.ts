@@ -5,10 +5,11 @@
  * browser context that sees a toggle within a second through the dashboard
  * stream. Screenshots go to test-results/e2e/dashboard-*.png.
  */
+
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
 

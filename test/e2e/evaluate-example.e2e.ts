@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { evaluate } from '@flagsync/evaluation'
 import type { EvaluableFlag } from '@flagsync/protocol'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))

@@ -3,9 +3,10 @@
  * page until it has the key; the page asks for it once, keeps it in this
  * browser, and then streams and syncs with it.
  */
+
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
 
 const KEY = 'console-e2e-key'

@@ -4,10 +4,11 @@
  * separate browser contexts, so only A goes offline and each has its own
  * IndexedDB. The steps build on each other and run in order.
  */
+
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import type { BrowserContext, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { goOnline, launchChromium, reloadOffline, screenshot, watchErrors } from './browser.js'
 
 interface Flag {

@@ -8,13 +8,13 @@
  */
 import { fileURLToPath } from 'node:url'
 import type { ClientFlag } from '@flagsync/flag-client'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { build } from 'esbuild'
 import type { BrowserContext, Page as BrowserPage } from 'playwright-core'
 import { createElement } from 'react'
 import { renderToString } from 'react-dom/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { launchChromium, watchErrors } from './browser.js'
 import { Page } from './react-bootstrap-app.js'
 

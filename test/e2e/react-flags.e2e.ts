@@ -5,10 +5,10 @@
  * and reaches the server when the browser is back online.
  */
 import { fileURLToPath } from 'node:url'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
 
 const APP_DIR = fileURLToPath(new URL('../../examples/react-flags/dist', import.meta.url))

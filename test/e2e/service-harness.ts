@@ -2,8 +2,8 @@
  * The compiled flag service on a fresh SQLite file, with an admin session for
  * setting up through the REST API: what every dashboard e2e file starts from.
  */
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { tempDir } from '../support/temp-dir.js'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 
 export interface Credentials {
   email: string

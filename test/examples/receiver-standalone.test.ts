@@ -2,9 +2,9 @@ import type { AddressInfo } from 'node:net'
 import { createApp, migrateAppTables } from '@flagsync/example-receiver-standalone/app'
 import { type Database, FlagStore, openDatabase } from '@flagsync/store'
 import { createSyncClient, manualOnlineSource, type SyncClient } from '@flagsync/sync-client'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { tempDir } from '../support/temp-dir.js'
 
 let db: Database
 let url: string

@@ -25,11 +25,11 @@
 import type { Operation } from '@flagsync/protocol'
 import { openDatabase, TABLES } from '@flagsync/store'
 import { createSyncClient, manualOnlineSource, type SyncClient } from '@flagsync/sync-client'
+import { createTestDatabase, DIALECTS, type Dialect, type TestDatabase } from '@flagsync/test-support/databases'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, DIALECTS, type Dialect, type TestDatabase } from '../support/databases.js'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
 import {
   applyBatchToModel,
   applyOp,

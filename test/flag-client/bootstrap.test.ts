@@ -15,10 +15,10 @@ import {
   type KeyValueStorage,
   manualOnlineSource,
 } from '@flagsync/flag-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
 import { FlagCache } from '../../packages/flag-client/src/flag-cache.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const servers: TestServer[] = []
 const clients: FlagClient[] = []

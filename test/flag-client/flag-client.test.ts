@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { evaluate } from '@flagsync/evaluation'
 import { createFlagClient, type FlagClient, FlagsyncProvider, manualOnlineSource } from '@flagsync/flag-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { OpenFeature } from '@openfeature/web-sdk'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const servers: TestServer[] = []
 const clients: FlagClient[] = []

@@ -5,11 +5,11 @@
  * the SDK still reports NOT_READY; changes after READY do.
  */
 import { createFlagClient, type FlagClient, FlagsyncProvider, manualOnlineSource } from '@flagsync/flag-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/web-sdk'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
 import { FlagCache } from '../../packages/flag-client/src/flag-cache.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const servers: TestServer[] = []
 const clients: FlagClient[] = []

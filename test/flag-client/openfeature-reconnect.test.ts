@@ -5,11 +5,11 @@
  * old error; variants are reported by name, errors with OpenFeature's codes.
  */
 import { createFlagClient, type FlagClient, FlagsyncProvider, manualOnlineSource } from '@flagsync/flag-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { ErrorCode, OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/web-sdk'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type FrontServer, startFrontServer } from '../impressions/front-server.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const servers: TestServer[] = []
 const fronts: FrontServer[] = []

@@ -1,7 +1,7 @@
 import { createFlagClient, createSyncClient, type FlagClient, manualOnlineSource } from '@flagsync/sync-client'
+import { startTestServer } from '@flagsync/test-support/test-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer } from '../support/test-server.js'
 
 const closers: Array<() => Promise<void>> = []
 afterEach(async () => {

@@ -1,7 +1,7 @@
+import { DIALECTS, type Dialect } from '@flagsync/test-support/databases'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { DIALECTS, type Dialect } from '../support/databases.js'
-import { openSse, type SseReader } from '../support/sse-reader.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 import {
   batch,
   dataOf,

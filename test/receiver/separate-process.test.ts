@@ -1,8 +1,8 @@
+import { DIALECTS, type Dialect } from '@flagsync/test-support/databases'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
+import { tempDir } from '@flagsync/test-support/temp-dir'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { DIALECTS, type Dialect } from '../support/databases.js'
-import { openSse, type SseReader } from '../support/sse-reader.js'
-import { tempDir } from '../support/temp-dir.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 import { buildReceiver, killAllReceivers, runReceiverExpectingExit, spawnReceiver } from './receiver-process.js'
 import {
   batch,

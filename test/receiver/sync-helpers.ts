@@ -1,11 +1,11 @@
 import { applyFlagPatch, type Flag } from '@flagsync/protocol'
+import type { SseReader } from '@flagsync/test-support/sse-reader'
 import { expect } from 'vitest'
-import type { SseReader } from '../support/sse-reader.js'
 
 export const fullFlag = (key: string, extra: Record<string, unknown> = {}): Flag =>
   ({ key, is_enabled: true, rollout_percentage: null, description: null, rules: [], ...extra }) as Flag
 
-export { batch, insert, remove, update } from '../support/operations.js'
+export { batch, insert, remove, update } from '@flagsync/test-support/operations'
 
 type EventSourceMessage = SseReader['events'][number]
 

@@ -1,5 +1,5 @@
+import { fetchInChild } from '@flagsync/test-support/child-fetch'
 import { afterEach, describe, expect, it } from 'vitest'
-import { fetchInChild } from '../support/child-fetch.js'
 import { disposeTargets, flagService, flatApi, receiver, type Target } from './body-limit-targets.js'
 
 /**

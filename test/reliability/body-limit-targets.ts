@@ -1,10 +1,10 @@
 import type { Server } from 'node:http'
 import { loadReceiverConfig, startReceiverServer } from '@flagsync/receiver'
 import { silentLogger } from '@flagsync/server-kit'
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { createProject } from '../../packages/flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../packages/flag-service/test/harness.js'
-import { createTestDatabase, type TestDatabase } from '../support/databases.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 /** The servers whose JSON bodies go through server-kit's jsonBody, each at one route with its limit. */
 

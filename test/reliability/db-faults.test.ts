@@ -1,6 +1,6 @@
+import { DIALECTS, type Dialect } from '@flagsync/test-support/databases'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS, type Dialect } from '../support/databases.js'
-import { openSse, type SseReader } from '../support/sse-reader.js'
 import { dbError, faultSwitch, type ReliabilityServer, sleep, startServer } from './harness.js'
 
 /**

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '@flagsync/flat-api'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
 import { afterEach, describe, expect, it } from 'vitest'
-import { openSse, type SseReader } from '../support/sse-reader.js'
 import { byKey, type ReliabilityServer, replayStream, startServer } from './harness.js'
 
 /** The settings and behaviours docs/deployment.md relies on. */

@@ -1,8 +1,8 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createProject, type Project } from '../../packages/flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../packages/flag-service/test/harness.js'
-import { DIALECTS } from '../support/databases.js'
 import {
   anyValue,
   FUZZ_TIMEOUT_MS,

@@ -1,6 +1,6 @@
+import type { SseReader } from '@flagsync/test-support/sse-reader'
 import fc from 'fast-check'
 import { expect } from 'vitest'
-import type { SseReader } from '../support/sse-reader.js'
 import { byKey, type RawResponse, type ReliabilityServer, rawRequest, replayStream } from './harness.js'
 
 /** A few keys, so PATCH, DELETE and replaced flags hit existing ones often. */

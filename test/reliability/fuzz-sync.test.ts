@@ -1,7 +1,7 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../support/databases.js'
-import { openSse, type SseReader } from '../support/sse-reader.js'
 import {
   anyValue,
   expectSafe,

@@ -2,9 +2,9 @@ import { connect } from 'node:net'
 import type { FlatApiServerExtras, ServerConfig } from '@flagsync/flat-api'
 import { streamUpdateSchema } from '@flagsync/protocol'
 import type { Logger } from '@flagsync/server-kit'
+import type { Dialect } from '@flagsync/test-support/databases'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import type { EventSourceMessage } from 'eventsource-parser'
-import type { Dialect } from '../support/databases.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 export type ReliabilityServer = TestServer
 

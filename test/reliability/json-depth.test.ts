@@ -1,10 +1,10 @@
 import { loadReceiverConfig, startReceiverServer } from '@flagsync/receiver'
 import { silentLogger } from '@flagsync/server-kit'
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createProject, flagsOf, type Project } from '../../packages/flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../packages/flag-service/test/harness.js'
-import { createTestDatabase, type TestDatabase } from '../support/databases.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 /**
  * A `default_value` nested 2 000 deep would overflow the stack in zod's

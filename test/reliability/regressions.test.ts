@@ -1,7 +1,7 @@
 import { HttpError, toHttpError } from '@flagsync/server-kit'
 import { FlagStore, isDatabaseFailure, openDatabase, StoreError, toStoreError } from '@flagsync/store'
+import { createTestDatabase, DIALECTS, type TestDatabase } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js'
 import { type ReliabilityServer, startServer } from './harness.js'
 
 /** The 5xx answers the reliability work found, each pinned down so it cannot come back. */

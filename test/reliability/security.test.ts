@@ -4,10 +4,10 @@ import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { loadReceiverConfig, startReceiverServer } from '@flagsync/receiver'
 import { createLogger, type Logger, secretsEqual } from '@flagsync/server-kit'
+import { createTestDatabase, DIALECTS, type TestDatabase } from '@flagsync/test-support/databases'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { openSse } from '@flagsync/test-support/sse-reader'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { openSse } from '../support/sse-reader.js'
 import { dbError, faultSwitch, type ReliabilityServer, startServer } from './harness.js'
 
 /** Each `describe` below proves one line of the checklist in SECURITY.md. */

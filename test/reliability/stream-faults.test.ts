@@ -1,9 +1,9 @@
 import { connect, type Socket } from 'node:net'
 import { FlagStore, openDatabase } from '@flagsync/store'
+import { createTestDatabase, DIALECTS, type TestDatabase } from '@flagsync/test-support/databases'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../support/databases.js'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { openSse, type SseReader } from '../support/sse-reader.js'
 import { byKey, type ReliabilityServer, replayStream, startServer } from './harness.js'
 
 const servers: ReliabilityServer[] = []

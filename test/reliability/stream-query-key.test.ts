@@ -4,9 +4,10 @@
  * with the `eventsource` package (the EventSource API, as browsers have it):
  * no headers, only the URL.
  */
+
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { EventSource } from 'eventsource'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const KEY = 'sk_query_key_test'
 const servers: TestServer[] = []

@@ -1,7 +1,7 @@
 import { FlagStore, openDatabase } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { EventSource } from 'eventsource'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../support/databases.js'
 import { type ReliabilityServer, startServer } from './harness.js'
 
 const servers: ReliabilityServer[] = []

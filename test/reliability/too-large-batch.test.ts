@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('../..', import.meta.url))

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { FlagStore, openDatabase } from '@flagsync/store'
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../support/databases.js'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
 
 const FLAGS = 1000
 const STREAMS = 300

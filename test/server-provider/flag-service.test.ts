@@ -7,11 +7,11 @@
 import { evaluate } from '@flagsync/evaluation'
 import type { EvaluableFlag } from '@flagsync/protocol'
 import { FlagsyncServerProvider } from '@flagsync/server-provider'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { ErrorCode, OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/server-sdk'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createProject, flagsOf, putFlag } from '../../packages/flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../packages/flag-service/test/harness.js'
-import { DIALECTS } from '../support/databases.js'
 
 const harnesses: Harness[] = []
 afterEach(async () => {

@@ -7,9 +7,9 @@
 import { evaluate } from '@flagsync/evaluation'
 import type { EvaluableFlag } from '@flagsync/protocol'
 import { FlagsyncServerProvider } from '@flagsync/server-provider'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { ErrorCode, OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/server-sdk'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const KEY = 'sk_server_key'
 const servers: TestServer[] = []

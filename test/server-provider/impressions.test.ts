@@ -5,11 +5,11 @@
  * flushes, a server without the ingest route stops reporting with one warning, and without the option nothing is sent.
  */
 import { FlagsyncServerProvider, type FlagsyncServerProviderOptions } from '@flagsync/server-provider'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { OpenFeature, ProviderStatus } from '@openfeature/server-sdk'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createProject, type Project, putFlag } from '../../packages/flag-service/test/flags/support.js'
 import { type Harness, type Json, startHarness } from '../../packages/flag-service/test/harness.js'
-import { DIALECTS } from '../support/databases.js'
 
 const harnesses: Harness[] = []
 afterEach(async () => {

@@ -5,10 +5,10 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { closure, installPacked, root, run } from '@flagsync/test-support/packed-app'
+import { tempDir } from '@flagsync/test-support/temp-dir'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { closure, installPacked, root, run } from '../support/packed-app.js'
-import { tempDir } from '../support/temp-dir.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const app = tempDir('flagsync-server-provider-install-')
 const installed = closure('@flagsync/server-provider', '@openfeature/server-sdk')

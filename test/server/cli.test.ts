@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
 import { createServer, connect as netConnect } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { openSse } from '@flagsync/test-support/sse-reader'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../support/spawn-server.js'
-import { openSse } from '../support/sse-reader.js'
-import { tempDir } from '../support/temp-dir.js'
 
 const children: SpawnedServer[] = []
 const dirs: Array<{ remove(): void }> = []

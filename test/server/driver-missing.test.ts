@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { afterEach, describe, expect, it } from 'vitest'
-import { tempDir } from '../support/temp-dir.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const run = promisify(execFile)

@@ -1,6 +1,6 @@
 import { ConfigError, createLogger, LOG_LEVELS, logLevelFromEnv } from '@flagsync/server-kit'
+import { spawnServer } from '@flagsync/test-support/spawn-server'
 import { describe, expect, it } from 'vitest'
-import { spawnServer } from '../support/spawn-server.js'
 
 describe('LOG_LEVEL', () => {
   it('is read case-insensitively, defaults to info, and a malformed one is a ConfigError naming it', () => {

@@ -12,9 +12,9 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { closure, installPacked, readManifest, root, run } from '@flagsync/test-support/packed-app'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { closure, installPacked, readManifest, root, run } from '../support/packed-app.js'
-import { tempDir } from '../support/temp-dir.js'
 
 const app = tempDir('flagsync-react-install-')
 const installed = closure('@flagsync/react')

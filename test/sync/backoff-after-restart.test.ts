@@ -5,9 +5,9 @@ import {
   manualOnlineSource,
   type SyncClient,
 } from '@flagsync/sync-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const servers: TestServer[] = []
 const closers: Array<() => Promise<void>> = []

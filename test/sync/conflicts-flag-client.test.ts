@@ -5,9 +5,9 @@ import {
   manualOnlineSource,
   type SyncClient,
 } from '@flagsync/sync-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 // Two editors (each a flag client over its own sync client and IndexedDB) against the real flat API: the flag
 // client bases every local edit on the revision it holds, and shows a conflicted flag as the server has it.

@@ -1,8 +1,8 @@
 import { createSyncClient, manualOnlineSource, type SyncClient } from '@flagsync/sync-client'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../support/databases.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const servers: TestServer[] = []
 const clients: SyncClient[] = []

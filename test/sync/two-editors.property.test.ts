@@ -1,9 +1,9 @@
 import type { Operation } from '@flagsync/protocol'
 import { createSyncClient, type SyncClient } from '@flagsync/sync-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 
 // A model of two editors against the real receiver (flat API on listen(0), SQLite): random interleavings of offline
 // edits (each based on the revision the editor last saw), deliveries (after which the editor's stream catches up),

@@ -1,7 +1,7 @@
 import { createRemoteFlagClient, FlagsyncProvider, type RemoteFlagClient } from '@flagsync/flag-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { OpenFeature, ProviderEvents } from '@openfeature/web-sdk'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 const SDK_KEY = 'sk-remote-flat'
 const CLIENT_KEY = 'pk-remote-flat'

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js'
-import { type SpawnedServer, spawnServer } from '../../../test/support/spawn-server.js'
-import { tempDir } from '../../../test/support/temp-dir.js'
 
 const CLI = 'packages/flag-service/dist/cli.js'
 const root = fileURLToPath(new URL('../../..', import.meta.url))

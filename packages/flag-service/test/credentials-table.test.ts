@@ -1,7 +1,7 @@
 import { createServiceApp } from '@flagsync/flag-service'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { mountedRoutes } from '@flagsync/test-support/express-routes'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { mountedRoutes } from '../../../test/support/express-routes.js'
 import { createProject, type Project, unique } from './flags/support.js'
 import { type Caller, type Harness, headersFor, startHarness } from './harness.js'
 

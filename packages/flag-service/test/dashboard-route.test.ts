@@ -1,9 +1,9 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError, loadServiceConfig } from '@flagsync/flag-service'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { tempDir } from '@flagsync/test-support/temp-dir'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { tempDir } from '../../../test/support/temp-dir.js'
 import { installedDashboardDir, resolveDashboardDir } from '../src/dashboard-route.js'
 import { type Harness, startHarness } from './harness.js'
 

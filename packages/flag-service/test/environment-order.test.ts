@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
 import { migrateService } from '../src/migrations.js'
 import { createProject, openStream, type Project, parsed } from './flags/support.js'
 import { type Caller, type Harness, headersFor, startHarness } from './harness.js'

@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
 import { type Harness, startHarness } from './harness.js'
 
 /** An environment's slug is derived from its name when none is sent, as a project's is. */

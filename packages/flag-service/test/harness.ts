@@ -6,7 +6,7 @@ import {
 } from '@flagsync/flag-service'
 import { silentLogger } from '@flagsync/server-kit'
 import { TABLES } from '@flagsync/store'
-import { createTestDatabase, type Dialect, type TestDatabase } from '../../../test/support/databases.js'
+import { createTestDatabase, type Dialect, type TestDatabase } from '@flagsync/test-support/databases'
 import { IMPRESSION_TABLES } from '../src/impressions/index.js'
 import { SERVICE_TABLES } from '../src/tables.js'
 

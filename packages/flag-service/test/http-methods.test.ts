@@ -1,6 +1,6 @@
 import { createServiceApp } from '@flagsync/flag-service'
+import { mountedRoutes } from '@flagsync/test-support/express-routes'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mountedRoutes } from '../../../test/support/express-routes.js'
 import { createProject, type Project } from './flags/support.js'
 import { type Harness, startHarness } from './harness.js'
 

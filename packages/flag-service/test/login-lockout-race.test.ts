@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
 import { SERVICE_TABLES } from '../src/tables.js'
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Harness, MINUTE, startHarness } from './harness.js'
 

@@ -1,6 +1,6 @@
 import { TABLES } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
 import { SERVICE_TABLES } from '../src/tables.js'
 import { bearer, type Harness, seedFlags, startHarness, T0 } from './harness.js'
 

@@ -1,6 +1,6 @@
 import { createServiceApp } from '@flagsync/flag-service'
+import { documentedRoutes, mountedRoutes } from '@flagsync/test-support/express-routes'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { documentedRoutes, mountedRoutes } from '../../../test/support/express-routes.js'
 import { type Harness, startHarness } from './harness.js'
 
 /**

@@ -1,5 +1,5 @@
+import { createTestDatabase, DIALECTS, type TestDatabase } from '@flagsync/test-support/databases'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../test/support/databases.js'
 import { openServiceRuntime } from '../src/index.js'
 import { SERVICE_MIGRATIONS_TABLE, SERVICE_TABLES as T } from '../src/tables.js'
 import { T0 } from './harness.js'

@@ -10,9 +10,9 @@ import {
 } from '@flagsync/flag-service'
 import { errorHandler, listen, notFound, type RunningServer } from '@flagsync/server-kit'
 import type { FlagChange } from '@flagsync/store'
+import { createTestDatabase, DIALECTS, type TestDatabase } from '@flagsync/test-support/databases'
 import express from 'express'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../test/support/databases.js'
 import { anonymous, bearer, type Caller, headersFor, T0 } from './harness.js'
 
 const SETUP = {

@@ -1,7 +1,7 @@
 import { loadConfig } from '@flagsync/flat-api'
 import { ConfigError, envByteSize } from '@flagsync/server-kit'
+import { spawnServer } from '@flagsync/test-support/spawn-server'
 import { describe, expect, it } from 'vitest'
-import { spawnServer } from '../../../test/support/spawn-server.js'
 
 describe('flat API settings', () => {
   it('BODY_LIMIT: a size from 1kb to 1gb, else a ConfigError naming it', () => {

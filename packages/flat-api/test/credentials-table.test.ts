@@ -1,8 +1,8 @@
 import { createFlatApiApp } from '@flagsync/flat-api'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { mountedRoutes } from '@flagsync/test-support/express-routes'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { mountedRoutes } from '../../../test/support/express-routes.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 /**
  * Every mounted route of the flat API × every kind of credential, with the

@@ -1,7 +1,7 @@
 import { request } from 'node:http'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 /** A PATCH with the actor header's bytes exactly as given (fetch would re-encode them). */
 function patchWithActorBytes(url: string, actor: Buffer): Promise<{ status: number; body: unknown }> {

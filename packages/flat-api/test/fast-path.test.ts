@@ -1,5 +1,5 @@
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 let server: TestServer
 afterEach(async () => {

@@ -1,8 +1,8 @@
 import { request } from 'node:http'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { openSse } from '@flagsync/test-support/sse-reader'
+import { streamServers } from '@flagsync/test-support/stream-servers'
 import { describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { openSse } from '../../../test/support/sse-reader.js'
-import { streamServers } from '../../../test/support/stream-servers.js'
 
 const KEY = 'sk_test_methods'
 

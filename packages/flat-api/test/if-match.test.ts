@@ -1,6 +1,6 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 const FLAG = { key: 'dark-mode', is_enabled: true, description: 'night', rollout_percentage: null, rules: [] }
 

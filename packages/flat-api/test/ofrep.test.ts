@@ -1,8 +1,8 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { ofrepClient, ofrepPost, openRefresh, refetches } from '@flagsync/test-support/ofrep'
+import type { SseReader } from '@flagsync/test-support/sse-reader'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { ofrepClient, ofrepPost, openRefresh, refetches } from '../../../test/support/ofrep.js'
-import type { SseReader } from '../../../test/support/sse-reader.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 const KEY = 'flat-ofrep-key'
 

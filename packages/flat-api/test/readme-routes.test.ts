@@ -1,7 +1,7 @@
 import { createFlatApiApp } from '@flagsync/flat-api'
+import { documentedRoutes, mountedRoutes } from '@flagsync/test-support/express-routes'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { documentedRoutes, mountedRoutes } from '../../../test/support/express-routes.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 /** The flat API's README route table and its Express app hold the same routes. */
 describe('the flat API README documents every route', () => {

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { tempDir } from '@flagsync/test-support/temp-dir'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { tempDir } from '../../../test/support/temp-dir.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 const dir = tempDir('flagsync-console-')
 let server: TestServer

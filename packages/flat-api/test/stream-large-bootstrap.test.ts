@@ -1,8 +1,8 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { type HeldSse, openHeldSse } from '@flagsync/test-support/held-sse'
+import { streamServers } from '@flagsync/test-support/stream-servers'
+import type { TestServer } from '@flagsync/test-support/test-server'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { type HeldSse, openHeldSse } from '../../../test/support/held-sse.js'
-import { streamServers } from '../../../test/support/stream-servers.js'
-import type { TestServer } from '../../../test/support/test-server.js'
 
 const MiB = 1024 * 1024
 /** STREAM_MAX_BUFFER_BYTES of these servers: far below their bootstraps. */

@@ -1,9 +1,9 @@
 import { openDatabase } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
+import { streamServers } from '@flagsync/test-support/stream-servers'
+import type { TestServer } from '@flagsync/test-support/test-server'
 import { describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { openSse, type SseReader } from '../../../test/support/sse-reader.js'
-import { streamServers } from '../../../test/support/stream-servers.js'
-import type { TestServer } from '../../../test/support/test-server.js'
 
 /** Applies what a resuming client receives: a `connected` with an empty id starts over, with an id keeps the store. */
 function apply(store: Map<string, unknown>, events: readonly { event?: string; id?: string; data: string }[]) {

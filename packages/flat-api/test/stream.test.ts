@@ -1,6 +1,6 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { streamServers } from '@flagsync/test-support/stream-servers'
 import { describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { streamServers } from '../../../test/support/stream-servers.js'
 
 describe.each(DIALECTS)('stream on %s', (dialect) => {
   const { start, subscribe } = streamServers(dialect)

@@ -1,8 +1,8 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { batch, insert, update } from '@flagsync/test-support/operations'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { batch, insert, update } from '../../../test/support/operations.js'
-import { openSse, type SseReader } from '../../../test/support/sse-reader.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 /** Long enough for a committed write's update to reach an open stream on a loaded machine. */
 const QUIET_MS = 400

@@ -1,9 +1,9 @@
 // @vitest-environment happy-dom
 // @vitest-environment-options {"settings":{"fetch":{"disableSameOriginPolicy":true}}}
 import { createRemoteFlagClient, type RemoteFlagClient } from '@flagsync/flag-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { act, cleanup, render, screen } from '@testing-library/react'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 import { FlagsyncProvider, useFlag, useFlagDetails, useFlagStatus } from '../src/index.js'
 
 const CLIENT_KEY = 'pk-react-remote'

@@ -7,8 +7,8 @@ import {
   manualOnlineSource,
   type SyncClient,
 } from '@flagsync/sync-client'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 
 export interface Setup {
   server: TestServer

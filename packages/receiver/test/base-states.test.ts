@@ -1,8 +1,8 @@
 import { type Collection, detectConflict, flagsCollection } from '@flagsync/receiver'
 import { type FlagStore, MAX_STEPS_UNDER_LOCK, META, type StoredFlag, TABLES } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
 import { batch, fullFlag, type Harness, insert, remove, startHarness, update } from './harness.js'
 
 /**

@@ -1,8 +1,8 @@
 import { type Collection, OperationRejected, tableCollection } from '@flagsync/receiver'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import type { Knex } from 'knex'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { DIALECTS } from '../../../test/support/databases.js'
 import {
   batch,
   closeAllHarnesses,

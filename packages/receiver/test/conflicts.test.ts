@@ -1,8 +1,8 @@
 import { tableCollection } from '@flagsync/receiver'
 import { type FlagStore, TABLES } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { DIALECTS } from '../../../test/support/databases.js'
 import {
   batch,
   closeAllHarnesses,

@@ -7,7 +7,7 @@ import {
   type OpenDatabaseOptions,
   openDatabase,
 } from '@flagsync/store'
-import { createTestDatabase, type Dialect, type TestDatabase } from '../../../test/support/databases.js'
+import { createTestDatabase, type Dialect, type TestDatabase } from '@flagsync/test-support/databases'
 
 interface Reply {
   status: number
@@ -103,7 +103,7 @@ export const fullFlag = (key: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
-export { batch, insert, remove, update } from '../../../test/support/operations.js'
+export { batch, insert, remove, update } from '@flagsync/test-support/operations'
 
 /** Every flag in the store, by key. */
 export async function flagsOf(store: FlagStore): Promise<Record<string, unknown>> {

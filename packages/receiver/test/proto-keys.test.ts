@@ -1,7 +1,7 @@
 import { tableCollection } from '@flagsync/receiver'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { DIALECTS } from '../../../test/support/databases.js'
 import { closeAllHarnesses, flagsOf, type HarnessOptions, startHarness as startOn } from './harness.js'
 
 afterEach(closeAllHarnesses)

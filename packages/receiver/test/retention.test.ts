@@ -1,6 +1,6 @@
 import { DEFAULT_BATCH_RETENTION_MS } from '@flagsync/receiver'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
 import { batch, closeAllHarnesses, type HarnessOptions, insert, startHarness as startOn, update } from './harness.js'
 
 afterEach(closeAllHarnesses)

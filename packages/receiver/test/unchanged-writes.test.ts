@@ -1,6 +1,6 @@
 import type { FlagChange } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
 import { batch, closeAllHarnesses, flagsOf, fullFlag, insert, startHarness, update } from './harness.js'
 
 afterEach(closeAllHarnesses)

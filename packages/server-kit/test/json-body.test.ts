@@ -1,9 +1,9 @@
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { errorHandler, type JsonBodyOptions, jsonBody, listen, type RunningServer } from '@flagsync/server-kit'
+import { fetchInChild } from '@flagsync/test-support/child-fetch'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
-import { fetchInChild } from '../../../test/support/child-fetch.js'
 
 const KIB = 1024
 const servers: RunningServer[] = []

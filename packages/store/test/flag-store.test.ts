@@ -11,8 +11,8 @@ import {
   StoreError,
   TABLES,
 } from '@flagsync/store'
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js'
 
 let dir: string
 let url: string

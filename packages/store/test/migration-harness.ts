@@ -1,7 +1,7 @@
 import { AuditLog, type Database, FlagStore, openDatabase } from '@flagsync/store'
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
 import knexFactory, { type Knex } from 'knex'
 import { afterEach, beforeEach } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js'
 import { migrationSource } from '../src/migrations.js'
 
 export const flag = (key: string, n: number) => ({ key, n })

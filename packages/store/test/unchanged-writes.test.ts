@@ -1,6 +1,6 @@
 import { type Database, FlagStore, openDatabase, TABLES } from '@flagsync/store'
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../test/support/databases.js'
 
 describe.each(['sqlite', 'postgres'] as const)('a write that changes nothing on %s', (dialect) => {
   let testDb: TestDatabase

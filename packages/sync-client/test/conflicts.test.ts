@@ -1,7 +1,7 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../test/support/databases.js'
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js'
 import { createSyncClient, type SyncClient, SyncClientError, type SyncClientOptions } from '../src/index.js'
 
 // Conflicts end to end on the client side: real outboxes (fake-indexeddb) delivering to the real flat API's

@@ -17,8 +17,8 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { request } from 'node:http'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { bearer, type Harness, type Json, startHarness } from '../harness.js'
 import { changeRequestRows, createProject, flagsOf, member, putFlag, setRequireApproval, unique } from './support.js'
 

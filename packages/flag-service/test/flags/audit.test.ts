@@ -1,6 +1,6 @@
 import { serviceAuditPageSchema } from '@flagsync/protocol'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { type Caller, type Harness, type Json, startHarness } from '../harness.js'
 import { createProject, flagsOf, member, type Project, putFlag, setRequireApproval } from './support.js'
 

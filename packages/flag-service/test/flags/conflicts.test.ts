@@ -1,6 +1,6 @@
 import { conflictBodySchema } from '@flagsync/protocol'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { bearer, type Caller, type Harness, type Json, startHarness } from '../harness.js'
 import {
   bootstrapOf,

@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { type Harness, type Json, startHarness } from '../harness.js'
 import { createProject, flagsOf, member, type Project, putFlag, setRequireApproval, unique } from './support.js'
 

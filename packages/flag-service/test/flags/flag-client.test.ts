@@ -1,6 +1,6 @@
 import { createFlagClient, type FlagClient } from '@flagsync/sync-client'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { type Harness, startHarness } from '../harness.js'
 import { createProject, flagsOf, putFlag } from './support.js'
 

@@ -1,8 +1,8 @@
 import { loadServiceConfig, startFlagServiceServer } from '@flagsync/flag-service'
 import { silentLogger } from '@flagsync/server-kit'
+import { createTestDatabase, DIALECTS } from '@flagsync/test-support/databases'
+import { openSse } from '@flagsync/test-support/sse-reader'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, DIALECTS } from '../../../../test/support/databases.js'
-import { openSse } from '../../../../test/support/sse-reader.js'
 import { type Harness, type Json, startHarness } from '../harness.js'
 import {
   bootstrapOf,

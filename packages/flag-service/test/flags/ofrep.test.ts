@@ -1,7 +1,7 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { ofrepClient, ofrepPost, openRefresh, refetches } from '@flagsync/test-support/ofrep'
+import type { SseReader } from '@flagsync/test-support/sse-reader'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
-import { ofrepClient, ofrepPost, openRefresh, refetches } from '../../../../test/support/ofrep.js'
-import type { SseReader } from '../../../../test/support/sse-reader.js'
 import { type Harness, startHarness } from '../harness.js'
 import { createProject, flagsOf, putFlag, sdkKeyFor } from './support.js'
 

@@ -6,8 +6,9 @@
  * and every revocation serialize on one lock, so the change log orders them:
  * no change made with the credential may come after the change that revoked it.
  */
+
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { bearer, type Caller, type Harness, startHarness } from '../harness.js'
 import { createProject, keyHeader, member, putFlag, sdkKeyFor, unique } from './support.js'
 

@@ -1,8 +1,8 @@
 import { evaluate } from '@flagsync/evaluation'
 import { TABLES } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import type { SseReader } from '@flagsync/test-support/sse-reader'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
-import type { SseReader } from '../../../../test/support/sse-reader.js'
 import { flagStreamsOf, sweepOrphanSegments } from '../../src/flags/index.js'
 import { type Caller, type Harness, type Json, startHarness, T0 } from '../harness.js'
 import {

@@ -1,5 +1,5 @@
+import type { SseReader } from '@flagsync/test-support/sse-reader'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { SseReader } from '../../../../test/support/sse-reader.js'
 import { flagStreamsOf } from '../../src/flags/index.js'
 import { type Harness, headersFor, startHarness } from '../harness.js'
 import { createProject, keyHeader, openStream, type Project, putFlag } from './support.js'

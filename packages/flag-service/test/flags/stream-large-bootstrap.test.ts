@@ -1,7 +1,7 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
+import { type HeldSse, openHeldSse } from '@flagsync/test-support/held-sse'
+import type { SseReader } from '@flagsync/test-support/sse-reader'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
-import { type HeldSse, openHeldSse } from '../../../../test/support/held-sse.js'
-import type { SseReader } from '../../../../test/support/sse-reader.js'
 import { flagStreamsOf } from '../../src/flags/index.js'
 import { type Harness, headersFor, type Json, startHarness } from '../harness.js'
 import {

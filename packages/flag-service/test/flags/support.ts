@@ -1,7 +1,7 @@
 import { TABLES } from '@flagsync/store'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
 import type { Knex } from 'knex'
 import { expect } from 'vitest'
-import { openSse, type SseReader } from '../../../../test/support/sse-reader.js'
 import { CHANGE_REQUESTS_TABLE } from '../../src/flags/index.js'
 import type { Caller, Harness, Json } from '../harness.js'
 

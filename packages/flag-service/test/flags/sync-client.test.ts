@@ -1,7 +1,7 @@
 import { createSyncClient, type SyncClient } from '@flagsync/sync-client'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { type Caller, type Harness, headersFor, startHarness } from '../harness.js'
 import { createProject, flagsOf, member, type Project, putFlag, storeRevision } from './support.js'
 

@@ -1,4 +1,4 @@
-import type { Dialect } from '../../../../test/support/databases.js'
+import type { Dialect } from '@flagsync/test-support/databases'
 import { bearer, type Caller, type Harness, type Json, startHarness } from '../harness.js'
 
 /** A harness plus the callers the impression routes care about. */

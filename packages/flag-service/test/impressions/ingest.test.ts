@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { IMPRESSION_TABLES } from '../../src/impressions/index.js'
 import { anonymous, bearer, MINUTE, T0 } from '../harness.js'
 import { type ImpressionFixture, impressions, startImpressionFixture } from './fixture.js'

@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { anonymous, bearer, T0 } from '../harness.js'
 import { type ImpressionFixture, startImpressionFixture } from './fixture.js'
 

@@ -1,5 +1,5 @@
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/databases.js'
 import { IMPRESSION_TABLES as T } from '../../src/impressions/index.js'
 import { impressionStats, ingestImpressions } from '../../src/impressions/store.js'
 import { openServiceRuntime } from '../../src/index.js'

@@ -1,6 +1,6 @@
 import { ConfigError } from '@flagsync/flag-service'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import {
   IMPRESSION_TABLES,
   pruneExpiredImpressions,

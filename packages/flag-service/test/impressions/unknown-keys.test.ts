@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { KNOWN_KEY_TTL_MS, pruneExpiredImpressions, IMPRESSION_TABLES as T } from '../../src/impressions/index.js'
 import { ADMIN_EMAIL, ADMIN_PASSWORD, DAY } from '../harness.js'
 import { type ImpressionFixture, impressions, startImpressionFixture } from './fixture.js'

@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { IMPRESSION_TABLES, ImpressionWriter, type IngestBatch } from '../../src/impressions/index.js'
 import { T0 } from '../harness.js'
 import { type ImpressionFixture, startImpressionFixture } from './fixture.js'

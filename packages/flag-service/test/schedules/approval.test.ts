@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { createProject, flagsOf, member, type Project, putFlag, setRequireApproval } from '../flags/support.js'
 import type { Caller, Harness } from '../harness.js'
 import { startHarness } from '../harness.js'

@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { createProject, flagsOf, putFlag } from '../flags/support.js'
 import { type Harness, MINUTE, startHarness, T0 } from '../harness.js'
 import { POLL_MS, schedule, schedulesOf, settled } from './support.js'

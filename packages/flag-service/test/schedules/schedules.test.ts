@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { createProject, flagsOf, keyHeader, member, type Project, putFlag } from '../flags/support.js'
 import { bearer, type Caller, DAY, type Harness, startHarness } from '../harness.js'
 import { inMs, POLL_MS, schedule, scheduleEntries, scheduleRows, schedulesOf, settled } from './support.js'

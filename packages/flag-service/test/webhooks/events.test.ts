@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { openServiceRuntime } from '../../src/index.js'
 import { WEBHOOK_TABLES } from '../../src/webhooks/index.js'
 import { createProject, flagsOf, member, type Project, putFlag, setRequireApproval } from '../flags/support.js'

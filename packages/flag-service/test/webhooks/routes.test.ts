@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { WEBHOOK_TABLES } from '../../src/webhooks/index.js'
 import { createProject, flagsOf, member, type Project, putFlag, sdkKeyFor } from '../flags/support.js'
 import { bearer, type Harness } from '../harness.js'

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Dialect } from '@flagsync/test-support/databases'
 import { Webhook } from 'standardwebhooks'
-import type { Dialect } from '../../../../test/support/databases.js'
 import { type Caller, type Harness, type Json, startHarness } from '../harness.js'
 
 /** One request the receiver got, verified with the `standardwebhooks` package as a receiver would. */

@@ -1,34 +1,20 @@
 import { applyFlagPatch, type Flag } from '@flagsync/protocol'
+import { type Json, type Reply, readReply } from '@flagsync/test-support/http'
 import type { SseReader } from '@flagsync/test-support/sse-reader'
 import { expect } from 'vitest'
 
-export const fullFlag = (key: string, extra: Record<string, unknown> = {}): Flag =>
-  ({ key, is_enabled: true, rollout_percentage: null, description: null, rules: [], ...extra }) as Flag
-
-export { batch, insert, remove, update } from '@flagsync/test-support/operations'
+export { batch, fullFlag, insert, remove, update } from '@flagsync/test-support/operations'
 
 type EventSourceMessage = SseReader['events'][number]
 
-// biome-ignore lint/suspicious/noExplicitAny: test bodies are checked field by field
-export type Json = any
-
 /** POSTs a batch (objects as JSON, strings as they are) and returns status, headers and parsed body. */
-export async function postBatch(
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Headers; body: Json }> {
+export async function postBatch(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   })
-  const text = await res.text()
-  return {
-    status: res.status,
-    headers: res.headers,
-    body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
-  }
+  return readReply(res)
 }
 
 export type StreamData = { type: 'UPSERT'; flag: Flag } | { type: 'DELETE'; key: string }

@@ -1,4 +1,11 @@
+import type { Flag } from '@flagsync/protocol'
+
 // Builders of sync-batch operations for tests that post raw batches (no client).
+
+/** A flag record with every field, enabled and without rules; `extra` overrides or adds fields. */
+export const fullFlag = (key: string, extra: Record<string, unknown> = {}): Flag =>
+  ({ key, is_enabled: true, rollout_percentage: null, description: null, rules: [], ...extra }) as Flag
+
 export const insert = (recordId: string, record: Record<string, unknown>, collection = 'flags') => ({
   action: 'insert',
   collection,

@@ -7,6 +7,7 @@ import {
 import { silentLogger } from '@flagsync/server-kit'
 import { TABLES } from '@flagsync/store'
 import { createTestDatabase, type Dialect, type TestDatabase } from '@flagsync/test-support/databases'
+import type { Json } from '@flagsync/test-support/http'
 import { IMPRESSION_TABLES } from '../src/impressions/index.js'
 import { SERVICE_TABLES } from '../src/tables.js'
 
@@ -24,8 +25,7 @@ export type Caller =
   | { kind: 'bearer'; secret: string }
   | { kind: 'anonymous' }
 
-/** Parsed JSON as tests read it (`any`, as `Response.json()` gives). */
-export type Json = ReturnType<typeof JSON.parse>
+export type { Json } from '@flagsync/test-support/http'
 
 export const anonymous: Caller = { kind: 'anonymous' }
 export const bearer = (secret: string): Caller => ({ kind: 'bearer', secret })

@@ -8,13 +8,7 @@ import {
   openDatabase,
 } from '@flagsync/store'
 import { createTestDatabase, type Dialect, type TestDatabase } from '@flagsync/test-support/databases'
-
-interface Reply {
-  status: number
-  headers: Headers
-  // biome-ignore lint/suspicious/noExplicitAny: test bodies are checked field by field
-  body: any
-}
+import { type Reply, readReply } from '@flagsync/test-support/http'
 
 export interface Harness {
   url: string
@@ -56,10 +50,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     init: { body?: string; headers?: Record<string, string> } = {},
   ): Promise<Reply> => {
     const res = await fetch(`${server.url}${path}`, { method, headers: init.headers, body: init.body })
-    const text = await res.text()
-    let body: unknown = text
-    if (res.headers.get('content-type')?.includes('json')) body = JSON.parse(text)
-    return { status: res.status, headers: res.headers, body }
+    return readReply(res)
   }
   let stopped = false
   const stop = async () => {
@@ -94,16 +85,7 @@ export async function closeAllHarnesses(): Promise<void> {
   for (const h of open.splice(0).reverse()) await h.close()
 }
 
-export const fullFlag = (key: string, extra: Record<string, unknown> = {}) => ({
-  key,
-  is_enabled: true,
-  rollout_percentage: null,
-  description: null,
-  rules: [],
-  ...extra,
-})
-
-export { batch, insert, remove, update } from '@flagsync/test-support/operations'
+export { batch, fullFlag, insert, remove, update } from '@flagsync/test-support/operations'
 
 /** Every flag in the store, by key. */
 export async function flagsOf(store: FlagStore): Promise<Record<string, unknown>> {

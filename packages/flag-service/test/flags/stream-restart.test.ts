@@ -1,7 +1,7 @@
 import { TABLES } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { EventSource } from 'eventsource'
 import { afterEach, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { type Json, startHarness } from '../harness.js'
 import { createProject, flagsOf, putFlag } from './support.js'
 

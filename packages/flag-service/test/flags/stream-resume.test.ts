@@ -1,7 +1,7 @@
 import { META, TABLES } from '@flagsync/store'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import type { SseReader } from '@flagsync/test-support/sse-reader'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
-import type { SseReader } from '../../../../test/support/sse-reader.js'
 import { type Harness, type Json, startHarness } from '../harness.js'
 import { createProject, flagsOf, keyHeader, openStream, putFlag } from './support.js'
 

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { OfrepRefetchEvent } from '@flagsync/protocol'
 import { formatSseEvent, parseLastEventId } from './sse.js'
 import { SseHub, type SseHubOptions } from './sse-hub.js'
+import { openBootstrapStream } from './sse-stream.js'
 
 /** What a scope's flags were last changed by: the change-log revision and when it was seen (unix seconds). */
 export interface OfrepVersion {
@@ -42,15 +43,19 @@ export class OfrepRefresh {
   }
 
   /**
-   * Opens a refresh stream on the scope. A `Last-Event-ID` older than the
-   * scope's version gets one refetchEvaluation at once: something changed
+   * Opens a refresh stream on the scope (the shared engine's bootstrap open).
+   * Its bootstrap is empty, except for a `Last-Event-ID` older than the
+   * scope's version: one refetchEvaluation at once, since something changed
    * while the provider was away.
    */
   open(req: IncomingMessage, res: ServerResponse, scope: string, baseline: number): void {
     const version = this.versionOf(scope, baseline)
     const last = req.method === 'HEAD' ? undefined : parseLastEventId(req.headers['last-event-id'])
-    const initial = last !== undefined && last < version.revision ? refetchFrame(version) : undefined
-    this.hub.open(req, res, scope, initial === undefined ? {} : { initial })
+    openBootstrapStream(this.hub, req, res, {
+      hubScope: scope,
+      revision: () => version.revision,
+      bootstrap: () => (last !== undefined && last < version.revision ? refetchFrame(version) : []),
+    })
   }
 
   stop(): void {

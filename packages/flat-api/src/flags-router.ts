@@ -1,5 +1,5 @@
-import { applyFlagPatch, type Flag, flagKeySchema, flagSchema } from '@flagsync/protocol'
-import { checkFlagBase, flagConflictError } from '@flagsync/receiver'
+import { type Flag, flagKeySchema } from '@flagsync/protocol'
+import { flatFlagModel } from '@flagsync/receiver'
 import {
   baseRevisionOf,
   declaredActor,
@@ -7,9 +7,17 @@ import {
   ifNoneMatchHits,
   jsonBody,
   methodNotAllowed,
-  parseOr422,
 } from '@flagsync/server-kit'
-import { type AuditContext, type CommittedFlag, type FlagChange, type FlagWriter, withRevision } from '@flagsync/store'
+import {
+  type AuditContext,
+  type CommittedFlag,
+  type FlagChange,
+  type FlagWriteIntent,
+  type FlagWriteResult,
+  singleFlagConflict,
+  withRevision,
+  writeFlagChange,
+} from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
 
@@ -55,48 +63,33 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
     res.type('application/json').send(entry.json)
   })
 
-  // With a base (If-Match: "<revision>" or base_revision), a replacement that would undo what others changed
-  // since is a 409, by the receiver's three-way rules for an insert.
-  router.post('/', ...body, async (req, res) => {
-    const { base, body: rest } = baseRevisionOf(req, req.body)
-    const flag = parseOr422(flagSchema, rest, 'flag')
-    const who = audit(req, 'POST /api/flags')
-    // Read first: a replacement identical to the stored flag then records nothing (see FlagWriter.changes).
-    const { changes, result: current } = await store.write(
-      async (w) => {
-        if (base !== undefined) await refuseConflict(w, flag.key, 'insert', flag, base)
-        const committed = await w.committed(flag.key)
-        w.put(flag)
-        return committed
-      },
+  // Every write is one of the store's write core (`writeFlagChange`, the flat model), as a /sync operation is.
+  // With a base (If-Match: "<revision>" or base_revision), the three-way rules: a replacement or patch that would
+  // undo what others changed since is a 409 and nothing is written; fields others changed that it does not set merge.
+  const write = async (req: Request, intent: FlagWriteIntent, route: string) => {
+    const { changes, result } = await store.write(
+      (w) => writeFlagChange(w, '', intent, { model: flatFlagModel }),
       '',
-      who,
+      audit(req, route),
     )
     await feed.ingest(changes)
-    sendFlag(res, changes, current)
+    return { changes, result }
+  }
+
+  router.post('/', ...body, async (req, res) => {
+    const { base, body: record } = baseRevisionOf(req, req.body)
+    const key = (record as { key?: unknown } | null)?.key
+    const intent = { action: 'put', key: typeof key === 'string' ? key : '', record, base } as const
+    const { changes, result } = await write(req, intent, 'POST /api/flags')
+    sendFlag(res, changes, writtenOrThrow(result))
   })
 
-  // With a base (If-Match: "<revision>" or base_revision), the receiver's three-way rules: fields others changed
-  // since merge, a field both changed differently is a 409 and nothing is written.
   router.patch('/:key', ...body, async (req: Request<{ key: string }>, res) => {
     const key = req.params.key
     const { base, body: patch } = baseRevisionOf(req, req.body)
     if (!isFlagKey(key)) throw notFound(key)
-    const who = audit(req, 'PATCH /api/flags/:key')
-    const { changes, result: current } = await store.write(
-      async (w) => {
-        const existing = (await w.get(key)) as Flag | undefined
-        const patched = existing ? patchedFlag(existing, patch) : undefined
-        if (base !== undefined) await refuseConflict(w, key, 'update', patchedFields(patch, patched), base)
-        if (!patched) throw notFound(key)
-        w.put(patched)
-        return w.committed(key)
-      },
-      '',
-      who,
-    )
-    await feed.ingest(changes)
-    sendFlag(res, changes, current)
+    const { changes, result } = await write(req, { action: 'patch', key, patch, base }, 'PATCH /api/flags/:key')
+    sendFlag(res, changes, writtenOrThrow(result))
   })
 
   // Deleting is idempotent: 204 whether or not the flag existed (the flat API spec lists no error). With
@@ -104,20 +97,10 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
   router.delete('/:key', async (req, res) => {
     const { base } = baseRevisionOf(req, undefined)
     const key = req.params.key
-    if (!isFlagKey(key)) {
-      res.status(204).end()
-      return
+    if (isFlagKey(key)) {
+      const { result } = await write(req, { action: 'delete', key, base }, 'DELETE /api/flags/:key')
+      if (result.status !== 'not_found') writtenOrThrow(result)
     }
-    const who = audit(req, 'DELETE /api/flags/:key')
-    const { changes } = await store.write(
-      async (w) => {
-        if (base !== undefined) await refuseConflict(w, key, 'delete', null, base)
-        await w.delete(key)
-      },
-      '',
-      who,
-    )
-    await feed.ingest(changes)
     res.status(204).end()
   })
 
@@ -126,36 +109,27 @@ export function createFlagsRouter({ runtime, bodyLimit, actor = null }: FlagsRou
   return router
 }
 
-/** The flag after a merge patch; a patch that does not validate is a 422 naming the first issue. */
-function patchedFlag(existing: Flag, patch: unknown): Flag {
-  const patched = applyFlagPatch(existing, patch)
-  if (patched.ok) return patched.flag
-  const first = patched.issues[0]
-  throw new HttpError('validation_failed', `invalid patch: ${first?.path}: ${first?.message}`, {
-    issues: patched.issues,
-  })
-}
-
-/** What a patch sets, as values of the patched flag (a null that removes a field is its absence), for the check. */
-function patchedFields(patch: unknown, patched: Flag | undefined): Record<string, unknown> {
-  const fields = typeof patch === 'object' && patch !== null ? Object.keys(patch) : []
-  const out: Record<string, unknown> = {}
-  for (const field of fields) {
-    if (field !== 'key') out[field] = patched ? (patched as Record<string, unknown>)[field] : (patch as never)[field]
+/**
+ * The flag as committed before the write (its revision answers an unchanged write); a refusal is the flat API's
+ * error: 409 with the receiver's conflict body, 404, 422 naming the first issue.
+ */
+function writtenOrThrow(result: FlagWriteResult<Flag>): CommittedFlag {
+  switch (result.status) {
+    case 'applied':
+    case 'unchanged':
+      return result.before ?? { flag: null, revision: null }
+    case 'conflict': {
+      const { message, details } = singleFlagConflict(result.key, result.conflict)
+      throw new HttpError('conflict', message, details)
+    }
+    case 'not_found':
+      throw notFound(result.key)
+    case 'invalid':
+      throw new HttpError('validation_failed', result.message, { issues: result.issues })
+    default:
+      // No gate in the flat API: never needs_approval or forbidden.
+      throw new Error(`unexpected flag write result ${result.status}`)
   }
-  return out
-}
-
-/** The flag service's base check, on the flat API's one scope (''): a conflict is the receiver's 409. */
-async function refuseConflict(
-  w: FlagWriter,
-  key: string,
-  action: 'insert' | 'update' | 'delete',
-  sets: Record<string, unknown> | null,
-  base: number,
-): Promise<void> {
-  const conflict = await checkFlagBase(w, '', key, action, sets, base)
-  if (conflict) throw flagConflictError(key, conflict)
 }
 
 /**

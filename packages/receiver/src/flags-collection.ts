@@ -1,12 +1,15 @@
-import { applyFlagPatch, type Flag, flagKeySchema, flagSchema, toIssues } from '@flagsync/protocol'
-import type { CommittedFlag, FlagWriter } from '@flagsync/store'
-import { type ConflictCheck, detectConflict } from '@flagsync/store'
-import type { Collection, OperationMeta } from './collection.js'
+import { type Flag, flagKeySchema, toIssues } from '@flagsync/protocol'
+import { type FlagWriteIntent, type FlagWriteResult, writeFlagChange } from '@flagsync/store'
+import type { Collection } from './collection.js'
+import { assertRecordKey, flatFlagModel } from './flat-flag-model.js'
 import { OperationConflict } from './operation-conflict.js'
 import { OperationRejected } from './operation-rejected.js'
-import { quickFlag, quickPatch } from './quick-parse.js'
 
-/** The built-in `flags` collection: `recordId` is the flag key; writes go to the flag store and its stream. */
+/**
+ * The built-in `flags` collection: `recordId` is the flag key; each operation is a write of the store's write core
+ * (`writeFlagChange`, the flat API's model), which goes to the flag store and its stream. A plain insert (no base)
+ * is staged without reading the flag: the bulk upsert of a sync client's batch.
+ */
 export const flagsCollection: Collection = {
   prefetch: (store, bases) => store.readStatesAt(bases),
 
@@ -18,106 +21,51 @@ export const flagsCollection: Collection = {
   },
 
   async insert({ writer }, recordId, record, meta) {
-    if (record.key !== undefined && record.key !== recordId) {
-      throw new OperationRejected('record.key must equal recordId', [
-        { path: 'record.key', message: `expected ${JSON.stringify(recordId)} (the recordId)` },
-      ])
-    }
-    const quick = quickFlag(record, recordId)
-    if (quick) {
-      await checkBase(writer, recordId, 'insert', quick, meta)
-      writer.put(quick)
-      return
-    }
-    const parsed = flagSchema.safeParse({ ...record, key: recordId })
-    if (!parsed.success) {
-      // When the key came from the recordId, name the recordId as the culprit.
-      const issues = toIssues(parsed.error, ['record']).map((i) =>
-        i.path === 'record.key' && record.key === undefined ? { ...i, path: 'recordId' } : i,
-      )
-      throw new OperationRejected('invalid flag', issues)
-    }
-    await checkBase(writer, recordId, 'insert', parsed.data, meta)
-    writer.put(parsed.data)
+    assertRecordKey(record, recordId)
+    const intent = { action: 'put', key: recordId, record, base: meta.baseRevision } as const
+    answer(intent, await writeFlagChange(writer, '', intent, { model: flatFlagModel, blindPut: true }), record)
   },
 
   async update({ writer }, recordId, changes, meta) {
-    // `revision` is read-only (accepted and dropped by the patch), never a field that conflicts.
-    const { revision: _readOnly, ...sets } = changes
-    await checkBase(writer, recordId, 'update', sets, meta)
-    const existing = (await writer.get(recordId)) as Flag | undefined
-    if (!existing) {
-      throw new OperationRejected(`flag ${JSON.stringify(recordId)} does not exist`, [
-        { path: 'recordId', message: 'no flag with this key; insert it first' },
-      ])
-    }
-    const quick = quickPatch(existing, changes)
-    if (quick) {
-      writer.put(quick)
-      return
-    }
-    const result = applyFlagPatch(existing, changes)
-    if (!result.ok) {
-      throw new OperationRejected(
-        'invalid changes',
-        result.issues.map((i) => ({ ...i, path: `changes.${i.path}` })),
-      )
-    }
-    writer.put(result.flag)
+    const intent = { action: 'patch', key: recordId, patch: changes, base: meta.baseRevision } as const
+    answer(intent, await writeFlagChange(writer, '', intent, { model: flatFlagModel }))
   },
 
   async delete({ writer }, recordId, meta) {
     // A key no flag can have is a client's mistake (a wrong id), not a flag that is already gone.
     const key = flagKeySchema.safeParse(recordId)
     if (!key.success) throw new OperationRejected('recordId is not a flag key', toIssues(key.error, ['recordId']))
-    await checkBase(writer, recordId, 'delete', null, meta)
-    await writer.delete(recordId)
+    const intent = { action: 'delete', key: recordId, base: meta.baseRevision } as const
+    answer(intent, await writeFlagChange(writer, '', intent, { model: flatFlagModel }))
   },
 }
 
-/** A base revision this store never issued: the log cannot tell what the sender saw (see `detectConflict`). */
-const UNISSUED = { flag: null, known: false } as const
-
-/** Nobody wrote the record after the base revision (the first rule of the three-way check). */
-function unchangedSince(committed: CommittedFlag, baseRevision: number): boolean {
-  return committed.flag !== null && committed.revision !== null && committed.revision <= baseRevision
-}
-
 /**
- * The three-way check against the record as committed before this batch
- * (earlier operations of the same batch are the sender's own) and as it was
- * at the operation's base revision. Throws OperationConflict; returns when
- * the operation applies or merges (its fields go on top of the current flag).
+ * A write's result as a batch operation: applied or unchanged go on (a delete of a flag already gone too); a
+ * conflict is the 409's entry, an invalid record or patch the operation's 422.
  */
-async function checkBase(
-  writer: FlagWriter,
-  recordId: string,
-  action: ConflictCheck['action'],
-  sets: Record<string, unknown> | null,
-  meta: OperationMeta,
-): Promise<void> {
-  const baseRevision = meta.baseRevision
-  if (baseRevision === undefined) return
-  const [committed, storeRevision] = await Promise.all([writer.committed(recordId), writer.storeRevision()])
-  const unissued = baseRevision > storeRevision
-  if (!unissued && unchangedSince(committed, baseRevision)) return
-  const base = unissued ? UNISSUED : await writer.stateAt(recordId, baseRevision)
-  const verdict = detectConflict({
-    action,
-    sets,
-    baseRevision,
-    base: { record: base.flag, known: base.known },
-    current: committed.flag,
-    currentRevision: committed.revision,
-    storeRevision,
-  })
-  if (verdict.outcome !== 'conflict') return
-  throw new OperationConflict({
-    kind: verdict.kind,
-    fields: verdict.fields,
-    base: base.flag,
-    current: committed.flag,
-    currentRevision: committed.revision,
-    reason: verdict.reason,
-  })
+function answer(intent: FlagWriteIntent, result: FlagWriteResult<Flag>, record?: object): void {
+  switch (result.status) {
+    case 'conflict':
+      throw new OperationConflict(result.conflict)
+    case 'not_found':
+      if (intent.action === 'delete') return
+      throw new OperationRejected(`flag ${JSON.stringify(intent.key)} does not exist`, [
+        { path: 'recordId', message: 'no flag with this key; insert it first' },
+      ])
+    case 'invalid': {
+      const put = intent.action === 'put'
+      // When the key came from the recordId, name the recordId as the culprit.
+      const keyless = put && (record as { key?: unknown } | undefined)?.key === undefined
+      const prefix = put ? 'record' : 'changes'
+      const issues = result.issues.map((i) => {
+        const path = i.path === '(root)' || i.path === '' ? prefix : `${prefix}.${i.path}`
+        return { ...i, path: keyless && path === 'record.key' ? 'recordId' : path }
+      })
+      throw new OperationRejected(put ? 'invalid flag' : 'invalid changes', issues)
+    }
+    default:
+      // applied, unchanged; no gate here, so never needs_approval or forbidden
+      return
+  }
 }

@@ -1,19 +1,10 @@
-import type { ConflictKind } from '@flagsync/store'
+import type { FlagConflict } from '@flagsync/store'
 
-/** One entry of a 409's `conflicts`: the receiver adds the operation's index, collection and record id. */
-export interface ConflictReport {
-  kind: ConflictKind
-  /** The fields in conflict (for `deleted`, the fields the update sets; for a delete, none). */
-  fields: string[]
-  /** The record at the base revision; null where absent or no longer known. */
-  base: Record<string, unknown> | null
-  /** The record now; null where absent. */
-  current: Record<string, unknown> | null
-  /** Revision of the record's last change; null where unknown or absent. */
-  currentRevision: number | null
-  /** Why, in words (says so when the check was record-level). */
-  reason: string
-}
+/**
+ * One entry of a 409's `conflicts`: the receiver adds the operation's index, collection and record id. The same
+ * shape as the store's write core reports a flag's conflict (`FlagConflict`).
+ */
+export type ConflictReport = FlagConflict
 
 /**
  * Thrown by a collection when an operation with a `baseRevision` conflicts

@@ -9,23 +9,19 @@ import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import type { ServiceMigration } from '../tables.js'
 import { emitChangeRequestEvent } from '../webhooks/change-request-events.js'
-import { assertFitsEnvironment } from './checks.js'
-
-export { requiresApproval } from './checks.js'
-
 import { type Actor, actorOf, auditOf, flagJson, revisionIn } from './flag-audit.js'
-import { checkFlagBase, flagConflictError } from './flag-conflicts.js'
 import {
   approveSchema,
   type ChangeRequestStatus,
   changeRequestQuerySchema,
   type FlagPatch,
-  flagPatchSchema,
-  mergeFlag,
   rejectSchema,
   type ServiceFlag,
 } from './model.js'
-import type { ReviewFiler } from './write-flag.js'
+import { type ReviewFiler, throwUnlessWritten, type WriteTarget, writeFlagIn } from './write-flag.js'
+
+// Read by the writes' approval gate (write-flag.ts) and by the scheduler's claim, inside their transactions.
+export { requiresApproval } from './checks.js'
 
 export const CHANGE_REQUESTS_TABLE = 'flagsync_change_requests'
 
@@ -255,8 +251,9 @@ function getRequest({ knex }: ServiceRuntime): ChangeRequestHandler {
   }
 }
 
-// Approve: applies the stored patch to the flag as it is now, in the transaction that marks the request approved.
-// A stale request (its flag changed since filing) whose fields were changed meanwhile: 409 unless `force`.
+// Approve: applies the stored patch to the flag as it is now, in the transaction that marks the request approved,
+// through the one flag write path (past the approval gate: this is the review). A stale request (its flag changed
+// since filing) whose fields were changed meanwhile: 409 unless `force`.
 function approveRequest(runtime: ServiceRuntime): ChangeRequestHandler {
   return async (req, res) => {
     const env = environmentOf(req)
@@ -264,39 +261,51 @@ function approveRequest(runtime: ServiceRuntime): ChangeRequestHandler {
     const force = forceOf(req)
     const actor = await actorOf(runtime.knex, authOf(req))
     const audit = await auditOf(runtime.knex, req, `change-request:${id}`)
-    const { result, changes } = await runtime.commit(
+    const { result: written, changes } = await runtime.commit(
       async (trx, flags) => {
         const row = await find(trx, env.id, id)
         if (row.status !== 'pending') throw notPending(row)
         if (isRequester(row, actor)) {
           throw new HttpError('forbidden', 'a change request must be approved by someone other than its requester')
         }
-        const current = (await flags.get(row.flag_key, env.id)) as ServiceFlag | undefined
-        if (!current) {
-          throw new HttpError(
-            'conflict',
-            `flag ${JSON.stringify(row.flag_key)} was deleted after this request was filed: reject or cancel it`,
-          )
-        }
-        const patch = parseOr422(flagPatchSchema, JSON.parse(row.patch), 'stored patch')
-        if (row.base_revision !== null && !force) await refuseConflicting(flags, env.id, row, patch, current)
-        const merged = mergeFlag(current, patch)
-        await assertFitsEnvironment(flags, env, merged, 'flag after the patch')
-        // A patch that meanwhile changes nothing (the flag already reads so) is approved and records nothing.
-        flags.put(merged, env.id)
+        const written = await applyRequest(flags, env, row, force)
         await trx(CHANGE_REQUESTS_TABLE)
           .where('id', id)
           .update({ status: 'approved', reviewed_by: actor.label, reviewed_at: runtime.clock() })
         await emitChangeRequestEvent(trx, 'change_request.approved', id, runtime.clock())
-        return { flag: merged, before: (await flags.committed(row.flag_key, env.id)).revision }
+        return written
       },
       audit,
       req,
     )
-    const { flag } = result
-    const revision = revisionIn(changes, env.id, flag.key, result.before)
+    const flag = written.flag as ServiceFlag
+    const revision = revisionIn(changes, env.id, flag.key, written.before?.revision ?? null)
     res.type('application/json').send(revision === undefined ? JSON.stringify(flag) : flagJson(flag, revision))
   }
+}
+
+/**
+ * The stored patch as a PATCH of the flag as it is now, with the filing revision as the base unless `force`: a
+ * field it sets that was changed meanwhile to another value is a 409 (the receiver's body, `stale: true`); a flag
+ * deleted since a 409; a patch no longer valid a 422. A patch that meanwhile changes nothing is approved and
+ * records nothing.
+ */
+async function applyRequest(flags: FlagWriter, env: WriteTarget, row: ChangeRequestRow, force: boolean) {
+  const base = row.base_revision === null || force ? undefined : Number(row.base_revision)
+  const written = await writeFlagIn(
+    flags,
+    env,
+    { action: 'patch', key: row.flag_key, patch: JSON.parse(row.patch), base },
+    { review: 'approved' },
+  )
+  if (written.status === 'not_found' || (written.status === 'conflict' && written.conflict.kind === 'deleted')) {
+    throw new HttpError(
+      'conflict',
+      `flag ${JSON.stringify(row.flag_key)} was deleted after this request was filed: reject or cancel it`,
+    )
+  }
+  throwUnlessWritten(written, { stale: true, change_request_id: Number(row.id) })
+  return written
 }
 
 function rejectRequest(runtime: ServiceRuntime): ChangeRequestHandler {
@@ -373,25 +382,4 @@ function forceOf(req: Request): boolean {
     })
   }
   return inBody ?? inQuery ?? false
-}
-
-/**
- * A request filed against an older revision of its flag, whose own fields
- * were changed since to other values (the receiver's three-way rules, with
- * the filing revision as the base): approving it would silently overwrite
- * that change, so it needs `force`. Changes to other fields are not a
- * conflict: the flag service's model applies the patch to the flag's current state.
- */
-async function refuseConflicting(
-  flags: FlagWriter,
-  environmentId: string,
-  row: ChangeRequestRow,
-  patch: FlagPatch,
-  current: ServiceFlag,
-): Promise<void> {
-  const merged = mergeFlag(current, patch) as Record<string, unknown>
-  const sets: Record<string, unknown> = {}
-  for (const field of Object.keys(patch)) if (field !== 'key') sets[field] = merged[field]
-  const conflict = await checkFlagBase(flags, environmentId, row.flag_key, 'update', sets, Number(row.base_revision))
-  if (conflict) throw flagConflictError(row.flag_key, conflict, { stale: true, change_request_id: Number(row.id) })
 }

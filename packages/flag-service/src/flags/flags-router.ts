@@ -1,20 +1,19 @@
 import { flagKeySchema } from '@flagsync/protocol'
-import { HttpError, parseOr422 } from '@flagsync/server-kit'
+import { baseRevisionOf, HttpError, parseOr422 } from '@flagsync/server-kit'
 import { TABLES, withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
+import type { Knex } from 'knex'
 import type { EnvironmentAccess } from '../auth/context.js'
-import { roleAtLeast } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import { sendFlagHistory } from './audit-router.js'
-import { changeRequestFiler, changeRequestJson, requiresApproval } from './change-requests.js'
-import { assertFitsEnvironment, assertNoDependents } from './checks.js'
-import { actorOf, auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
-import { baseRevisionOf, checkFlagBase, flagConflictError } from './flag-conflicts.js'
-import { flagBodySchema, promoteSchema, type ServiceFlag } from './model.js'
-import { throwUnlessWritten, writeFlag } from './write-flag.js'
+import { changeRequestFiler, changeRequestJson } from './change-requests.js'
+import { actorOf, auditOf, flagJson, revisionIn } from './flag-audit.js'
+import { promoteSchema, type ServiceFlag } from './model.js'
+import { throwUnlessWritten, type WriteTarget, writeFlag, writeFlagIn } from './write-flag.js'
 
 const noFlag = (key: string) => new HttpError('not_found', `no flag ${JSON.stringify(key)} in this environment`)
 
@@ -23,22 +22,6 @@ function keyOf(req: Request): string {
   const key = String(req.params.key)
   if (!flagKeySchema.safeParse(key).success) throw noFlag(key)
   return key
-}
-
-/**
- * In an environment that requires approval, a PATCH becomes a change request.
- * The other ways of changing an existing flag there (replacing it with POST,
- * deleting it, promoting into it) would bypass the review, so they are left to
- * project admins (and SDK keys, which are admin-equivalent): the people who
- * could switch approval off anyway. Creating a new flag stays open to editors.
- */
-function assertMayBypassApproval(env: Pick<EnvironmentAccess, 'name' | 'role'>, what: string): void {
-  if (!roleAtLeast(env.role, 'admin')) {
-    throw new HttpError(
-      'forbidden',
-      `${env.name} requires approval: ${what} needs the project admin role; send a PATCH to file a change request`,
-    )
-  }
 }
 
 /**
@@ -96,28 +79,20 @@ function getFlag({ knex }: ServiceRuntime): FlagHandler {
 
 // Create, or replace entirely when the key exists. A `revision` in the body is read-only: ignored.
 // With a base (If-Match: "<revision>" or base_revision), a replacement that would undo what others changed since
-// is a 409, by the receiver's three-way rules for an insert.
+// is a 409, by the three-way rules for an insert. Where approval is required, replacing needs the admin role.
 function putFlag(runtime: ServiceRuntime): FlagHandler {
   return async (req, res) => {
     const env = environmentOf(req)
-    const { base, body: rest } = baseRevisionOf(req, withoutRevision(req.body))
-    const flag = parseOr422(flagBodySchema, rest, 'flag')
-    const { result: before, changes } = await runtime.commit(
-      async (trx, flags) => {
-        if (base !== undefined) {
-          const conflict = await checkFlagBase(flags, env.id, flag.key, 'insert', flag, base)
-          if (conflict) throw flagConflictError(flag.key, conflict)
-        }
-        const existing = await flags.get(flag.key, env.id)
-        if (existing && (await requiresApproval(trx, env.id))) assertMayBypassApproval(env, 'replacing a flag')
-        await assertFitsEnvironment(flags, env, flag)
-        flags.put(flag, env.id)
-        return (await flags.committed(flag.key, env.id)).revision
-      },
-      await auditOf(runtime.knex, req),
-      req,
+    const { base, body: record } = baseRevisionOf(req, req.body)
+    const key = (record as { key?: unknown } | null)?.key
+    const { result, revision } = await writeFlag(
+      runtime,
+      env,
+      { action: 'put', key: typeof key === 'string' ? key : '', record, base },
+      { audit: await auditOf(runtime.knex, req), caller: req },
     )
-    sendFlag(res, flag, revisionIn(changes, env.id, flag.key, before))
+    throwUnlessWritten(result)
+    sendFlag(res, result.flag as ServiceFlag, revision)
   }
 }
 
@@ -147,33 +122,27 @@ function patchFlag(runtime: ServiceRuntime): FlagHandler {
   }
 }
 
-// With If-Match: "<revision>", a delete that would drop what others changed since is a 409.
+// With If-Match: "<revision>", a delete that would drop what others changed since is a 409. Where approval is
+// required, deleting needs the admin role (a change request cannot delete).
 function deleteFlag(runtime: ServiceRuntime): FlagHandler {
   return async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
     const { base } = baseRevisionOf(req, undefined)
-    await runtime.write(
-      async (trx, flags) => {
-        if (base !== undefined) {
-          const conflict = await checkFlagBase(flags, env.id, key, 'delete', null, base)
-          if (conflict) throw flagConflictError(key, conflict)
-        }
-        if (!(await flags.get(key, env.id))) throw noFlag(key)
-        if (await requiresApproval(trx, env.id)) assertMayBypassApproval(env, 'deleting a flag')
-        await assertNoDependents(trx, env.id, key)
-        await flags.delete(key, env.id)
-      },
-      await auditOf(runtime.knex, req),
-      req,
+    const { result } = await writeFlag(
+      runtime,
+      env,
+      { action: 'delete', key, base },
+      { audit: await auditOf(runtime.knex, req), caller: req },
     )
+    throwUnlessWritten(result)
     noContent(res)
   }
 }
 
-// Copies the flag into another environment of the same project, in one transaction. With a base (If-Match or
-// base_revision: the revision of the flag in the TARGET environment), overwriting what others changed there since
-// is a 409; 0 says the target had no such flag.
+// Copies the flag into another environment of the same project, in one transaction: a put there, through the same
+// write path. With a base (If-Match or base_revision: the revision of the flag in the TARGET environment),
+// overwriting what others changed there since is a 409; 0 says the target had no such flag.
 function promoteFlag(runtime: ServiceRuntime): FlagHandler {
   return async (req, res) => {
     const env = environmentOf(req)
@@ -181,37 +150,37 @@ function promoteFlag(runtime: ServiceRuntime): FlagHandler {
     const { base, body: rest } = baseRevisionOf(req, req.body)
     const { target_env_id: targetId } = parseOr422(promoteSchema, rest, 'promotion')
     if (targetId === env.id) throw badPromotionTarget('is the environment the flag is in')
-    const { result: promoted, changes } = await runtime.commit(
+    const { result, changes } = await runtime.commit(
       async (trx, flags) => {
-        const target = UUID_PATTERN.test(targetId)
-          ? ((await trx('flagsync_environments')
-              .where({ id: targetId, project_id: env.projectId })
-              .first('id', 'name', 'require_approval')) as
-              | { id: string; name: string; require_approval: boolean | number }
-              | undefined)
-          : undefined
-        if (!target) throw badPromotionTarget('no environment with this id in the project')
-        const source = (await flags.get(key, env.id)) as ServiceFlag | undefined
+        const target = await promotionTarget(trx, env, targetId)
+        const source = await flags.get(key, env.id)
         if (!source) throw noFlag(key)
-        if (target.require_approval && (await flags.get(key, target.id))) {
-          assertMayBypassApproval({ name: target.name, role: env.role }, 'promoting over an existing flag')
-        }
-        const copy = parseOr422(flagBodySchema, source, 'flag')
-        if (base !== undefined) {
-          const conflict = await checkFlagBase(flags, target.id, key, 'insert', copy, base)
-          if (conflict) throw flagConflictError(key, conflict)
-        }
-        await assertFitsEnvironment(flags, { id: target.id, projectId: env.projectId }, copy, `flag in ${target.name}`)
-        // Read first, so promoting onto an identical flag records nothing (see FlagWriter.changes).
-        const before = (await flags.committed(key, target.id)).revision
-        flags.put(copy, target.id)
-        return { copy, targetId: target.id, before }
+        const written = await writeFlagIn(
+          flags,
+          target,
+          { action: 'put', key, record: source, base },
+          { replacing: 'promoting over an existing flag', what: `flag in ${target.name}` },
+        )
+        throwUnlessWritten(written)
+        return { written, targetId: target.id }
       },
       await auditOf(runtime.knex, req),
       req,
     )
-    sendFlag(res, promoted.copy, revisionIn(changes, promoted.targetId, key, promoted.before))
+    const { written, targetId: id } = result
+    sendFlag(res, written.flag as ServiceFlag, revisionIn(changes, id, key, written.before?.revision ?? null))
   }
+}
+
+/** The environment of the project a flag is promoted to, with the caller's project role; else a 422. */
+async function promotionTarget(trx: Knex, env: EnvironmentAccess, targetId: string): Promise<WriteTarget> {
+  const target = UUID_PATTERN.test(targetId)
+    ? ((await trx(SERVICE_TABLES.environments)
+        .where({ id: targetId, project_id: env.projectId })
+        .first('id', 'name')) as { id: string; name: string } | undefined)
+    : undefined
+  if (!target) throw badPromotionTarget('no environment with this id in the project')
+  return { id: target.id, name: target.name, projectId: env.projectId, role: env.role }
 }
 
 const badPromotionTarget = (message: string) =>

@@ -53,9 +53,9 @@ export type ReviewFiler<R> = (flags: FlagWriter, needs: NeedsApproval, environme
 export interface WriteFlagOptions<R> {
   /**
    * Where approval is required, files a patch as a change request (`changeRequestFiler` of change-requests.ts); or
-   * `'approved'`: the write is a change request's approval, past the gate.
+   * `'approved'`: the write is a change request's approval, past the gate. Only a patch is ever filed.
    */
-  review: ReviewFiler<R> | 'approved'
+  review?: ReviewFiler<R> | 'approved'
   /** The refused replacement in a 403's words (default `replacing a flag`). */
   replacing?: string
   /** The flag in a 422's words (default `flag`, or `flag after the patch`). */
@@ -102,7 +102,7 @@ export async function writeFlagIn<R>(
     fits: (key, candidate) => environmentFit(flags, target, key, candidate, what),
   })
   if (result.status !== 'needs_approval') return result
-  if (review === 'approved') throw new Error('an approval is past the gate: nothing is filed for review')
+  if (review === undefined || review === 'approved') throw new Error('a patch to review, and no one to file it')
   return { ...result, request: await review(flags, result, target.id) }
 }
 
@@ -136,8 +136,9 @@ export const serviceFlagModel: FlagModel<ServiceFlag> = {
   merge: (current, patch) => checked(() => mergeFlag(current, patch as FlagPatch)),
 }
 
+/** A record without its own key takes the write's (a sync operation's recordId); none when the write has none. */
 function withKey(record: unknown, key: string): unknown {
-  if (typeof record !== 'object' || record === null || Array.isArray(record)) return record
+  if (typeof record !== 'object' || record === null || Array.isArray(record) || key === '') return record
   return 'key' in record ? record : { ...record, key }
 }
 

@@ -130,7 +130,7 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/sync on %s', (dialect) =
     expect((await h.call(`/api/environments/${p.production}/sync`, { as: editor.as })).status).toBe(405)
   })
 
-  it('approval environments: updates and an editor’s replacing insert become change requests (200 with their ids); a new key is created; deletes need an admin', async () => {
+  it('approval environments: updates become change requests (200 with their ids); a new key is created; replacing and deleting need an admin', async () => {
     const [existing, created] = [key(), key()]
     await putFlag(h, p.staging, { key: existing, is_enabled: false, rollout_percentage: 10 })
     const revision = await storeRevision(h.server.runtime.knex, p.staging, existing)
@@ -138,41 +138,41 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/sync on %s', (dialect) =
     const ops = [
       { action: 'update', collection: 'flags', recordId: existing, changes: { is_enabled: true } },
       { action: 'insert', collection: 'flags', recordId: created, record: { is_enabled: true } },
-      { action: 'insert', collection: 'flags', recordId: existing, record: { is_enabled: false, description: 'new' } },
     ]
     const res = await sync(p.staging, ops, editor.as, batchId)
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(res.body.change_requests).toEqual([
-      { operationIndex: 0, recordId: existing, id: expect.any(Number) },
-      { operationIndex: 2, recordId: existing, id: expect.any(Number) },
-    ])
+    expect(res.body.change_requests).toEqual([{ operationIndex: 0, recordId: existing, id: expect.any(Number) }])
     expect((await flag(p.staging, existing)).body).toMatchObject({
       is_enabled: false,
       rollout_percentage: 10,
       revision,
     })
     expect((await flag(p.staging, created)).status).toBe(200)
-    const [first, second] = res.body.change_requests as Json[]
+    const [first] = res.body.change_requests as Json[]
     const requests = `/api/environments/${p.staging}/change-requests`
-    expect((await h.call(`${requests}/${first.id}`, { as: editor.as })).body).toMatchObject({
+    expect((await h.call(`${requests}/${first?.id}`, { as: editor.as })).body).toMatchObject({
       flag_key: existing,
       patch: { is_enabled: true },
       requested_by: editor.email,
       status: 'pending',
       base_revision: revision,
     })
-    // The replacement as a merge patch: the description set, rollout_percentage cleared.
-    expect((await h.call(`${requests}/${second.id}`, { as: editor.as })).body.patch).toEqual({
-      description: 'new',
-      rollout_percentage: null,
-    })
+    // Only a patch is reviewed: an editor's replacing insert is a 403 naming it, as POST is; an admin replaces.
+    const replace = { action: 'insert', collection: 'flags', recordId: existing, record: { is_enabled: false } }
+    const refused = await sync(p.staging, [replace], editor.as)
+    expect(refused.status).toBe(403)
+    expect(refused.body).toMatchObject({ code: 'forbidden', operationIndex: 0 })
+    expect(refused.body.error).toMatch(/requires approval: replacing a flag needs the project admin role/)
+    expect((await flag(p.staging, existing)).body.revision).toBe(revision)
+    expect((await sync(p.staging, [replace], h.admin)).status).toBe(200)
+    expect((await flag(p.staging, existing)).body).toMatchObject({ is_enabled: false, rollout_percentage: null })
     // A replay (lost answer) learns the same requests and files none.
     const rows = (await changeRequestRows(h)).length
     const again = await sync(p.staging, ops, editor.as, batchId)
     expect(again.body).toMatchObject({ duplicate: true, change_requests: res.body.change_requests })
     expect((await changeRequestRows(h)).length).toBe(rows)
     // Approved by someone else, it applies.
-    const approved = await h.call(`${requests}/${first.id}/approve`, { method: 'POST', as: h.admin })
+    const approved = await h.call(`${requests}/${first?.id}/approve`, { method: 'POST', as: h.admin })
     expect(approved.status).toBe(200)
     expect(approved.body.is_enabled).toBe(true)
 

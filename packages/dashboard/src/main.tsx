@@ -1,3 +1,4 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './app.js'
@@ -5,9 +6,13 @@ import './styles.css'
 
 const root = document.getElementById('root')
 if (!root) throw new Error('index.html has no #root')
+// One client for the pages that keep server state in TanStack Query (webhooks); the rest fetch on their own.
+const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false } } })
 createRoot(root).render(
   <StrictMode>
-    <App />
+    <QueryClientProvider client={queryClient}>
+      <App />
+    </QueryClientProvider>
   </StrictMode>,
 )
 

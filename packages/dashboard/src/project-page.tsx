@@ -11,6 +11,7 @@ import type { LiveFlags } from './live-flags.js'
 import { useProjectData, useProjectStream } from './project-data.js'
 import { navigate, projectPath } from './route.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
+import { Webhooks } from './webhooks.js'
 
 const TABS = [
   ['flags', 'Flags'],
@@ -20,6 +21,7 @@ const TABS = [
   ['members', 'Members'],
   ['impressions', 'Impressions'],
   ['history', 'History'],
+  ['webhooks', 'Webhooks'],
 ] as const
 
 /**
@@ -185,6 +187,8 @@ function ProjectSection(props: {
       return <ImpressionsPanel environments={environments} />
     case 'members':
       return <Members projectId={project.id} {...admin} />
+    case 'webhooks':
+      return <Webhooks projectId={project.id} {...admin} />
     default:
       return (
         <FlagsPanel

@@ -311,7 +311,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   return {
     ready: () => readyPromise,
     getFlag,
-    allFlags: () => [...currentView().values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+    // Keys are unique in a view: no two flags compare equal.
+    allFlags: () => [...currentView().values()].sort((a, b) => (a.key > b.key ? 1 : -1)),
     snapshot: currentView,
     evaluate: evaluateKey,
     isEnabled: (key, context) => evaluateKey(key, context).value === true,

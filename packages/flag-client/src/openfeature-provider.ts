@@ -43,7 +43,12 @@ export class FlagsyncProvider implements Provider {
     this.#client = client
   }
 
-  async initialize(): Promise<void> {
+  /**
+   * Ready once the client is. A context given to `OpenFeature.setContext()` before the provider was set arrives
+   * here: a remote-evaluation client fetches that context's values first, as `onContextChange` does.
+   */
+  async initialize(context?: EvaluationContext): Promise<void> {
+    const initial = context && Object.keys(context).length && this.onContextChange(context, context)
     this.#unsubscribe = this.#client.subscribe((event) => {
       if (!this.#ready) return
       if (event.type === 'flags') {
@@ -53,6 +58,7 @@ export class FlagsyncProvider implements Provider {
       }
     })
     await this.#readyOrRefused()
+    await initial
     this.#ready = true
     // A client offline or reconnecting by now (a cached start) said so before this was ready. The SDK marks the
     // provider READY once this returns, so the STALE goes out after that.

@@ -96,4 +96,20 @@ describe('createRemoteFlagClient against the flat API with CLIENT_KEY', () => {
     expect(flags.context()).toEqual({ user_id: 'u-1', country: 'FR' })
     expect(client.getBooleanDetails('beta', true)).toMatchObject({ value: false, reason: 'SPLIT' })
   })
+
+  it('adopts the context given to OpenFeature before the provider: its values are there when setProviderAndWait resolves', async () => {
+    const { flags } = await start({})
+    await OpenFeature.setContext('remote-initial', { targetingKey: 'u-1', country: 'DE' })
+    await OpenFeature.setProviderAndWait('remote-initial', new FlagsyncProvider(flags))
+    expect(flags.context()).toEqual({ user_id: 'u-1', country: 'DE' })
+    const client = OpenFeature.getClient('remote-initial')
+    expect(client.getBooleanDetails('beta', false)).toMatchObject({ value: true, reason: 'TARGETING_MATCH' })
+  })
+
+  it("keeps the client's own context when OpenFeature was given none", async () => {
+    const { flags } = await start({ user_id: 'u-2', country: 'DE' })
+    await OpenFeature.setProviderAndWait('remote-own', new FlagsyncProvider(flags))
+    expect(flags.context()).toEqual({ user_id: 'u-2', country: 'DE' })
+    expect(OpenFeature.getClient('remote-own').getBooleanValue('beta', false)).toBe(true)
+  })
 })

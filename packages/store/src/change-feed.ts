@@ -67,7 +67,8 @@ export class ChangeFeed {
   async start(revision: number): Promise<void> {
     this.revisionValue = revision
     if (this.options.pollIntervalMs > 0) {
-      this.timer = setInterval(() => this.catchUp(), this.options.pollIntervalMs)
+      // catchUp never rejects: a failed read goes to onError and the next tick tries again.
+      this.timer = setInterval(() => void this.catchUp(), this.options.pollIntervalMs)
       this.timer.unref?.()
     }
     if (this.options.listen && this.store.db.config.dialect === 'postgres') await this.listen()

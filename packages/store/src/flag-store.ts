@@ -269,17 +269,12 @@ export class FlagStore {
           .whereNotIn('revision', trx(TABLES.heads).select('revision'))
         if (mode === 'superseded') {
           // A row is superseded when its record's next change (the row pointing back at it) is old enough too.
-          query.andWhere((q) =>
-            q
-              .whereNull('data')
-              .orWhereIn(
-                'revision',
-                trx(TABLES.changes)
-                  .select('prev_revision')
-                  .where('revision', '<=', cutoff)
-                  .whereNotNull('prev_revision'),
-              ),
-          )
+          query.andWhere((q) => {
+            q.whereNull('data').orWhereIn(
+              'revision',
+              trx(TABLES.changes).select('prev_revision').where('revision', '<=', cutoff).whereNotNull('prev_revision'),
+            )
+          })
         }
         const dropped = await query.delete()
         if (dropped > 0) {

@@ -174,14 +174,12 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
         feed.refresh()
         return
       }
-      // Back online: a fresh backoff schedule and an attempt right away.
-      store
-        .resetBackoff()
-        .catch(() => undefined)
-        .then(() => {
-          feed.refresh()
-          schedule(0)
-        })
+      // Back online: a fresh backoff schedule and an attempt right away (also when the reset failed).
+      const attempt = () => {
+        feed.refresh()
+        schedule(0)
+      }
+      store.resetBackoff().then(attempt, attempt)
     })
   }
 

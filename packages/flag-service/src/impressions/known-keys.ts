@@ -17,9 +17,9 @@ async function knownFlagKeys(knex: Knex, environmentId: string, keys: readonly s
       .where('scope', environmentId)
       .whereIn('key', chunk)
       .select('key')
-      .union((q) =>
-        q.from(TABLES.changes).where('scope', environmentId).whereIn('key', chunk).whereNull('data').select('key'),
-      )) as Array<{ key: string }>
+      .union((q) => {
+        q.from(TABLES.changes).where('scope', environmentId).whereIn('key', chunk).whereNull('data').select('key')
+      })) as Array<{ key: string }>
     for (const row of rows) known.add(row.key)
   }
   return known

@@ -74,21 +74,19 @@ export async function forgetDeletedFlags(knex: Knex, options: PruneOptions = {})
         trx(T.flags)
           .select('id')
           .where('stored', 0)
-          .whereNotExists((q) =>
-            q
-              .select('scope')
+          .whereNotExists((q) => {
+            q.select('scope')
               .from(TABLES.heads)
               .whereRaw('?? = ??', [`${TABLES.heads}.scope`, `${T.flags}.environment_id`])
-              .whereRaw('?? = ??', [`${TABLES.heads}.key`, `${T.flags}.flag_key`]),
-          )
-          .whereNotExists((q) =>
-            q
-              .select('scope')
+              .whereRaw('?? = ??', [`${TABLES.heads}.key`, `${T.flags}.flag_key`])
+          })
+          .whereNotExists((q) => {
+            q.select('scope')
               .from(TABLES.changes)
               .whereRaw('?? = ??', [`${TABLES.changes}.scope`, `${T.flags}.environment_id`])
               .whereRaw('?? = ??', [`${TABLES.changes}.key`, `${T.flags}.flag_key`])
-              .whereNull(`${TABLES.changes}.data`),
-          )
+              .whereNull(`${TABLES.changes}.data`)
+          })
           .orderBy('id')
           .limit(chunk),
       )
@@ -102,12 +100,11 @@ export async function forgetDeletedFlags(knex: Knex, options: PruneOptions = {})
         trx(T.values)
           .select('id')
           .where('stored', 0)
-          .whereNotExists((q) =>
-            q
-              .select('id')
+          .whereNotExists((q) => {
+            q.select('id')
               .from(T.series)
-              .whereRaw('?? = ??', [`${T.series}.value_id`, `${T.values}.id`]),
-          )
+              .whereRaw('?? = ??', [`${T.series}.value_id`, `${T.values}.id`])
+          })
           .orderBy('id')
           .limit(chunk),
       )

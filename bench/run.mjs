@@ -100,6 +100,12 @@ const MODULES = [
     ],
     timeoutMs: 300_000,
   },
+  {
+    // The flag service's outbound webhooks: deliveries/s to a local receiver against a bare POST loop, and the lag
+    // from a flag write's commit to its delivery.
+    name: 'webhooks',
+    ids: ['webhook.deliver.ratio', 'webhook.lag.p99_ms'],
+  },
 ]
 const MODULE_TIMEOUT_MS = 240_000
 

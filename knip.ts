@@ -36,6 +36,9 @@ const config: KnipConfig = {
       ignoreBinaries: ['runuser'],
       // bench/browser.mjs copies the sync client bundle and the workloads next to the page before loading it.
       ignoreUnresolved: ['./sync-client.browser.min.js', './workloads.js'],
+      // The e2e pages bundle the OFREP web provider from a source string (test/e2e/ofrep-web.e2e.ts), and
+      // test/e2e/axe.ts reads axe-core's script file to inject it: neither is an import.
+      ignoreDependencies: ['@openfeature/ofrep-web-provider', 'axe-core'],
     },
     'packages/*': { entry: tests, project: sources },
     ...Object.fromEntries(servers.map((name) => [`packages/${name}`, server])),
@@ -47,12 +50,22 @@ const config: KnipConfig = {
       ignoreIssues: { 'src/parse-kit.ts': ['exports' as const] },
     },
     'packages/server-provider': { project: ['src/**/*.ts'] },
+    'packages/store': {
+      ...server,
+      // The optional database drivers: the store loads the one DATABASE_URL names and says which to install when it
+      // is missing (test/server/driver-missing.test.ts).
+      ignoreDependencies: ['pg', 'sqlite3'],
+    },
     'examples/*': { entry: ['src/main.{ts,tsx}'], project: ['src/**/*.{ts,tsx}'] },
     'examples/flag-console': { entry: ['src/main.ts', ...tests], project: sources },
     test: {
+      entry: ['**/*.test.ts', 'e2e/*.e2e.ts'],
+      project: ['**/*.ts', '!support/**'],
+    },
+    'test/support': {
       // hide-modules.cjs is preloaded with node --require by test/server/driver-missing.test.ts.
-      entry: ['**/*.test.ts', 'e2e/*.e2e.ts', 'support/hide-modules.cjs'],
-      project: ['**/*.{ts,cjs}'],
+      entry: ['global-setup.ts', 'hide-modules.cjs'],
+      project: ['*.{ts,cjs}'],
     },
   },
 }

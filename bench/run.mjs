@@ -106,6 +106,11 @@ const MODULES = [
     name: 'webhooks',
     ids: ['webhook.deliver.ratio', 'webhook.lag.p99_ms'],
   },
+  {
+    // The flag service applying 1 000 scheduled changes due within one second: the p99 of their lateness.
+    name: 'schedules',
+    ids: ['schedule.fire1000.p99_ms'],
+  },
 ]
 const MODULE_TIMEOUT_MS = 240_000
 

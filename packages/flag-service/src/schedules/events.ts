@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { emitWebhookEvent, type WebhookEvent } from '../webhooks/emit.js'
+import { emitWebhookEvents, type WebhookEvent } from '../webhooks/emit.js'
 import type { ScheduleRow } from './rows.js'
 
 /**
@@ -21,7 +21,16 @@ export function scheduleEvent(row: ScheduleRow, projectId: string): WebhookEvent
   }
 }
 
-/** Records a schedule's outcome for the project's webhooks in the apply transaction: both commit, or neither. */
-export async function emitScheduleOutcome(trx: Knex, row: ScheduleRow, projectId: string, now: number): Promise<void> {
-  await emitWebhookEvent(trx, scheduleEvent(row, projectId), { now })
+/** Records schedules' outcomes for their projects' webhooks in the apply transaction: both commit, or neither. */
+export async function emitScheduleOutcomes(
+  trx: Knex,
+  rows: readonly ScheduleRow[],
+  projectId: string,
+  now: number,
+): Promise<void> {
+  await emitWebhookEvents(
+    trx,
+    rows.map((row) => scheduleEvent(row, projectId)),
+    { now },
+  )
 }

@@ -1,5 +1,6 @@
 import type { ServiceRuntime } from '../service-runtime.js'
-import { claimAndApply, dueSchedules, nextRunAt } from './claim.js'
+import { claimAndApply } from './claim.js'
+import { batchesOf, dueSchedules, nextRunAt } from './due.js'
 
 /** The default poll for schedules created, approved or cancelled through other instances: 1 s. */
 export const DEFAULT_SCHEDULE_POLL_MS = 1000
@@ -22,7 +23,7 @@ const globalTimers: Timers = {
 }
 
 /** Due schedules read per look at the table; the next look follows at once while there are more. */
-const BATCH = 200
+const READ = 500
 
 /**
  * Applies due schedules of every environment, exactly once across instances (see `claimAndApply`). It sleeps until
@@ -91,16 +92,16 @@ export class ScheduleRunner {
   /** Applies what is due now, batch after batch. Another instance may take some first: those are skipped. */
   private async drain(): Promise<void> {
     for (;;) {
-      const due = await dueSchedules(this.runtime.knex, this.runtime.clock(), BATCH)
+      const due = await dueSchedules(this.runtime.knex, this.runtime.clock(), READ)
       if (due.length === 0) return
-      // Instances reading the same batch start at different places, so they rarely wait for the same row.
-      const start = Math.floor(Math.random() * due.length)
-      let done = 0
-      for (let i = 0; i < due.length && !this.closed; i++) {
-        const outcome = await claimAndApply(this.runtime, due[(start + i) % due.length] as (typeof due)[number])
-        if (outcome !== 'skipped') done++
+      const batches = batchesOf(due)
+      // Instances reading the same schedules start at different batches, so they rarely wait for the same rows.
+      const start = Math.floor(Math.random() * batches.length)
+      let settled = 0
+      for (let i = 0; i < batches.length && !this.closed; i++) {
+        settled += await claimAndApply(this.runtime, batches[(start + i) % batches.length] ?? [])
       }
-      if (this.closed || due.length < BATCH || done === 0) return
+      if (this.closed || due.length < READ || settled === 0) return
     }
   }
 }

@@ -1,0 +1,149 @@
+import pg from 'pg'
+import { expect } from 'vitest'
+import { type SpawnedServer, spawnServer } from '../../../../test/support/spawn-server.js'
+
+/** Helpers for suites that run the service's CLI as real processes on one database. */
+
+export const CLI = 'packages/flag-service/dist/cli.js'
+const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' }
+
+export function serviceEnv(databaseUrl: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    WORKSPACE_NAME: 'Acme',
+    DASHBOARD_DIR: 'off',
+    SCHEDULE_POLL_MS: '200',
+  }
+}
+
+export const startService = (databaseUrl: string): Promise<SpawnedServer> =>
+  spawnServer(CLI, serviceEnv(databaseUrl), 30_000)
+
+/** A logged-in admin of a service process: JSON calls with the session cookie and the CSRF header. */
+export async function adminOf(url: string) {
+  const login = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  })
+  expect(login.status).toBe(200)
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  return async (base: string, path: string, method = 'GET', body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { Cookie: cookie, 'X-Service-Request': 'true', 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : undefined }
+  }
+}
+
+export type AdminCall = Awaited<ReturnType<typeof adminOf>>
+
+/**
+ * `projects` new projects with `perProject` flags `f0`, `f1`, … in their Production environment (one sync batch
+ * each); answers the environment ids. Spread so that each write's environment checks read a modest environment.
+ */
+export async function seedEnvironments(call: AdminCall, url: string, projects: number, perProject: number) {
+  const envs: string[] = []
+  for (let p = 0; p < projects; p++) {
+    const project = await call(url, '/api/projects', 'POST', { name: `Load ${p}` })
+    expect(project.status, JSON.stringify(project.body)).toBe(200)
+    const list = (await call(url, `/api/projects/${project.body.id}/environments`)).body as Array<{
+      id: string
+      slug: string
+    }>
+    const env = list.find((e) => e.slug === 'production')?.id as string
+    const operations = Array.from({ length: perProject }, (_, i) => ({
+      action: 'insert',
+      collection: 'flags',
+      recordId: `f${i}`,
+      record: { is_enabled: false },
+    }))
+    const res = await call(url, `/api/environments/${env}/sync`, 'POST', { batchId: `seed-${p}`, operations })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    envs.push(env)
+  }
+  return envs
+}
+
+/**
+ * One pending schedule per flag of `envs`, turning it on, due at `runAt` + up to 999 ms (all within one second),
+ * written straight into the table as the create route writes them (its base the flag's revision), so that a
+ * thousand of them are in place well before they are due whatever the machine's load.
+ */
+export async function insertSchedules(databaseUrl: string, envs: string[], runAt: number): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    const inserted = await client.query(
+      `insert into flagsync_schedules (environment_id, flag_key, patch, run_at, status, created_by, created_by_actor,
+         created_by_user_id, base_revision, created_at)
+       select f.scope, f.key, '{"is_enabled":true}', $2::bigint + (row_number() over (order by f.scope, f.key)) % 1000,
+         'pending', u.email, u.email, u.id, f.revision, $3::bigint
+       from flagsync_flags f cross join (select id, email from flagsync_users order by id limit 1) u
+       where f.scope = any($1::text[])`,
+      [envs, runAt, Date.now()],
+    )
+    return inserted.rowCount ?? 0
+  } finally {
+    await client.end()
+  }
+}
+
+export interface Tally {
+  byStatus: Record<string, number>
+  /** Change-log rows per schedule: on its flag, with a source that lists its id (`schedule:12` or `schedule:12,13`). */
+  changesPerSchedule: Map<number, number>
+  /** Every change-log row a schedule wrote. */
+  scheduleChanges: number
+  lateMs: number[]
+}
+
+/** Reads the schedules' outcomes and the change-log rows they wrote straight from the database. */
+export async function tally(databaseUrl: string): Promise<Tally> {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    const statuses = await client.query('select status, count(*)::int as n from flagsync_schedules group by status')
+    const perSchedule = await client.query(
+      `select s.id, count(c.revision)::int as n from flagsync_schedules s
+         left join flagsync_changes c on c.scope = s.environment_id and c.key = s.flag_key
+           and c.source ~ ('^schedule:([0-9]+,)*' || s.id || '(,| |$)')
+       group by s.id`,
+    )
+    const all = await client.query(`select count(*)::int as n from flagsync_changes where source like 'schedule:%'`)
+    const results = await client.query(`select result from flagsync_schedules where status = 'applied'`)
+    return {
+      byStatus: Object.fromEntries(statuses.rows.map((r: { status: string; n: number }) => [r.status, r.n])),
+      changesPerSchedule: new Map(perSchedule.rows.map((r: { id: number; n: number }) => [r.id, r.n])),
+      scheduleChanges: (all.rows[0] as { n: number }).n,
+      lateMs: results.rows.map((r: { result: string }) => (JSON.parse(r.result) as { late_ms: number }).late_ms),
+    }
+  } finally {
+    await client.end()
+  }
+}
+
+/** Polls `tally` until no schedule is pending (or `timeoutMs` passed); `onTally` sees each reading. */
+export async function untilSettled(
+  databaseUrl: string,
+  timeoutMs: number,
+  onTally: (t: Tally) => void = () => {},
+): Promise<Tally> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const t = await tally(databaseUrl)
+    onTally(t)
+    if (!t.byStatus.pending || Date.now() > deadline) return t
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+}

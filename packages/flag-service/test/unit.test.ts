@@ -134,7 +134,43 @@ describe('loadServiceConfig', () => {
         streamRetryMs: 1000,
       },
       impressionRetention: { maxAgeMs: 30 * 86_400_000, intervalMs: 3_600_000, firstRunMs: 60_000 },
+      schedulePollMs: 1000,
+      webhooks: {
+        allowPrivateTargets: false,
+        disableAfterMs: 86_400_000,
+        timeoutMs: 10_000,
+        pollMs: 1000,
+        concurrency: 16,
+        retryBaseMs: 5000,
+        retryMaxMs: 3_600_000,
+        maxResponseBytes: 4096,
+      },
     })
+  })
+
+  it('reads the webhook settings and refuses malformed ones by name', () => {
+    const config = loadServiceConfig({
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_DISABLE_AFTER_MS: '60000',
+      WEBHOOK_TIMEOUT_MS: '500',
+      WEBHOOK_POLL_MS: '20',
+      WEBHOOK_CONCURRENCY: '4',
+      WEBHOOK_RETRY_BASE_MS: '100',
+      WEBHOOK_RETRY_MAX_MS: '1000',
+    })
+    expect(config.webhooks).toEqual({
+      allowPrivateTargets: true,
+      disableAfterMs: 60_000,
+      timeoutMs: 500,
+      pollMs: 20,
+      concurrency: 4,
+      retryBaseMs: 100,
+      retryMaxMs: 1000,
+      maxResponseBytes: 4096,
+    })
+    expect(() => loadServiceConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).toThrow(/WEBHOOK_ALLOW_PRIVATE_TARGETS/)
+    expect(() => loadServiceConfig({ WEBHOOK_TIMEOUT_MS: '10s' })).toThrow(/WEBHOOK_TIMEOUT_MS/)
+    expect(() => loadServiceConfig({ WEBHOOK_CONCURRENCY: '0' })).toThrow(/WEBHOOK_CONCURRENCY/)
   })
 
   it('reads the impression retention and refuses malformed values by name', () => {

@@ -64,7 +64,7 @@ const config: KnipConfig = {
     },
     'test/support': {
       // hide-modules.cjs is preloaded with node --require by test/server/driver-missing.test.ts.
-      entry: ['global-setup.ts', 'hide-modules.cjs'],
+      entry: ['hide-modules.cjs'],
       project: ['*.{ts,cjs}'],
     },
   },

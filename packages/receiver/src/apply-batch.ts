@@ -29,7 +29,7 @@ export interface BatchConflict {
 }
 
 /** The base revision an operation carries, as the receiver's conflict mode lets collections see it. */
-export function baseRevisionOf(op: Operation, mode: ConflictMode): number | undefined {
+function baseRevisionOf(op: Operation, mode: ConflictMode): number | undefined {
   return mode === 'merge' ? op.baseRevision : undefined
 }
 

@@ -58,8 +58,8 @@ export interface Receiver extends Router {
 }
 
 export const DEFAULT_BATCH_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
-export const DEFAULT_MAX_OPERATIONS = 1000
-export const DEFAULT_MAX_BYTES = '5mb'
+const DEFAULT_MAX_OPERATIONS = 1000
+const DEFAULT_MAX_BYTES = '5mb'
 export const DEFAULT_PRUNE_INTERVAL_MS = 60 * 60 * 1000
 
 /**

@@ -230,7 +230,7 @@ function toEntry(row: AuditRow, prunedThrough: number, prefixPruned: number): Au
 }
 
 /** Top-level fields that differ; values are compared as JSON (flags are JSON values). */
-export function changedFields(before: StoredFlag | null, after: StoredFlag | null): string[] {
+function changedFields(before: StoredFlag | null, after: StoredFlag | null): string[] {
   const names = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])
   return [...names].filter((name) => JSON.stringify(before?.[name]) !== JSON.stringify(after?.[name]))
 }

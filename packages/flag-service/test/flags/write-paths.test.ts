@@ -11,7 +11,6 @@ import { type Caller, type Harness, type Json, startHarness } from '../harness.j
 import {
   changeRequestRows,
   createProject,
-  flagsOf,
   member,
   type Project,
   putFlag,

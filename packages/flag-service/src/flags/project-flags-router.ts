@@ -5,9 +5,9 @@ import { allowOnly, jsonBodyFor, type RouterOptions } from '../routes/common.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
-import { assertFitsEnvironment } from './checks.js'
 import { auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
 import { createInEnvironmentsSchema, flagBodySchema } from './model.js'
+import { throwUnlessWritten, writeFlagIn } from './write-flag.js'
 
 interface Target {
   id: string
@@ -42,9 +42,11 @@ export function createProjectFlagsRouter(runtime: ServiceRuntime, options: Route
             { environments: taken },
           )
         }
+        // Each a put of a new key through the one write path (its checks, the approval gate: creating is open).
         for (const env of targets) {
-          await assertFitsEnvironment(flags, { id: env.id, projectId: project.id }, flag, `flag in ${env.name}`)
-          flags.put(flag, env.id)
+          const target = { ...env, projectId: project.id, role: project.role }
+          const intent = { action: 'put', key: flag.key, record: flag } as const
+          throwUnlessWritten(await writeFlagIn(flags, target, intent, { what: `flag in ${env.name}` }))
         }
         return targets
       },

@@ -4,6 +4,7 @@ import {
   type KeyValueStorage,
   type RemoteFlagClient,
 } from '@flagsync/flag-client'
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createProject, flagsOf, putFlag } from '../../flag-service/test/flags/support.js'
 import { type Harness, startHarness } from '../../flag-service/test/harness.js'
@@ -156,6 +157,29 @@ describe('createRemoteFlagClient against the flag service with a client key', ()
     await flags.flushImpressions()
     expect(flags.impressionStatus()).toMatchObject({ enabled: true, delivered: 1, dropped: 0, lastError: null })
     expect(rec.requests).toContain(`POST /api/environments/${p.production}/impressions`)
+    const list = await h.call(`/api/environments/${p.production}/impressions`, { as: h.admin })
+    expect(list.body.items).toEqual([expect.objectContaining({ flag_key: 'greeting', user_id: 'u-1', value: 'hello' })])
+  })
+
+  it('keeps the impressions it could not deliver in IndexedDB: the client of the next page load delivers them', async () => {
+    const { p, clientKey } = await seeded()
+    const indexedDB = new IDBFactory()
+    const durable = { storage: null, environmentId: p.production, indexedDB, IDBKeyRange }
+    // The first page cannot reach the impression route (offline for it): the record waits in IndexedDB.
+    const unreachable: typeof fetch = (input, init) =>
+      String(input instanceof Request ? input.url : input).includes('/impressions')
+        ? Promise.reject(new TypeError('fetch failed'))
+        : fetch(input, init)
+    const first = start(clientKey, { ...durable, fetch: unreachable })
+    await first.ready()
+    first.evaluate('greeting')
+    await expect.poll(() => first.impressionStatus()).toMatchObject({ storage: 'indexeddb', queued: 1, delivered: 0 })
+    await first.close()
+
+    const next = start(clientKey, durable)
+    await next.ready()
+    await next.flushImpressions()
+    expect(next.impressionStatus()).toMatchObject({ storage: 'indexeddb', delivered: 1, dropped: 0 })
     const list = await h.call(`/api/environments/${p.production}/impressions`, { as: h.admin })
     expect(list.body.items).toEqual([expect.objectContaining({ flag_key: 'greeting', user_id: 'u-1', value: 'hello' })])
   })

@@ -4,6 +4,7 @@ import { systemClock } from '../clock.js'
 import { DEFAULT_RECONNECT } from '../flag-stream.js'
 import { MemoryImpressionQueue } from '../impressions/impression-queue.js'
 import { ImpressionReporter } from '../impressions/impression-reporter.js'
+import { IndexedDbImpressionQueue } from '../impressions/indexeddb-queue.js'
 import { browserOnlineSource } from '../online.js'
 import type { ClientFlag, Clock, FlagEvaluation, KeyValueStorage, OnlineSource } from '../types.js'
 import { RefreshStream } from './refresh-stream.js'
@@ -223,7 +224,15 @@ function impressionReporter(
     sdkKey: options.clientKey,
     baseUrl: new URL(given.baseUrl?.replace(/\/?$/, '/') ?? '../../', ofrep),
     environmentId: () => options.environmentId ?? null,
-    queue: () => new MemoryImpressionQueue(),
+    // In IndexedDB as in rules mode (rows survive a reload), the options' or the page's; in memory where there is none.
+    queue: () =>
+      options.indexedDB || (globalThis as { indexedDB?: unknown }).indexedDB
+        ? new IndexedDbImpressionQueue(
+            `${options.dbName ?? 'flagsync'}:impressions`,
+            options.indexedDB,
+            options.IDBKeyRange,
+          )
+        : new MemoryImpressionQueue(),
     onError,
     fetch: fetchImpl,
     clock,

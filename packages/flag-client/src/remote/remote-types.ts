@@ -26,8 +26,14 @@ export interface RemoteFlagClientOptions {
   storage?: KeyValueStorage | null
   /** Contexts whose values are kept in `storage`, the most recently fetched. Default 10. */
   maxStoredContexts?: number
-  /** Prefix of the `storage` entries. Default 'flagsync'. */
+  /** Prefix of the `storage` entries and of the impression queue's database. Default 'flagsync'. */
   dbName?: string
+  /**
+   * The IndexedDB the impression queue is kept in (with `IDBKeyRange`, from the same implementation), so queued
+   * impressions survive a reload as in `createFlagClient`. Default: the page's; where there is none, memory.
+   */
+  indexedDB?: IDBFactory
+  IDBKeyRange?: typeof IDBKeyRange
   /** Used for evaluations, the refresh stream and impressions. Default: the global `fetch`. */
   fetch?: typeof fetch
   /** Backoff of failed fetches and refresh-stream reconnects. Default 1 s doubling to 30 s, +0–30 % jitter. */

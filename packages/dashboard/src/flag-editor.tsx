@@ -1,10 +1,11 @@
 import { useState } from 'react'
 import { DeleteFlag } from './delete-flag.js'
 import { Dialog } from './dialog.js'
-import { type BuiltFlag, buildFlag, type Draft, saveLabel } from './flag-draft.js'
+import { type BuiltFlag, buildFlag, changesOf, type Draft, saveLabel } from './flag-draft.js'
 import { FlagFields } from './flag-fields.js'
 import { History } from './history.js'
 import { Promote } from './promote.js'
+import { ScheduleChange } from './schedules.js'
 import type { Environment } from './types.js'
 import { type FlagEditorProps, useFlagDraft, useFlagSave } from './use-flag-editor.js'
 import { summarizeWeights } from './weights.js'
@@ -68,7 +69,14 @@ export function FlagEditor(props: FlagEditorProps) {
             knownKeys={props.knownKeys}
           />
         </fieldset>
-        {!creating && env ? <ServiceViews props={props} env={env} flagKey={flag.key} /> : null}
+        {!creating && env ? (
+          <ServiceViews
+            props={props}
+            env={env}
+            flagKey={flag.key}
+            edited={loaded.start ? changesOf(buildFlag(loaded.start).flag, flag) : {}}
+          />
+        ) : null}
         <EditorMessages problems={problems} error={error} notice={notice} />
         <EditorActions props={props} env={env} flag={flag} blocked={blocked} openedOffline={loaded.openedOffline} />
       </form>
@@ -93,8 +101,17 @@ function EditorNotes({ props, env }: { props: FlagEditorProps; env: Environment 
   )
 }
 
-/** Promote and history of an existing flag: the service compares and keeps them, so offline they wait. */
-function ServiceViews({ props, env, flagKey }: { props: FlagEditorProps; env: Environment; flagKey: string }) {
+/**
+ * Promote, history and "apply at…" (the edited fields, scheduled) of an existing flag: the service compares, keeps
+ * and runs them, so offline they wait.
+ */
+function ServiceViews(args: {
+  props: FlagEditorProps
+  env: Environment
+  flagKey: string
+  edited: Record<string, unknown>
+}) {
+  const { props, env, flagKey } = args
   if (props.offline) {
     return (
       <p className="hint" id="editor-needs-connection">
@@ -104,6 +121,7 @@ function ServiceViews({ props, env, flagKey }: { props: FlagEditorProps; env: En
   }
   return (
     <>
+      <ScheduleChange envId={env.id} flagKey={flagKey} patch={args.edited} disabled={props.readOnly} />
       <Promote
         flagKey={flagKey}
         from={env}

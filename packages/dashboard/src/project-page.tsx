@@ -10,6 +10,7 @@ import { ImpressionsPanel } from './impressions-panel.js'
 import type { LiveFlags } from './live-flags.js'
 import { useProjectData, useProjectStream } from './project-data.js'
 import { navigate, projectPath } from './route.js'
+import { Schedules } from './schedules.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
 import { Webhooks } from './webhooks.js'
 
@@ -17,6 +18,7 @@ const TABS = [
   ['flags', 'Flags'],
   ['environments', 'Environments'],
   ['requests', 'Change requests'],
+  ['schedules', 'Schedules'],
   ['keys', 'SDK keys'],
   ['members', 'Members'],
   ['impressions', 'Impressions'],
@@ -173,6 +175,8 @@ function ProjectSection(props: {
       )
     case 'requests':
       return <ChangeRequests me={page.me} role={access.role} environments={environments} offline={page.offline} />
+    case 'schedules':
+      return <Schedules me={page.me} role={access.role} environments={environments} offline={page.offline} />
     case 'keys':
       return <SdkKeys projectId={project.id} environments={environments} {...admin} />
     case 'history':

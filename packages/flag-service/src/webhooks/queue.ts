@@ -5,6 +5,15 @@ import { WEBHOOK_TABLES } from './tables.js'
 const D = WEBHOOK_TABLES.deliveries
 const W = WEBHOOK_TABLES.webhooks
 
+/** Pending deliveries of enabled webhooks, due at `now` and not leased (or their lease ran out). */
+const due = (knex: Knex, now: number) =>
+  knex({ d: D })
+    .join({ w: W }, 'w.id', 'd.webhook_id')
+    .where('d.status', 'pending')
+    .andWhere('d.next_attempt_at', '<=', now)
+    .andWhere((q) => q.whereNull('d.lease_until').orWhere('d.lease_until', '<', now))
+    .andWhere('w.enabled', true)
+
 /** A delivery this instance holds the lease of, with what sending it needs. */
 export interface ClaimedDelivery {
   id: string
@@ -33,18 +42,13 @@ export async function claimDeliveries(
 ): Promise<ClaimedDelivery[]> {
   if (claim.limit <= 0) return []
   const token = `${claim.owner}:${randomUUID()}`
-  const due = `select d.id from "${D}" d join "${W}" w on w.id = d.webhook_id
-    where d.status = 'pending' and d.next_attempt_at <= ? and (d.lease_until is null or d.lease_until < ?)
-      and w.enabled = ?
-    order by d.next_attempt_at limit ?${dialect === 'postgres' ? ' for update of d skip locked' : ''}`
-  await knex.raw(`update "${D}" set lease_owner = ?, lease_until = ? where id in (${due})`, [
-    token,
-    claim.now + claim.leaseMs,
-    claim.now,
-    claim.now,
-    true,
-    claim.limit,
-  ])
+  // A read first: an idle poll takes no write lock (SQLite's UPDATE would, even when it matches nothing).
+  if (!(await due(knex, claim.now).first('d.id'))) return []
+  const pick = due(knex, claim.now).select('d.id').orderBy('d.next_attempt_at').limit(claim.limit)
+  if (dialect === 'postgres') pick.forUpdate('d').skipLocked()
+  await knex(D)
+    .whereIn('id', pick)
+    .update({ lease_owner: token, lease_until: claim.now + claim.leaseMs })
   const rows = (await knex({ d: D })
     .join({ w: W }, 'w.id', 'd.webhook_id')
     .where('d.lease_owner', token)

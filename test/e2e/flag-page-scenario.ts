@@ -8,7 +8,8 @@ import { type BundlePage, serveBundlePage } from './bundle-page.js'
 /**
  * One scenario for pages that read flags through OFREP with a client key: a page on its own origin shows
  * `banner` and `color` (`#banner`, `#color`), and toggles made through the flag service's REST API reach it over
- * the refresh stream. Each suite brings the page's script (`entry`); the page's query string carries `api` and `key`.
+ * the refresh stream. Each suite brings the page's script (`entry`); the page's query string carries `api`, `key` and
+ * `env` (Production's id, where impressions go).
  */
 const FLAG_PAGE = `<!doctype html><html><head><title>OFREP</title></head><body>
 <p>banner: <output id="banner">loading</output></p><p>color: <output id="color">loading</output></p>
@@ -46,7 +47,7 @@ export async function startFlagPageScenario(entry: string): Promise<FlagPageScen
       page.on('request', (r) => {
         if (r.url().includes('/ofrep/v1/events')) streams.push(r.url())
       })
-      const query = new URLSearchParams({ api: h.url, key: await clientKey(h, production, label) })
+      const query = new URLSearchParams({ api: h.url, key: await clientKey(h, production, label), env: production })
       await page.goto(`${pages.origin}/?${query}`)
       await expect.poll(() => page.locator('#banner').textContent()).toBe('true')
       expect(await page.locator('#color').textContent()).toBe('black')

@@ -7,7 +7,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { atLeast, benchMain, log, row } from './lib/cli.mjs'
-import { benchDir, spawnNode, tempDir } from './lib/proc.mjs'
+import { benchDir, cpuMicros, spawnNode, tempDir } from './lib/proc.mjs'
 import { median } from './lib/stats.mjs'
 import { AUTH, ofrepFlag, randomContexts, startOfrepServer } from './ofrep-flags.mjs'
 
@@ -46,7 +46,7 @@ function load(base, bodies, duration) {
         if (result.non2xx > 0 || result.errors > 0 || result['2xx'] === 0) {
           return reject(new Error(`${base}: ${result['2xx']} 2xx, ${result.non2xx} non-2xx, ${result.errors} errors`))
         }
-        resolve({ rps: result['2xx'] / (result.duration || duration), p99: result.latency.p99 })
+        resolve({ rps: result['2xx'] / (result.duration || duration), p99: result.latency.p99, answers: result['2xx'] })
       },
     )
   })
@@ -94,8 +94,11 @@ export async function run({ quick }) {
     const bareUrl = /** @type {string} */ ((await bare.waitFor(/listening on (http:\/\/[\d.:]+)/))[1])
 
     const targets = { ours: ours.url, baseline: bareUrl }
+    const pids = { ours: ours.pid, baseline: bare.pid }
     /** @type {Record<string, number[]>} */
     const rps = { ours: [], baseline: [] }
+    /** Server CPU time per answer (µs), each run: steadier than req/s on a loaded machine. @type {Record<string, number[]>} */
+    const cpuPerAnswer = { ours: [], baseline: [] }
     /** @type {Record<string, number[]>} */
     const p99 = { ours: [], baseline: [] }
     for (let round = 0; round < rounds; round++) {
@@ -103,15 +106,22 @@ export async function run({ quick }) {
       const order = round % 2 === 0 ? Object.entries(targets) : Object.entries(targets).reverse()
       for (const [name, url] of order) {
         if (round === 0) await load(url, bodies, 1)
-        const r = /** @type {{ rps: number, p99: number }} */ (await load(url, bodies, duration))
+        const pid = /** @type {number} */ (pids[/** @type {'ours' | 'baseline'} */ (name)])
+        const before = cpuMicros(pid)
+        const r = /** @type {{ rps: number, p99: number, answers: number }} */ (await load(url, bodies, duration))
+        cpuPerAnswer[name].push((cpuMicros(pid) - before) / r.answers)
         rps[name].push(r.rps)
         p99[name].push(r.p99)
-        log(`ofrep bulk ${name} round ${round + 1}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms`)
+        const used = Math.round(cpuPerAnswer[name].at(-1) ?? 0)
+        log(
+          `ofrep bulk ${name} round ${round + 1}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${used} µs CPU per answer`,
+        )
       }
     }
     const ratio = median(rps.ours.map((x, i) => x / (rps.baseline[i] ?? Number.NaN)))
     const oursRps = median(rps.ours)
     const cores = cpus().length
+    const cpu = { ours: Math.round(median(cpuPerAnswer.ours)), baseline: Math.round(median(cpuPerAnswer.baseline)) }
     return [
       row({
         id: 'ofrep.bulk350.ratio',
@@ -126,7 +136,7 @@ export async function run({ quick }) {
           .map(([k, v]) => `${k} ${v}`)
           .join(
             ', ',
-          )}), each request one of 4 096 random contexts (seeded), answers ${Math.min(...sizes)}–${Math.max(...sizes)} bytes (median ${size}); autocannon 50 connections, ${duration} s × ${rounds} interleaved with the baseline in alternating order, ratio = median of the per-round ratios; baseline = bare node:http answering a precomputed ${baselineBody.length}-byte body from a Buffer, same requests, same run; runs ours ${rps.ours.map((x) => Math.round(x)).join(', ')} vs baseline ${rps.baseline.map((x) => Math.round(x)).join(', ')} req/s; the server is one single-threaded process on a ${cores}-core machine shared with the load generator; Unleash Edge publishes ${UNLEASH_EDGE_PER_CPU} req/s per CPU for 350 features`,
+          )}), each request one of 4 096 random contexts (seeded), answers ${Math.min(...sizes)}–${Math.max(...sizes)} bytes (median ${size}); autocannon 50 connections, ${duration} s × ${rounds} interleaved with the baseline in alternating order, ratio = median of the per-round ratios; baseline = bare node:http answering a precomputed ${baselineBody.length}-byte body from a Buffer, same requests, same run; runs ours ${rps.ours.map((x) => Math.round(x)).join(', ')} vs baseline ${rps.baseline.map((x) => Math.round(x)).join(', ')} req/s; server CPU per answer (median) ours ${cpu.ours} µs, baseline ${cpu.baseline} µs; the server is one single-threaded process on a ${cores}-core machine shared with the load generator; Unleash Edge publishes ${UNLEASH_EDGE_PER_CPU} req/s per CPU for 350 features`,
         extra: {
           runs: rps,
           p99Ms: { ours: median(p99.ours), baseline: median(p99.baseline) },
@@ -137,6 +147,7 @@ export async function run({ quick }) {
             baseline: baselineBody.length,
           },
           unleashEdgePerCpu: UNLEASH_EDGE_PER_CPU,
+          cpuMicrosPerAnswer: cpu,
           cores,
         },
       }),

@@ -168,6 +168,15 @@ function rssOf(pid) {
   return Number(match[1]) * 1024
 }
 
+/**
+ * CPU time a process has used so far, user + system, in microseconds (from /proc/<pid>/stat, clock ticks of 10 ms:
+ * take differences over runs of seconds). @param {number} pid
+ */
+export function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+
 /** A temp directory removed by the returned function. @param {string} prefix */
 export function tempDir(prefix) {
   const dir = mkdtempSync(join(tmpdir(), `flagsync-bench-${prefix}-`))

@@ -46,6 +46,8 @@ describe('schedules across two service processes on PostgreSQL', () => {
     expect(t.changesPerSchedule.size).toBe(COUNT)
     expect([...t.changesPerSchedule.values()].filter((n) => n !== 1)).toEqual([])
     expect(t.scheduleChanges).toBe(COUNT)
+    expect(t.eventsPerSchedule.size).toBe(COUNT)
+    expect([...t.eventsPerSchedule.values()].filter((n) => n !== 1)).toEqual([])
   }
 
   it('applies each of 1 000 schedules due in the same second exactly once', { timeout: 120_000 }, async () => {

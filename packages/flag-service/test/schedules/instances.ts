@@ -88,6 +88,15 @@ export async function insertSchedules(databaseUrl: string, envs: string[], runAt
        where f.scope = any($1::text[])`,
       [envs, runAt, Date.now()],
     )
+    // A webhook per project subscribed to schedule.applied: one outbox row per application, so a schedule applied
+    // twice shows even where the second write changes nothing (a merge patch applied again is a no-op).
+    await client.query(
+      `insert into flagsync_webhooks (id, project_id, url, events, secret, enabled, created_at, updated_at)
+       select md5(e.project_id), e.project_id, 'http://127.0.0.1:9/hook', '["schedule.applied"]', 'whsec_test', true,
+         $2::bigint, $2::bigint
+       from flagsync_environments e where e.id = any($1::text[])`,
+      [envs, Date.now()],
+    )
     return inserted.rowCount ?? 0
   } finally {
     await client.end()
@@ -100,6 +109,8 @@ export interface Tally {
   changesPerSchedule: Map<number, number>
   /** Every change-log row a schedule wrote. */
   scheduleChanges: number
+  /** `schedule.applied` webhook events per schedule id. */
+  eventsPerSchedule: Map<number, number>
   lateMs: number[]
 }
 
@@ -117,10 +128,15 @@ export async function tally(databaseUrl: string): Promise<Tally> {
     )
     const all = await client.query(`select count(*)::int as n from flagsync_changes where source like 'schedule:%'`)
     const results = await client.query(`select result from flagsync_schedules where status = 'applied'`)
+    const events = await client.query(
+      `select (payload::json->'data'->>'schedule_id')::int as id, count(*)::int as n
+         from flagsync_webhook_deliveries where event_type = 'schedule.applied' group by 1`,
+    )
     return {
       byStatus: Object.fromEntries(statuses.rows.map((r: { status: string; n: number }) => [r.status, r.n])),
       changesPerSchedule: new Map(perSchedule.rows.map((r: { id: number; n: number }) => [r.id, r.n])),
       scheduleChanges: (all.rows[0] as { n: number }).n,
+      eventsPerSchedule: new Map(events.rows.map((r: { id: number; n: number }) => [r.id, r.n])),
       lateMs: results.rows.map((r: { result: string }) => (JSON.parse(r.result) as { late_ms: number }).late_ms),
     }
   } finally {

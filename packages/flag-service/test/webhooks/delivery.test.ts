@@ -11,7 +11,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
   let h: Harness
   const receivers: Receiver[] = []
   const receiver = async () => {
-    const r = await startReceiver()
+    const r = await startReceiver(() => h.clock.now)
     receivers.push(r)
     return r
   }
@@ -42,7 +42,11 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     })
   })
   afterEach(async () => {
-    for (const r of receivers.splice(0)) await r.close()
+    for (const r of receivers.splice(0)) {
+      // Every delivery any test caused, verified as a receiver would.
+      expect(r.received.filter((got) => got.verifyError !== null)).toEqual([])
+      await r.close()
+    }
   })
   afterAll(async () => {
     await h?.dispose()

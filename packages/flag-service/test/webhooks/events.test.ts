@@ -22,6 +22,8 @@ describe.each(DIALECTS)('webhook events on %s', (dialect) => {
   })
   afterAll(async () => {
     await h?.dispose()
+    // Every delivery the suite caused, verified as a receiver would.
+    expect(receiver?.received.filter((got) => got.verifyError !== null)).toEqual([])
     await receiver?.close()
   })
 

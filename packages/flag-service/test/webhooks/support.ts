@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Dialect } from '@flagsync/test-support/databases'
 import { Webhook } from 'standardwebhooks'
+import { vi } from 'vitest'
 import { type Caller, type Harness, type Json, startHarness } from '../harness.js'
 
 /** One request the receiver got, verified with the `standardwebhooks` package as a receiver would. */
@@ -36,7 +37,11 @@ export interface Receiver {
   close(): Promise<void>
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/**
+ * `clock`: the service's injected clock, when a test moves it. `Webhook.verify` checks the signed timestamp
+ * against `Date.now()` (5 minutes either way), so it runs with Date set to that clock.
+ */
+export async function startReceiver(clock?: () => number): Promise<Receiver> {
   const receiver: Receiver = {
     url: '',
     received: [],
@@ -61,6 +66,10 @@ export async function startReceiver(): Promise<Receiver> {
       const raw = Buffer.concat(chunks).toString('utf8')
       const header = (name: string) => String(req.headers[name] ?? '')
       let verifyError: string | null = null
+      if (clock) {
+        vi.useFakeTimers({ toFake: ['Date'] })
+        vi.setSystemTime(clock())
+      }
       try {
         new Webhook(receiver.secret).verify(raw, {
           'webhook-id': header('webhook-id'),
@@ -69,6 +78,8 @@ export async function startReceiver(): Promise<Receiver> {
         })
       } catch (error) {
         verifyError = (error as Error).message
+      } finally {
+        if (clock) vi.useRealTimers()
       }
       const got: Received = {
         id: header('webhook-id'),

@@ -143,6 +143,7 @@ describe('loadServiceConfig', () => {
         concurrency: 16,
         retryBaseMs: 5000,
         retryMaxMs: 3_600_000,
+        deliveryRetentionMs: 30 * 86_400_000,
         maxResponseBytes: 4096,
       },
     })
@@ -157,6 +158,7 @@ describe('loadServiceConfig', () => {
       WEBHOOK_CONCURRENCY: '4',
       WEBHOOK_RETRY_BASE_MS: '100',
       WEBHOOK_RETRY_MAX_MS: '1000',
+      WEBHOOK_DELIVERY_RETENTION_DAYS: '0',
     })
     expect(config.webhooks).toEqual({
       allowPrivateTargets: true,
@@ -166,6 +168,7 @@ describe('loadServiceConfig', () => {
       concurrency: 4,
       retryBaseMs: 100,
       retryMaxMs: 1000,
+      deliveryRetentionMs: 0,
       maxResponseBytes: 4096,
     })
     expect(() => loadServiceConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).toThrow(/WEBHOOK_ALLOW_PRIVATE_TARGETS/)

@@ -157,3 +157,22 @@ export function retryDelay(
   const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)))
   return Math.max(1, Math.round(exponential * (0.5 + options.random() * 0.5)))
 }
+
+/**
+ * Deletes settled deliveries (delivered or failed) created before `before`,
+ * `chunk` rows per statement so no delete holds the write lock for long;
+ * pending ones stay whatever their age. Returns how many it deleted.
+ */
+export async function pruneDeliveries(knex: Knex, before: number, chunk = 1000): Promise<number> {
+  let total = 0
+  for (;;) {
+    const settled = knex(D)
+      .whereIn('status', ['delivered', 'failed'])
+      .andWhere('created_at', '<', before)
+      .select('id')
+      .limit(chunk)
+    const deleted = await knex(D).whereIn('id', settled).delete()
+    total += deleted
+    if (deleted < chunk) return total
+  }
+}

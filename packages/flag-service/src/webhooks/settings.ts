@@ -17,6 +17,8 @@ export interface WebhookSettings {
   retryBaseMs: number
   /** WEBHOOK_RETRY_MAX_MS: the longest delay between attempts, also for Retry-After (default 1 h). */
   retryMaxMs: number
+  /** WEBHOOK_DELIVERY_RETENTION_DAYS: delivered and failed deliveries are deleted after this long (default 30 days; 0 keeps them). */
+  deliveryRetentionMs: number
   /** Bytes of a target's answer kept in the delivery log. */
   maxResponseBytes: number
 }
@@ -40,6 +42,7 @@ export function webhookSettingsFromEnv(env: Record<string, string | undefined>):
     concurrency: envInt(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
     retryBaseMs: envInt(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 1, HOUR_MS),
     retryMaxMs: envInt(env, 'WEBHOOK_RETRY_MAX_MS', HOUR_MS, 1, 24 * HOUR_MS),
+    deliveryRetentionMs: envInt(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 0, 36_500) * 24 * HOUR_MS,
     maxResponseBytes: 4096,
   }
 }

@@ -5,6 +5,7 @@ import {
   type AttemptOutcome,
   type ClaimedDelivery,
   claimDeliveries,
+  pruneDeliveries,
   recordAttempt,
   retryAfterMs,
   retryDelay,
@@ -24,6 +25,9 @@ export interface WorkerDeps {
   clearTimer?: (timer: unknown) => void
   random?: () => number
 }
+
+/** How often an idle worker deletes deliveries older than the retention. */
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000
 
 // PostgreSQL text cannot hold NUL; a target's answer is kept for reading, not byte-exact.
 const loggable = (text: string) => text.replaceAll('\u0000', '')
@@ -46,6 +50,8 @@ export class DeliveryWorker {
   private claiming = false
   private again = false
   private stopped = false
+  private prunedAt = Number.NEGATIVE_INFINITY
+  private pruning: Promise<void> | undefined
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -78,6 +84,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true
     this.clearTimer(this.timer)
+    await this.pruning
     while (this.inFlight.size > 0 || this.claiming) {
       await Promise.race([...this.inFlight, new Promise((r) => setTimeout(r, 5))])
     }
@@ -119,7 +126,27 @@ export class DeliveryWorker {
     }
     if (this.stopped) return
     if (this.again || claimed.length === limit) void this.claimMore()
-    else this.idle()
+    else {
+      if (claimed.length === 0) this.pruneWhenDue()
+      this.idle()
+    }
+  }
+
+  /** At most hourly, while idle: the delivery log keeps `deliveryRetentionMs` of settled deliveries. */
+  private pruneWhenDue(): void {
+    const now = this.deps.clock()
+    if (this.settings.deliveryRetentionMs <= 0 || this.pruning || now - this.prunedAt < PRUNE_INTERVAL_MS) return
+    this.prunedAt = now
+    this.pruning = pruneDeliveries(this.deps.knex, now - this.settings.deliveryRetentionMs)
+      .then(
+        (n) => {
+          if (n > 0) this.deps.logger.info(`webhook deliveries: deleted ${n} older than the retention`)
+        },
+        (err: unknown) => this.deps.logger.warn({ err }, 'webhook deliveries: pruning failed; retrying in an hour'),
+      )
+      .finally(() => {
+        this.pruning = undefined
+      })
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {

@@ -1,11 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { DIALECTS } from '../../../../test/support/databases.js'
+import { pendingDelivery } from '../../src/webhooks/emit.js'
 import { WEBHOOK_TABLES } from '../../src/webhooks/index.js'
 import { createProject, putFlag } from '../flags/support.js'
 import type { Harness, Json } from '../harness.js'
 import { createWebhook, eventually, type Receiver, startReceiver, startWebhookHarness } from './support.js'
 
 const SECOND = 1000
+const HOUR = 3600 * SECOND
+const DAY = 24 * HOUR
 
 describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
   let h: Harness
@@ -157,4 +160,27 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     expect(rows.get('slow')).toMatchObject({ status: 'pending', last_status: null })
     expect(rows.get('slow').last_error).toContain('no answer within 1000 ms')
   }, 20_000)
+
+  it('settled deliveries older than WEBHOOK_DELIVERY_RETENTION_DAYS (30) are deleted hourly; pending ones stay', async () => {
+    const { hook } = await setup()
+    const now = h.clock.now
+    const at = (status: 'pending' | 'delivered' | 'failed', createdAt: number) => ({
+      ...pendingDelivery(hook.id, 'flag.updated', '{}', createdAt),
+      status,
+      // A pending one is due far ahead, so the worker leaves it alone meanwhile.
+      next_attempt_at: now + 30 * DAY,
+    })
+    const rows = {
+      oldDelivered: at('delivered', now - 31 * DAY),
+      oldFailed: at('failed', now - 31 * DAY),
+      oldPending: at('pending', now - 31 * DAY),
+      recent: at('delivered', now - 29 * DAY),
+    }
+    await h.server.runtime.knex(WEBHOOK_TABLES.deliveries).insert(Object.values(rows))
+    h.clock.advance(HOUR)
+    await eventually(async () => {
+      const left = (await deliveriesOf(hook.id)).map((d) => d.id).sort()
+      expect(left).toEqual([rows.oldPending.id, rows.recent.id].sort())
+    })
+  })
 })

@@ -31,15 +31,15 @@ export async function claimAndApply(runtime: ServiceRuntime, batch: readonly Due
       name: string
     }
     const target = { id: first.environment_id, projectId: env.project_id, name: env.name }
+    await prefetch(flags, target.id, rows)
     const now = runtime.clock()
     const settled: ScheduleRow[] = []
     for (const row of rows) {
       const result = await applyOne(flags, target, row, now)
       const status = 'changed' in result ? ('applied' as const) : ('failed' as const)
-      const update = { status, applied_at: now, result: JSON.stringify(result) }
-      await trx(SCHEDULES_TABLE).where('id', row.id).update(update)
-      settled.push({ ...row, ...update })
+      settled.push({ ...row, status, applied_at: now, result: JSON.stringify(result) })
     }
+    await settle(trx, settled, now)
     await emitScheduleOutcomes(trx, settled, env.project_id, now)
     return rows.length
   }, scheduleAudit(batch))
@@ -50,6 +50,34 @@ async function claim(trx: Knex.Transaction, dialect: string, ids: number[]): Pro
   const query = trx(SCHEDULES_TABLE).whereIn('id', ids).where('status', 'pending').orderBy('id').select('*')
   if (dialect === 'postgres') query.forUpdate().skipLocked()
   return (await query) as ScheduleRow[]
+}
+
+/** The batch's flags and their states at the schedules' bases, read in bulk: the write path then reads none. */
+async function prefetch(flags: FlagWriter, environmentId: string, rows: readonly ScheduleRow[]): Promise<void> {
+  await flags.load(
+    rows.map((r) => r.flag_key),
+    environmentId,
+  )
+  const bases = rows.filter((r) => r.base_revision !== null)
+  await flags.statesAt(
+    bases.map((r) => [r.flag_key, Number(r.base_revision)] as [string, number]),
+    environmentId,
+  )
+}
+
+/** Every schedule of the batch marked applied or failed with its result, in one statement. */
+async function settle(trx: Knex.Transaction, rows: readonly ScheduleRow[], now: number): Promise<void> {
+  const byId = `case id ${rows.map(() => 'when ? then ?').join(' ')} end`
+  await trx.raw(
+    `update "${SCHEDULES_TABLE}" set status = ${byId}, result = ${byId}, applied_at = ?
+     where id in (${rows.map(() => '?').join(', ')})`,
+    [
+      ...rows.flatMap((r) => [Number(r.id), r.status]),
+      ...rows.flatMap((r) => [Number(r.id), r.result]),
+      now,
+      ...rows.map((r) => Number(r.id)),
+    ] as Knex.RawBinding[],
+  )
 }
 
 // A batch shares its approver (see `batchesOf`): approved, or not, together.

@@ -16,7 +16,9 @@ const runnable = (knex: Knex) =>
   knex(`${SCHEDULES_TABLE} as s`)
     .join('flagsync_environments as e', 'e.id', 's.environment_id')
     .where('s.status', 'pending')
-    .where((q) => q.where('e.require_approval', false).orWhereNotNull('s.approved_at'))
+    .where((q) => {
+      q.where('e.require_approval', false).orWhereNotNull('s.approved_at')
+    })
 
 /** Runnable schedules due at `now`, oldest `run_at` first, at most `limit`. */
 export async function dueSchedules(knex: Knex, now: number, limit: number): Promise<DueSchedule[]> {

@@ -6,7 +6,7 @@ import type { ScheduleRow } from './rows.js'
  * `schedule.applied` or `schedule.failed`, with what a receiver needs to tell which change it was: the
  * environment, the flag, the schedule, who created and approved it, and its `result`.
  */
-export function scheduleEvent(row: ScheduleRow, projectId: string): WebhookEvent {
+function scheduleEvent(row: ScheduleRow, projectId: string): WebhookEvent {
   return {
     type: row.status === 'applied' ? 'schedule.applied' : 'schedule.failed',
     projectId,

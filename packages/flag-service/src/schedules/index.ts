@@ -7,9 +7,6 @@ import { createEnvironmentSchedulesRouter, createFlagSchedulesRouter } from './r
 import { ScheduleRunner, type ScheduleRunnerOptions } from './runner.js'
 import { scheduleMigration } from './tables.js'
 
-export type { ScheduleJson, ScheduleResult, ScheduleRow } from './rows.js'
-export { DEFAULT_SCHEDULE_POLL_MS, ScheduleRunner, type ScheduleRunnerOptions, type Timers } from './runner.js'
-export { SCHEDULE_STATUSES, type ScheduleStatus } from './schema.js'
 export { SCHEDULES_TABLE } from './tables.js'
 
 /** Scheduled flag changes; migrations named 0200_… sort after the flags feature's. */
@@ -21,7 +18,7 @@ const runners = new WeakMap<ServiceRuntime, ScheduleRunner>()
  * The process's schedule runner for a runtime, started on first use (an app built twice on one runtime runs one)
  * and stopped on `runtime.close()`.
  */
-export function scheduleRunnerOf(runtime: ServiceRuntime, options: ScheduleRunnerOptions = {}): ScheduleRunner {
+function scheduleRunnerOf(runtime: ServiceRuntime, options: ScheduleRunnerOptions = {}): ScheduleRunner {
   let runner = runners.get(runtime)
   if (!runner) {
     const created = new ScheduleRunner(runtime, options)

@@ -54,5 +54,3 @@ export function scheduleJson(row: ScheduleRow, requireApproval: boolean, now: nu
     overdue: waitsForApproval && Number(row.run_at) <= now,
   }
 }
-
-export type ScheduleJson = ReturnType<typeof scheduleJson>

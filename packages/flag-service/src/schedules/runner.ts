@@ -3,7 +3,7 @@ import { claimAndApply } from './claim.js'
 import { batchesOf, dueSchedules, nextRunAt } from './due.js'
 
 /** The default poll for schedules created, approved or cancelled through other instances: 1 s. */
-export const DEFAULT_SCHEDULE_POLL_MS = 1000
+const DEFAULT_SCHEDULE_POLL_MS = 1000
 
 export interface Timers {
   setTimeout(fn: () => void, ms: number): unknown

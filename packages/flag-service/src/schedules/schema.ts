@@ -6,7 +6,7 @@ export const SCHEDULE_STATUSES = ['pending', 'applied', 'failed', 'cancelled'] a
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number]
 
 /** The furthest ahead a schedule may run: a year. */
-export const MAX_SCHEDULE_AHEAD_MS = 366 * 24 * 60 * 60 * 1000
+const MAX_SCHEDULE_AHEAD_MS = 366 * 24 * 60 * 60 * 1000
 
 /** `POST …/flags/:key/schedules`: the patch is the PATCH route's schema; `run_at` an ISO 8601 timestamp. */
 export const createScheduleSchema = z.strictObject({

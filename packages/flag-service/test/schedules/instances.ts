@@ -4,10 +4,10 @@ import { type SpawnedServer, spawnServer } from '../../../../test/support/spawn-
 
 /** Helpers for suites that run the service's CLI as real processes on one database. */
 
-export const CLI = 'packages/flag-service/dist/cli.js'
+const CLI = 'packages/flag-service/dist/cli.js'
 const ADMIN = { email: 'admin@example.com', password: 'correct horse battery' }
 
-export function serviceEnv(databaseUrl: string): Record<string, string> {
+function serviceEnv(databaseUrl: string): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
     ADMIN_EMAIL: ADMIN.email,
@@ -115,7 +115,7 @@ export interface Tally {
 }
 
 /** Reads the schedules' outcomes and the change-log rows they wrote straight from the database. */
-export async function tally(databaseUrl: string): Promise<Tally> {
+async function tally(databaseUrl: string): Promise<Tally> {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {

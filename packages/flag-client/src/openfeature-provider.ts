@@ -82,10 +82,16 @@ export class FlagsyncProvider implements Provider {
       const off = this.#client.subscribe((event) => {
         if (event.type === 'status' && refused(event.status)) off()
       })
-      this.#client.ready().then(() => {
-        off()
-        resolve()
-      })
+      this.#client.ready().then(
+        () => {
+          off()
+          resolve()
+        },
+        (error: unknown) => {
+          off()
+          reject(error)
+        },
+      )
     })
   }
 

@@ -75,13 +75,12 @@ async function watchedEnvironments(trx: Knex, ids: string[]): Promise<Map<string
   for (let i = 0; i < ids.length; i += CHUNK) {
     const rows = (await trx({ e: SERVICE_TABLES.environments })
       .whereIn('e.id', ids.slice(i, i + CHUNK))
-      .whereExists((q) =>
-        q
-          .select(trx.raw('1'))
+      .whereExists((q) => {
+        q.select(trx.raw('1'))
           .from({ w: WEBHOOK_TABLES.webhooks })
           .whereRaw('w.project_id = e.project_id')
-          .andWhere('w.enabled', true),
-      )
+          .andWhere('w.enabled', true)
+      })
       .select('e.id', 'e.name', 'e.project_id')) as EnvironmentRef[]
     for (const row of rows) out.set(row.id, row)
   }

@@ -153,11 +153,11 @@ function listDeliveries({ knex }: ServiceRuntime): Handler {
     const q = knex(D).where('webhook_id', hook.id)
     if (query.cursor) {
       const [at, id] = query.cursor.split('.') as [string, string]
-      q.andWhere((w) =>
-        w
-          .where('created_at', '<', Number(at))
-          .orWhere((x) => x.where('created_at', Number(at)).andWhere('id', '<', id)),
-      )
+      q.andWhere((w) => {
+        w.where('created_at', '<', Number(at)).orWhere((x) => {
+          x.where('created_at', Number(at)).andWhere('id', '<', id)
+        })
+      })
     }
     const rows = (await q
       .orderBy([

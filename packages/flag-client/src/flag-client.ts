@@ -1,14 +1,14 @@
 import { evaluate } from '@flagsync/evaluation'
-import type { EvaluableFlag, Operation } from '@flagsync/protocol'
+import type { EvaluableFlag } from '@flagsync/protocol'
 import { systemClock } from './clock.js'
 import { FlagCache, type SavedSet } from './flag-cache.js'
+import { flagEdits, outboxView } from './flag-outbox.js'
 import { bootstrapSet, isNewerFlagSet } from './flag-sets.js'
 import { DEFAULT_RECONNECT, FlagStream } from './flag-stream.js'
-import { MemoryImpressionQueue } from './impressions/impression-queue.js'
-import { ImpressionReporter } from './impressions/impression-reporter.js'
-import { DexieImpressionQueue } from './impressions/indexeddb-queue.js'
+import { clientReporter } from './impressions/client-reporter.js'
+import type { ImpressionReporter } from './impressions/impression-reporter.js'
 import { checkIndexedDbOptions, resolveIndexedDb, resolveLocalStorage } from './indexeddb-env.js'
-import { LocalView, type PendingEntry } from './local-view.js'
+import { LocalView } from './local-view.js'
 import { browserOnlineSource } from './online.js'
 import { SnapshotPoller, withKeyInQuery } from './snapshot-poller.js'
 import type {
@@ -18,7 +18,6 @@ import type {
   FlagClientOptions,
   FlagClientStatus,
   FlagEvaluation,
-  FlagOutbox,
   FlagSource,
 } from './types.js'
 
@@ -63,8 +62,6 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     (cacheDb || storage) && new FlagCache(`${options.dbName ?? 'flagsync'}:flags`, url.toString(), cacheDb, storage)
   let persistTimer: unknown
 
-  const currentView = () => local.view
-
   /** Applies a change to the view and tells listeners which keys now read differently. */
   const changed = (mutate: () => string[]) => {
     const now = clock.now()
@@ -97,18 +94,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     if (source === 'stream' || source === 'snapshot') persistSoon()
     resolveReady()
   }
-  const impressionOptions = typeof options.impressions === 'object' ? options.impressions : {}
-  const reporter = new ImpressionReporter({
-    options: options.impressions === false ? { ...impressionOptions, enabled: false } : impressionOptions,
-    sdkKey: options.sdkKey,
-    baseUrl: new URL(impressionOptions.baseUrl?.replace(/\/?$/, '/') ?? '.', url),
+  const reporter = clientReporter(options, options.sdkKey, ['.', url], {
     environmentId: () => status.environmentId,
-    queue: () => {
-      const db = resolveIndexedDb(options)
-      return db
-        ? new DexieImpressionQueue(`${options.dbName ?? 'flagsync'}:impressions`, db.indexedDB, db.IDBKeyRange)
-        : new MemoryImpressionQueue()
-    },
     onError: (error) => emit({ type: 'error', source: 'impressions', error }),
     fetch: fetchImpl,
     clock,
@@ -178,98 +165,8 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
     },
   )
 
-  // The outbox: queued edits show at once; acknowledged ones until the stream echoes them. Reads of the whole
-  // outbox are coalesced (a burst of changes costs one more read, not one each) and applied per flag; the
-  // client's own edits are applied from the id the outbox gives them, without a read.
   const sync = options.syncClient
-  let reads = 0
-  let syntheticId = 0
-  let closed = false
-  /** Entries this client queued, by id: the number of outbox reads started before each was queued. */
-  const queuedAfterRead = new Map<number, number>()
-  let refreshing: Promise<void> | null = null
-  let stale = false
-  const readOutbox = async (outbox: FlagOutbox) => {
-    const started = ++reads
-    const [entries, found] = await Promise.all([
-      outbox.outbox().catch(() => undefined),
-      outbox.conflicts?.().catch(() => undefined) ?? [],
-    ])
-    if (!entries) return
-    // An outbox without ids: every read replaces the whole queue (fresh negative ids, all new).
-    const withIds = entries.every((e) => typeof e.id === 'number')
-    if (!withIds) syntheticId -= entries.length
-    changed(() => [
-      ...local.setPending(
-        entries.map((e, i) => ({ id: withIds ? (e.id as number) : syntheticId + i, operation: e.operation })),
-        (id) => (queuedAfterRead.get(id) ?? 0) >= started,
-      ),
-      ...(found ? local.setConflicts(found) : []),
-    ])
-    for (const [id, at] of queuedAfterRead) if (at < started) queuedAfterRead.delete(id)
-  }
-  /** Resolves once a read started after this call has been applied. */
-  const refreshPending = (): Promise<void> => {
-    if (!sync || closed) return Promise.resolve()
-    stale = true
-    refreshing ??= (async () => {
-      while (stale && !closed) {
-        stale = false
-        await readOutbox(sync)
-      }
-      refreshing = null
-    })()
-    return refreshing
-  }
-  /** Queues `op` and shows it at once: through `enqueue` (its id places it), else the named call and a read. */
-  const queue = async (outbox: FlagOutbox, op: Operation, named: () => Promise<unknown>) => {
-    if (!outbox.enqueue || (op.action === 'insert' && 'id' in op.record)) {
-      await named()
-      await refreshPending()
-      return
-    }
-    const id = await outbox.enqueue(op)
-    queuedAfterRead.set(id, reads)
-    const entry: PendingEntry = { id, operation: JSON.parse(JSON.stringify(op)) as Operation }
-    changed(() => local.appendPending(entry))
-  }
-  const unsubscribers: Array<() => void> = []
-  if (sync) {
-    unsubscribers.push(
-      sync.onDelivered((_batchId, operations, info) => {
-        // A replayed batch changed nothing now: the server's state (and its stream) already tells the truth.
-        if (info?.duplicate) return
-        const now = clock.now()
-        changed(() => local.addAcked(operations, now))
-      }),
-    )
-  }
-  /** The outbox is read once the cache has answered: a cold start shows the cached flags first, edits next. */
-  const attachOutbox = () => {
-    if (!sync || closed) return
-    unsubscribers.push(sync.subscribe(() => void refreshPending()))
-    void refreshPending()
-  }
-  /**
-   * Every local edit is based on the revision of the flag as the server last
-   * sent it. Creating a key this client does not have is based on the newest
-   * revision it knows: a flag someone else created under that key since is a
-   * conflict (kind `exists`), not silently replaced.
-   */
-  const baseOf = (key: string, creating = false): { baseRevision?: number } => {
-    const server = local.serverFlags
-    let revision = server.get(key)?.revision
-    if (revision === undefined && creating) {
-      for (const flag of server.values()) {
-        if (typeof flag.revision === 'number' && flag.revision > (revision ?? -1)) revision = flag.revision
-      }
-    }
-    return typeof revision === 'number' ? { baseRevision: revision } : {}
-  }
-  const requireSync = () => {
-    if (!sync) throw new Error('flag edits need the syncClient option')
-    return sync
-  }
+  const outbox = outboxView(sync, local, changed, clock)
 
   /** The cached set replaces nothing but a bootstrap it is newer than (a server-rendered page keeps its flags). */
   const fromCache = (saved: SavedSet | undefined) => {
@@ -290,73 +187,29 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
       .load()
       .then(fromCache)
       .catch(() => {})
-      .then(attachOutbox)
+      .then(outbox.attach)
   } else {
     fromCache(saved)
-    attachOutbox()
+    outbox.attach()
   }
   stream.start()
 
-  const getFlag = (key: string) => currentView().get(key)
-  const evaluateKey = (key: string, context: Record<string, unknown> = {}): FlagEvaluation => {
-    const flag = getFlag(key)
-    if (!flag) return { value: undefined, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND', flagFound: false }
-    const result: FlagEvaluation = {
-      ...evaluate(flag as EvaluableFlag, context, (k) => getFlag(k) as EvaluableFlag | undefined),
-      flagFound: true,
-    }
-    reporter.record(key, context, result)
-    return result
-  }
-
   return {
     ready: () => readyPromise,
-    getFlag,
-    // Keys are unique in a view: no two flags compare equal.
-    allFlags: () => [...currentView().values()].sort((a, b) => (a.key > b.key ? 1 : -1)),
-    snapshot: currentView,
-    evaluate: evaluateKey,
-    isEnabled: (key, context) => evaluateKey(key, context).value === true,
-    getValue<T>(key: string, context: Record<string, unknown> | undefined, fallback: T): T {
-      const { value } = evaluateKey(key, context)
-      return value === undefined ? fallback : (value as T)
-    },
+    ...flagReads(local, reporter),
     status: () => status,
     subscribe(listener) {
       listeners.add(listener)
       return () => listeners.delete(listener)
     },
-    async createFlag(flag) {
-      const outbox = requireSync()
-      const { revision: _readOnly, conflict: _local, ...record } = flag
-      const base = baseOf(flag.key, true)
-      await queue(outbox, { action: 'insert', collection, recordId: flag.key, record, ...base }, () =>
-        outbox.insert(collection, record, { recordId: flag.key, ...base }),
-      )
-    },
-    async updateFlag(key, changes) {
-      const outbox = requireSync()
-      const base = baseOf(key)
-      await queue(outbox, { action: 'update', collection, recordId: key, changes, ...base }, () =>
-        outbox.update(collection, key, changes, base),
-      )
-    },
-    async deleteFlag(key) {
-      const outbox = requireSync()
-      const base = baseOf(key)
-      await queue(outbox, { action: 'delete', collection, recordId: key, ...base }, () =>
-        outbox.delete(collection, key, base),
-      )
-    },
+    ...flagEdits(sync, local, collection, outbox),
     flushImpressions: () => reporter.flush(),
     impressionStatus: () => reporter.status(),
     async close() {
-      closed = true
       stream.close()
       poller?.stop()
-      for (const off of unsubscribers) off()
       if (persistTimer !== undefined) clock.clearTimeout(persistTimer)
-      await refreshing
+      await outbox.close()
       await reporter.close()
       if (cache) {
         // Only an authoritative set is saved: closing before anything arrived must not wipe the cache.
@@ -385,4 +238,34 @@ function streamUrlOf(value: unknown): URL {
     }
   } catch {}
   throw new TypeError(`options.streamUrl must be a URL (got ${JSON.stringify(value)})`)
+}
+
+/** The reads of a rules-mode client: its view (server flags with local edits on top), evaluated here. */
+function flagReads(
+  local: LocalView,
+  reporter: ImpressionReporter,
+): Pick<FlagClient, 'getFlag' | 'allFlags' | 'snapshot' | 'evaluate' | 'isEnabled' | 'getValue'> {
+  const getFlag = (key: string) => local.view.get(key)
+  const evaluateKey = (key: string, context: Record<string, unknown> = {}): FlagEvaluation => {
+    const flag = getFlag(key)
+    if (!flag) return { value: undefined, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND', flagFound: false }
+    const result: FlagEvaluation = {
+      ...evaluate(flag as EvaluableFlag, context, (k) => getFlag(k) as EvaluableFlag | undefined),
+      flagFound: true,
+    }
+    reporter.record(key, context, result)
+    return result
+  }
+  return {
+    getFlag,
+    // Keys are unique in a view: no two flags compare equal.
+    allFlags: () => [...local.view.values()].sort((a, b) => (a.key > b.key ? 1 : -1)),
+    snapshot: () => local.view,
+    evaluate: evaluateKey,
+    isEnabled: (key, context) => evaluateKey(key, context).value === true,
+    getValue<T>(key: string, context: Record<string, unknown> | undefined, fallback: T): T {
+      const { value } = evaluateKey(key, context)
+      return value === undefined ? fallback : (value as T)
+    },
+  }
 }

@@ -2,9 +2,7 @@ import type { OfrepBulkResponse, OfrepEvaluationFailure, OfrepEvaluationSuccess 
 import { parseRetryAfter, type RetryPolicy, retryDelay } from '@flagsync/protocol'
 import { systemClock } from '../clock.js'
 import { DEFAULT_RECONNECT } from '../flag-stream.js'
-import { MemoryImpressionQueue } from '../impressions/impression-queue.js'
-import { ImpressionReporter } from '../impressions/impression-reporter.js'
-import { IndexedDbImpressionQueue } from '../impressions/indexeddb-queue.js'
+import { clientReporter } from '../impressions/client-reporter.js'
 import { browserOnlineSource } from '../online.js'
 import type { ClientFlag, Clock, FlagEvaluation, KeyValueStorage, OnlineSource } from '../types.js'
 import { RefreshStream } from './refresh-stream.js'
@@ -37,6 +35,7 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
   const state: FetchState = { context: { ...options.context }, hash: '', etag: null, latest: 0, closed: false }
   state.hash = contextHash(state.context)
 
+  const io = { fetch: fetchImpl, clock, random, online }
   const stream = new RefreshStream({
     fetch: fetchImpl,
     headers: auth,
@@ -47,15 +46,17 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
     dropped: () => view.setStatus({ state: online.isOnline() ? 'reconnecting' : 'offline' }),
     reconnected: () => void fetchValues(),
   })
-  const fetchValues = valueFetcher({ ofrep, auth, fetch: fetchImpl, clock, random, policy, online }, state, {
+  const fetchValues = valueFetcher({ ofrep, auth, policy, ...io }, state, {
     view,
     store,
     storeId,
     stream,
   })
-  const reporter = impressionReporter(options, ofrep, fetchImpl, clock, random, online, (error) =>
-    view.emit({ type: 'error', source: 'impressions', error }),
-  )
+  const reporter = clientReporter(options, options.clientKey, ['../../', ofrep], {
+    ...io,
+    environmentId: () => options.environmentId ?? null,
+    onError: (error) => view.emit({ type: 'error', source: 'impressions', error }),
+  })
   if (options.environmentId) reporter.start()
   const offOnline = online.subscribe((isOnline) => {
     if (isOnline) void fetchValues()
@@ -75,8 +76,6 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
     reporter.record(key, state.context, result)
     return result
   }
-  const rulesMode = () =>
-    Promise.reject(new Error('flag edits are a rules-mode feature: createFlagClient({ ..., syncClient })'))
 
   return {
     ready: () => view.ready,
@@ -120,6 +119,10 @@ export function createRemoteFlagClient(options: RemoteFlagClientOptions): Remote
     },
   }
 }
+
+/** Edits of a remote client: local edits through a sync client are a rules-mode feature. */
+const rulesMode = () =>
+  Promise.reject(new Error('flag edits are a rules-mode feature: createFlagClient({ ..., syncClient })'))
 
 /** The context being served and where its fetches stand. */
 interface FetchState {
@@ -208,39 +211,6 @@ function toFlag(entry: OfrepEvaluationSuccess | OfrepEvaluationFailure): ClientF
   if (entry.variant !== undefined) flag.variant = entry.variant
   return flag
 }
-
-function impressionReporter(
-  options: RemoteFlagClientOptions,
-  ofrep: URL,
-  fetchImpl: typeof fetch,
-  clock: ImpressionReporterDeps['clock'],
-  random: () => number,
-  online: ImpressionReporterDeps['online'],
-  onError: ImpressionReporterDeps['onError'],
-): ImpressionReporter {
-  const given = typeof options.impressions === 'object' ? options.impressions : {}
-  return new ImpressionReporter({
-    options: options.impressions === false ? { ...given, enabled: false } : given,
-    sdkKey: options.clientKey,
-    baseUrl: new URL(given.baseUrl?.replace(/\/?$/, '/') ?? '../../', ofrep),
-    environmentId: () => options.environmentId ?? null,
-    // In IndexedDB as in rules mode (rows survive a reload), the options' or the page's; in memory where there is none.
-    queue: () =>
-      options.indexedDB || (globalThis as { indexedDB?: unknown }).indexedDB
-        ? new IndexedDbImpressionQueue(
-            `${options.dbName ?? 'flagsync'}:impressions`,
-            options.indexedDB,
-            options.IDBKeyRange,
-          )
-        : new MemoryImpressionQueue(),
-    onError,
-    fetch: fetchImpl,
-    clock,
-    random,
-    online,
-  })
-}
-type ImpressionReporterDeps = ConstructorParameters<typeof ImpressionReporter>[0]
 
 /** `…/ofrep/v1/`: the base URL given, or its `ofrep/v1/` (relative URLs resolve against the page). */
 function ofrepBaseOf(value: unknown): URL {

@@ -33,6 +33,7 @@ export interface RemoteFlagClientOptions {
    * impressions survive a reload as in `createFlagClient`. Default: the page's; where there is none, memory.
    */
   indexedDB?: IDBFactory
+  /** The key range class of the same implementation as `indexedDB`. */
   IDBKeyRange?: typeof IDBKeyRange
   /** Used for evaluations, the refresh stream and impressions. Default: the global `fetch`. */
   fetch?: typeof fetch

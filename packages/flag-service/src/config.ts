@@ -8,7 +8,7 @@ import { type WebhookSettings, webhookSettingsFromEnv } from './webhooks/setting
 
 /** The service keeps its own file by default, so it never shares a workspace with the flat API's `npm start`. */
 export const DEFAULT_SERVICE_DATABASE_URL = 'sqlite:./data/flag-service.sqlite'
-export const DEFAULT_SERVICE_PORT = 8788
+const DEFAULT_SERVICE_PORT = 8788
 
 /** The first workspace and its admin, created on an empty database only. */
 export interface SetupConfig {

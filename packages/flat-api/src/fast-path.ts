@@ -43,7 +43,7 @@ function captureSecurityHeaders(): Header[] {
  * unknown flag, a malformed path — returns false and goes to Express, so every
  * error keeps its one shape and status.
  */
-export function createFastPath({
+function createFastPath({
   runtime,
   sdkKey,
   clientKey,

@@ -36,7 +36,7 @@ export interface FlagRuntimeOptions {
   logger?: Logger
 }
 
-export const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000
+const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000
 
 /** A client further behind than this (or than there are flags) gets a full bootstrap instead. */
 const MAX_RESUMED_CHANGES = 1000

@@ -10,9 +10,9 @@ import { type FlagChange, type LiveEntry, withRevision } from '@flagsync/store'
  * reconnects without Last-Event-ID and gets a full bootstrap again, instead of
  * resuming an old position on top of the store it has just cleared.
  */
-export const CONNECTED_FRAME = formatSseEvent({ event: 'connected', data: 'true', id: '' })
+const CONNECTED_FRAME = formatSseEvent({ event: 'connected', data: 'true', id: '' })
 
-export function upsertFrame(json: string, revision?: number): string {
+function upsertFrame(json: string, revision?: number): string {
   return formatSseEvent({ event: 'update', data: `{"type":"UPSERT","flag":${json}}`, id: revision })
 }
 
@@ -29,7 +29,7 @@ export function changeFrame(change: FlagChange): string {
  * The flat API has no `ready` event; this comment (ignored by EventSource, as
  * the spec requires of comments) tells our own client the bootstrap is over.
  */
-export const BOOTSTRAP_COMPLETE_FRAME = formatSseComment('bootstrap complete')
+const BOOTSTRAP_COMPLETE_FRAME = formatSseComment('bootstrap complete')
 
 /**
  * connected + one UPSERT per flag + the end marker, as one chunk so a new

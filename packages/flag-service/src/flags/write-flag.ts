@@ -130,7 +130,7 @@ export function approvalGate(
 }
 
 /** The flag service's flags: `flagBodySchema` for a whole flag, `flagPatchSchema` and `mergeFlag` for a patch. */
-export const serviceFlagModel: FlagModel<ServiceFlag> = {
+const serviceFlagModel: FlagModel<ServiceFlag> = {
   parse: (record, key) => checked(() => parseOr422(flagBodySchema, withKey(withoutRevision(record), key), 'flag')),
   patch: (raw) => checked(() => parseOr422(flagPatchSchema, withoutRevision(raw), 'patch')),
   merge: (current, patch) => checked(() => mergeFlag(current, patch as FlagPatch)),

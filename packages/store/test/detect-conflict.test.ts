@@ -1,4 +1,4 @@
-import { type ConflictCheck, detectConflict, jsonEqual as deepEqual } from '@flagsync/store'
+import { type ConflictCheck, jsonEqual as deepEqual, detectConflict } from '@flagsync/store'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 

@@ -1,6 +1,6 @@
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
+import type { SpawnedServer } from '@flagsync/test-support/spawn-server'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/databases.js'
-import type { SpawnedServer } from '../../../../test/support/spawn-server.js'
 import {
   adminOf,
   insertSchedules,

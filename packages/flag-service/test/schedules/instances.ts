@@ -1,6 +1,6 @@
+import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
 import pg from 'pg'
 import { expect } from 'vitest'
-import { type SpawnedServer, spawnServer } from '../../../../test/support/spawn-server.js'
 
 /** Helpers for suites that run the service's CLI as real processes on one database. */
 

@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { createProject, member, type Project, putFlag, setRequireApproval, unique } from '../flags/support.js'
 import { anonymous, bearer, type Caller, type Harness, startHarness } from '../harness.js'
 import { inMs, schedule, schedulesOf } from './support.js'

@@ -8,12 +8,11 @@ import { present } from './present.js'
 import type { EvaluationContext, GetFlag } from './types.js'
 
 /**
- * One flag of a prepared set: its answer's JSON when that is the same for
- * every context, else the checked flag with the JSON of each decision it has
- * served so far (a flag has few decisions: off, each rule, inside/outside,
- * each variant), by slot (see {@link slotOf}). Each JSON starts with what
- * precedes it in the array (`[` for the first flag, `,` for the others), so a
- * body is one piece per flag. One shape for every flag keeps the loop monomorphic.
+ * One piece of a prepared set: the JSON of a run of consecutive flags whose answers are the same for every
+ * context, or one context-dependent flag (`flag`) with the JSON of each decision it has served so far (a flag has
+ * few decisions: off, each rule, inside/outside, each variant), by slot (see {@link slotOf}). Each JSON starts with
+ * what precedes it in the array (`[` for the first flag, `,` for the others), so a body is the pieces in order. One
+ * shape for every piece keeps the loop monomorphic.
  */
 class PreparedFlag {
   readonly answers: Array<Uint8Array | undefined> = []
@@ -39,8 +38,8 @@ const CLOSE = utf8.encode(']')
 /**
  * A flag set ready for {@link ofrepBulkParts}, built once per array (servers
  * hand out the same array until the set changes): each flag's shape checked
- * once, and the answer of each flag that cannot depend on the context (off,
- * malformed, or on with nothing to target) serialized once.
+ * once, and the answers of flags that cannot depend on the context (off,
+ * malformed, or on with nothing to target) serialized once, a run of them as one piece.
  * @example
  * const ready = prepareFlags(flags) // the same object for the same array
  */
@@ -51,14 +50,20 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
   for (const flag of flags) if (typeof flag?.key === 'string') byKey.set(flag.key, flag)
   const getFlag: GetFlag = (key) => byKey.get(key)
   const entries: PreparedFlag[] = []
-  for (const [key, flag] of byKey) {
-    const prefix = entries.length === 0 ? '[' : ','
-    if (dependsOnContext(flag)) entries.push(new PreparedFlag(key, prefix, undefined, flag as CheckedFlag))
-    else {
-      const json = utf8.encode(prefix + JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body))
-      entries.push(new PreparedFlag(key, prefix, json, undefined))
-    }
+  let run = '' // the answers of consecutive flags that cannot depend on the context: one piece, copied once
+  const endRun = () => {
+    if (run !== '') entries.push(new PreparedFlag('', '', utf8.encode(run), undefined))
+    run = ''
   }
+  let count = 0
+  for (const [key, flag] of byKey) {
+    const prefix = count++ === 0 ? '[' : ','
+    if (dependsOnContext(flag)) {
+      endRun()
+      entries.push(new PreparedFlag(key, prefix, undefined, flag as CheckedFlag))
+    } else run += prefix + JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body)
+  }
+  endRun()
   const ready: PreparedFlags = { entries, getFlag }
   prepared.set(flags, ready)
   return ready

@@ -44,11 +44,11 @@ const webhooksKey = (projectId: string) => ['webhooks', projectId] as const
 const deliveriesKey = (projectId: string, webhookId: string) =>
   ['webhooks', projectId, webhookId, 'deliveries'] as const
 
-/** The project's webhooks (server state through TanStack Query), and the writes that change them. */
-export function useWebhooks(projectId: string) {
+/** The project's webhooks (server state through TanStack Query), and the writes that change them; `enabled`: load them. */
+export function useWebhooks(projectId: string, enabled = true) {
   const base = `/api/projects/${projectId}/webhooks`
   const client = useQueryClient()
-  const list = useQuery({ queryKey: webhooksKey(projectId), queryFn: () => api<Webhook[]>('GET', base) })
+  const list = useQuery({ queryKey: webhooksKey(projectId), queryFn: () => api<Webhook[]>('GET', base), enabled })
   const refresh = () => client.invalidateQueries({ queryKey: webhooksKey(projectId) })
   const create = useMutation({
     mutationFn: (input: { url: string; events: string[]; description?: string }) => api<Webhook>('POST', base, input),

@@ -11,7 +11,7 @@ import { useDeliveries, useWebhooks, WEBHOOK_EVENTS, type Webhook } from './use-
  * and redelivery. Project admins only: the service refuses everyone else.
  */
 export function Webhooks(props: { projectId: string; canAdmin: boolean; reason: string }) {
-  const { list, create, update, remove } = useWebhooks(props.projectId)
+  const { list, create, update, remove } = useWebhooks(props.projectId, props.canAdmin)
   const [creating, setCreating] = useState(false)
   const [secret, setSecret] = useState<Webhook | null>(null)
   const [deleting, setDeleting] = useState<Webhook | null>(null)
@@ -48,30 +48,14 @@ export function Webhooks(props: { projectId: string; canAdmin: boolean; reason: 
       ) : null}
       <ListTable columns={['URL', 'Events', 'State', 'Controls']}>
         {hooks.map((hook) => (
-          <tr key={hook.id} data-webhook={hook.url}>
-            <td>
-              <code>{hook.url}</code>
-              {hook.description ? <div className="hint">{hook.description}</div> : null}
-            </td>
-            <td>{hook.events.join(', ')}</td>
-            <td>
-              {hook.enabled ? 'enabled' : <span className="badge warn">disabled</span>}
-              {hook.disabled_reason ? <div className="hint">{hook.disabled_reason}</div> : null}
-            </td>
-            <td>
-              <button type="button" onClick={() => update.mutate({ id: hook.id, enabled: !hook.enabled })}>
-                {hook.enabled ? 'Disable' : 'Enable'}
-              </button>{' '}
-              <button type="button" onClick={() => setOpen(open === hook.id ? null : hook.id)}>
-                {open === hook.id ? 'Hide deliveries' : 'Deliveries'}
-              </button>
-            </td>
-            <td>
-              <RowAction label={`Delete webhook ${hook.url}`} blocked={null} onClick={() => setDeleting(hook)}>
-                Delete
-              </RowAction>
-            </td>
-          </tr>
+          <WebhookRow
+            key={hook.id}
+            hook={hook}
+            open={open === hook.id}
+            onToggle={() => update.mutate({ id: hook.id, enabled: !hook.enabled })}
+            onOpen={() => setOpen(open === hook.id ? null : hook.id)}
+            onDelete={() => setDeleting(hook)}
+          />
         ))}
       </ListTable>
       {open ? <Deliveries projectId={props.projectId} webhook={hooks.find((h) => h.id === open)} /> : null}
@@ -85,22 +69,68 @@ export function Webhooks(props: { projectId: string; canAdmin: boolean; reason: 
         />
       ) : null}
       {deleting ? (
-        <ConfirmDialog
-          title="Delete this webhook?"
-          confirm="Delete webhook"
+        <DeleteWebhook
+          hook={deleting}
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
             await remove.mutateAsync(deleting.id)
             if (open === deleting.id) setOpen(null)
             setDeleting(null)
           }}
-        >
-          <p>
-            <code>{deleting.url}</code> gets no more events, and its delivery log is deleted with it.
-          </p>
-        </ConfirmDialog>
+        />
       ) : null}
     </div>
+  )
+}
+
+function WebhookRow(props: {
+  hook: Webhook
+  open: boolean
+  onToggle: () => void
+  onOpen: () => void
+  onDelete: () => void
+}) {
+  const { hook } = props
+  return (
+    <tr data-webhook={hook.url}>
+      <td>
+        <code>{hook.url}</code>
+        {hook.description ? <div className="hint">{hook.description}</div> : null}
+      </td>
+      <td>{hook.events.join(', ')}</td>
+      <td>
+        {hook.enabled ? 'enabled' : <span className="badge warn">disabled</span>}
+        {hook.disabled_reason ? <div className="hint">{hook.disabled_reason}</div> : null}
+      </td>
+      <td>
+        <button type="button" onClick={props.onToggle}>
+          {hook.enabled ? 'Disable' : 'Enable'}
+        </button>{' '}
+        <button type="button" onClick={props.onOpen}>
+          {props.open ? 'Hide deliveries' : 'Deliveries'}
+        </button>
+      </td>
+      <td>
+        <RowAction label={`Delete webhook ${hook.url}`} blocked={null} onClick={props.onDelete}>
+          Delete
+        </RowAction>
+      </td>
+    </tr>
+  )
+}
+
+function DeleteWebhook(props: { hook: Webhook; onClose: () => void; onConfirm: () => Promise<void> }) {
+  return (
+    <ConfirmDialog
+      title="Delete this webhook?"
+      confirm="Delete webhook"
+      onClose={props.onClose}
+      onConfirm={props.onConfirm}
+    >
+      <p>
+        <code>{props.hook.url}</code> gets no more events, and its delivery log is deleted with it.
+      </p>
+    </ConfirmDialog>
   )
 }
 

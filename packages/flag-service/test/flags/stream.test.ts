@@ -9,10 +9,10 @@ import {
   startFlagServiceServer,
 } from '@flagsync/flag-service'
 import { errorHandler, listen, notFound, type RunningServer, silentLogger } from '@flagsync/server-kit'
+import { createTestDatabase, DIALECTS, type TestDatabase } from '@flagsync/test-support/databases'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
 import express from 'express'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../../../../test/support/databases.js'
-import { openSse, type SseReader } from '../../../../test/support/sse-reader.js'
 import { flagStreamsOf, mountFlagFeature } from '../../src/flags/index.js'
 import { type Harness, type Json, startHarness, T0 } from '../harness.js'
 import {

@@ -1,5 +1,5 @@
+import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DIALECTS } from '../../../../test/support/databases.js'
 import { pendingDelivery } from '../../src/webhooks/emit.js'
 import { WEBHOOK_TABLES } from '../../src/webhooks/index.js'
 import { createProject, putFlag } from '../flags/support.js'

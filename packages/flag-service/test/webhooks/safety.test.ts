@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream'
 import { createLogger } from '@flagsync/server-kit'
+import { createTestDatabase, type TestDatabase } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/databases.js'
 import { loadServiceConfig, startFlagServiceServer } from '../../src/index.js'
 import { isRefusedAddress, WEBHOOK_TABLES } from '../../src/webhooks/index.js'
 import { putFlag } from '../flags/support.js'

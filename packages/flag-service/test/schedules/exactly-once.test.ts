@@ -64,9 +64,9 @@ describe('schedules across two service processes on PostgreSQL', () => {
     const { db, a, runAt } = await setUp()
     await new Promise((r) => setTimeout(r, Math.max(0, runAt - Date.now())))
     let killedAt: number | undefined
-    const t = await untilSettled(db.url, 60_000, (reading) => {
-      if (killedAt === undefined && (reading.byStatus.applied ?? 0) >= COUNT / 5) {
-        killedAt = reading.byStatus.applied
+    const t = await untilSettled(db.url, 60_000, (byStatus) => {
+      if (killedAt === undefined && (byStatus.applied ?? 0) >= COUNT / 5) {
+        killedAt = byStatus.applied
         a.kill('SIGKILL')
       }
     })

@@ -75,10 +75,8 @@ export async function seedEnvironments(call: AdminCall, url: string, projects: n
  * written straight into the table as the create route writes them (its base the flag's revision), so that a
  * thousand of them are in place well before they are due whatever the machine's load.
  */
-export async function insertSchedules(databaseUrl: string, envs: string[], runAt: number): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
+export function insertSchedules(databaseUrl: string, envs: string[], runAt: number): Promise<number> {
+  return withClient(databaseUrl, async (client) => {
     const inserted = await client.query(
       `insert into flagsync_schedules (environment_id, flag_key, patch, run_at, status, created_by, created_by_actor,
          created_by_user_id, base_revision, created_at)
@@ -98,9 +96,7 @@ export async function insertSchedules(databaseUrl: string, envs: string[], runAt
       [envs, Date.now()],
     )
     return inserted.rowCount ?? 0
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 export interface Tally {
@@ -114,49 +110,64 @@ export interface Tally {
   lateMs: number[]
 }
 
-/** Reads the schedules' outcomes and the change-log rows they wrote straight from the database. */
-async function tally(databaseUrl: string): Promise<Tally> {
+/** One short-lived client for a few queries. */
+async function withClient<T>(databaseUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {
-    const statuses = await client.query('select status, count(*)::int as n from flagsync_schedules group by status')
-    const perSchedule = await client.query(
-      `select s.id, count(c.revision)::int as n from flagsync_schedules s
-         left join flagsync_changes c on c.scope = s.environment_id and c.key = s.flag_key
-           and c.source ~ ('^schedule:([0-9]+,)*' || s.id || '(,| |$)')
-       group by s.id`,
-    )
-    const all = await client.query(`select count(*)::int as n from flagsync_changes where source like 'schedule:%'`)
-    const results = await client.query(`select result from flagsync_schedules where status = 'applied'`)
-    const events = await client.query(
-      `select (payload::json->'data'->>'schedule_id')::int as id, count(*)::int as n
-         from flagsync_webhook_deliveries where event_type = 'schedule.applied' group by 1`,
-    )
-    return {
-      byStatus: Object.fromEntries(statuses.rows.map((r: { status: string; n: number }) => [r.status, r.n])),
-      changesPerSchedule: new Map(perSchedule.rows.map((r: { id: number; n: number }) => [r.id, r.n])),
-      scheduleChanges: (all.rows[0] as { n: number }).n,
-      eventsPerSchedule: new Map(events.rows.map((r: { id: number; n: number }) => [r.id, r.n])),
-      lateMs: results.rows.map((r: { result: string }) => (JSON.parse(r.result) as { late_ms: number }).late_ms),
-    }
+    return await fn(client)
   } finally {
     await client.end()
   }
 }
 
-/** Polls `tally` until no schedule is pending (or `timeoutMs` passed); `onTally` sees each reading. */
+/** Schedules by status: the cheap reading polled while they run. */
+async function statusCounts(client: pg.Client): Promise<Record<string, number>> {
+  const statuses = await client.query('select status, count(*)::int as n from flagsync_schedules group by status')
+  return Object.fromEntries(statuses.rows.map((r: { status: string; n: number }) => [r.status, r.n]))
+}
+
+/** Reads the schedules' outcomes and the change-log rows and events they wrote straight from the database. */
+async function tally(client: pg.Client): Promise<Tally> {
+  const perSchedule = await client.query(
+    `select s.id, count(c.revision)::int as n from flagsync_schedules s
+       left join flagsync_changes c on c.scope = s.environment_id and c.key = s.flag_key
+         and c.source ~ ('^schedule:([0-9]+,)*' || s.id || '(,| |$)')
+     group by s.id`,
+  )
+  const all = await client.query(`select count(*)::int as n from flagsync_changes where source like 'schedule:%'`)
+  const results = await client.query(`select result from flagsync_schedules where status = 'applied'`)
+  const events = await client.query(
+    `select (payload::json->'data'->>'schedule_id')::int as id, count(*)::int as n
+       from flagsync_webhook_deliveries where event_type = 'schedule.applied' group by 1`,
+  )
+  return {
+    byStatus: await statusCounts(client),
+    changesPerSchedule: new Map(perSchedule.rows.map((r: { id: number; n: number }) => [r.id, r.n])),
+    scheduleChanges: (all.rows[0] as { n: number }).n,
+    eventsPerSchedule: new Map(events.rows.map((r: { id: number; n: number }) => [r.id, r.n])),
+    lateMs: results.rows.map((r: { result: string }) => (JSON.parse(r.result) as { late_ms: number }).late_ms),
+  }
+}
+
+/**
+ * Polls the status counts until no schedule is pending (or `timeoutMs` passed), `onCounts` seeing each reading,
+ * then tallies the outcome once.
+ */
 export async function untilSettled(
   databaseUrl: string,
   timeoutMs: number,
-  onTally: (t: Tally) => void = () => {},
+  onCounts: (byStatus: Record<string, number>) => void = () => {},
 ): Promise<Tally> {
   const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const t = await tally(databaseUrl)
-    onTally(t)
-    if (!t.byStatus.pending || Date.now() > deadline) return t
-    await new Promise((r) => setTimeout(r, 50))
-  }
+  return withClient(databaseUrl, async (client) => {
+    for (;;) {
+      const byStatus = await statusCounts(client)
+      onCounts(byStatus)
+      if (!byStatus.pending || Date.now() > deadline) return tally(client)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  })
 }
 
 export function percentile(values: number[], p: number): number {

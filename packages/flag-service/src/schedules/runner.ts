@@ -1,6 +1,6 @@
 import type { ServiceRuntime } from '../service-runtime.js'
 import { claimAndApply } from './claim.js'
-import { batchesOf, dueSchedules, nextRunAt } from './due.js'
+import { batchesOf, type DueSchedule, dueSchedules, nextRunAt } from './due.js'
 
 /** The default poll for schedules created, approved or cancelled through other instances: 1 s. */
 const DEFAULT_SCHEDULE_POLL_MS = 1000
@@ -36,6 +36,8 @@ export class ScheduleRunner {
   private timer: unknown
   private running: Promise<void> | undefined
   private again = false
+  /** A batch of the last look failed: the next look waits for the poll rather than retry at once. */
+  private failed = false
   private closed = false
 
   constructor(
@@ -74,10 +76,11 @@ export class ScheduleRunner {
 
   private async run(): Promise<void> {
     let delay = this.pollMs
+    this.failed = false
     try {
       await this.drain()
       const next = await nextRunAt(this.runtime.knex)
-      if (next !== undefined) delay = Math.min(this.pollMs, Math.max(0, next - this.runtime.clock()))
+      if (next !== undefined && !this.failed) delay = Math.min(this.pollMs, Math.max(0, next - this.runtime.clock()))
     } catch (err) {
       this.runtime.logger.warn({ err }, 'schedules: applying due schedules failed; retrying at the next poll')
     }
@@ -99,9 +102,21 @@ export class ScheduleRunner {
       const start = Math.floor(Math.random() * batches.length)
       let settled = 0
       for (let i = 0; i < batches.length && !this.closed; i++) {
-        settled += await claimAndApply(this.runtime, batches[(start + i) % batches.length] ?? [])
+        settled += await this.apply(batches[(start + i) % batches.length] ?? [])
       }
       if (this.closed || due.length < READ || settled === 0) return
+    }
+  }
+
+  /** One batch; a batch that fails (the database busy, say) stays pending for the next look, and the rest go on. */
+  private async apply(batch: readonly DueSchedule[]): Promise<number> {
+    try {
+      return await claimAndApply(this.runtime, batch)
+    } catch (err) {
+      const ids = batch.map((s) => s.id)
+      this.runtime.logger.warn({ err, ids }, 'schedules: a batch failed; it is retried at the next poll')
+      this.failed = true
+      return 0
     }
   }
 }

@@ -79,4 +79,61 @@ describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
     expect(row).toMatchObject({ status: 'applied' })
     expect(JSON.parse(row.result)).toEqual({ changed: true, late_ms: 0 })
   })
+
+  it('leaves a batch that fails pending for the next poll, and applies the others', async () => {
+    db = await createTestDatabase(dialect)
+    const clock = { now: T0 }
+    let failing = true
+    runtime = await openServiceRuntime({
+      databaseUrl: db.url,
+      clock: () => clock.now,
+      storeOptions: {
+        beforeCommit: (_trx, _changes, audit) => {
+          if (failing && audit?.actor === 'bob@example.com') throw new Error('the database went away')
+        },
+      },
+    })
+    await ensureWorkspace(runtime, {
+      adminEmail: 'ann@example.com',
+      adminPassword: 'password-123',
+      workspaceName: 'Acme',
+      adminName: 'Ann',
+    })
+    const env = (await runtime.knex('flagsync_environments').first('id')) as { id: string }
+    await runtime.write(async (_trx, flags) => {
+      flags.put({ key: 'anns', is_enabled: false }, env.id)
+      flags.put({ key: 'bobs', is_enabled: false }, env.id)
+    })
+    // Two creators: two transactions.
+    await runtime.knex(SCHEDULES_TABLE).insert(
+      ['ann@example.com', 'bob@example.com'].map((who) => ({
+        environment_id: env.id,
+        flag_key: who.startsWith('ann') ? 'anns' : 'bobs',
+        patch: '{"is_enabled":true}',
+        run_at: T0,
+        status: 'pending',
+        created_by: who,
+        created_by_actor: who,
+        created_at: T0,
+      })),
+    )
+    const { timers, next } = manualTimers()
+    const runner = new ScheduleRunner(runtime, { pollMs: 60_000, timers })
+    runtime.onClose(() => runner.close())
+    runner.nudge()
+    ;(await next(-1)).fn()
+    expect((await next(1)).ms).toBe(60_000) // not at once: the failed batch would fail again
+    const statuses = async () =>
+      Object.fromEntries(
+        ((await runtime.knex(SCHEDULES_TABLE).select('created_by', 'status')) as Array<Record<string, string>>).map(
+          (r) => [r.created_by, r.status],
+        ),
+      )
+    expect(await statuses()).toEqual({ 'ann@example.com': 'applied', 'bob@example.com': 'pending' })
+
+    failing = false
+    ;(await next(1)).fn()
+    await next(2)
+    expect(await statuses()).toEqual({ 'ann@example.com': 'applied', 'bob@example.com': 'applied' })
+  })
 })

@@ -15,6 +15,8 @@ export interface ScheduleRunnerOptions {
   pollMs?: number
   /** Injected timers (tests); the global ones by default. Time itself is `runtime.clock`. */
   timers?: Timers
+  /** Where in the due batches a look starts, from a number in [0, 1) (tests fix it); `Math.random` by default. */
+  random?: () => number
 }
 
 const globalTimers: Timers = {
@@ -33,6 +35,7 @@ const READ = 500
 export class ScheduleRunner {
   private readonly pollMs: number
   private readonly timers: Timers
+  private readonly random: () => number
   private timer: unknown
   private running: Promise<void> | undefined
   private again = false
@@ -46,6 +49,7 @@ export class ScheduleRunner {
   ) {
     this.pollMs = options.pollMs ?? DEFAULT_SCHEDULE_POLL_MS
     this.timers = options.timers ?? globalTimers
+    this.random = options.random ?? Math.random
   }
 
   /** Looks at the table now (or right after the look under way). */
@@ -99,7 +103,7 @@ export class ScheduleRunner {
       if (due.length === 0) return
       const batches = batchesOf(due)
       // Instances reading the same schedules start at different batches, so they rarely wait for the same rows.
-      const start = Math.floor(Math.random() * batches.length)
+      const start = Math.floor(this.random() * batches.length)
       let settled = 0
       for (let i = 0; i < batches.length && !this.closed; i++) {
         settled += await this.apply(batches[(start + i) % batches.length] ?? [])

@@ -104,9 +104,9 @@ describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
       flags.put({ key: 'anns', is_enabled: false }, env.id)
       flags.put({ key: 'bobs', is_enabled: false }, env.id)
     })
-    // Two creators: two transactions.
+    // Two creators: two transactions, the failing one first.
     await runtime.knex(SCHEDULES_TABLE).insert(
-      ['ann@example.com', 'bob@example.com'].map((who) => ({
+      ['bob@example.com', 'ann@example.com'].map((who) => ({
         environment_id: env.id,
         flag_key: who.startsWith('ann') ? 'anns' : 'bobs',
         patch: '{"is_enabled":true}',
@@ -118,7 +118,7 @@ describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
       })),
     )
     const { timers, next } = manualTimers()
-    const runner = new ScheduleRunner(runtime, { pollMs: 60_000, timers })
+    const runner = new ScheduleRunner(runtime, { pollMs: 60_000, timers, random: () => 0 })
     runtime.onClose(() => runner.close())
     runner.nudge()
     ;(await next(-1)).fn()

@@ -5,6 +5,8 @@ import { defineConfig } from 'vite'
 // (`npm run build` at the root runs tsc -b first). sw.js (public/) gets the build's asset list, see the plugin.
 export default defineConfig({
   base: '/',
+  // The persister packages pin their own query-core: one copy in the bundle, the one react-query uses.
+  resolve: { dedupe: ['@tanstack/query-core', '@tanstack/query-persist-client-core'] },
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: true, target: 'es2022' },
   plugins: [
     {

@@ -1,31 +1,24 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react'
+import { type FormEvent, useState } from 'react'
 import { api, errorText } from './api.js'
 import { ConfirmDialog } from './dialog.js'
+import { ErrorLine } from './error-line.js'
 import { ListTable, RowAction } from './list-table.js'
 import { SecretNotice } from './projects.js'
+import { queryKeys } from './query-keys.js'
 import type { Environment, Member, Role, SdkKey } from './types.js'
+import { useMembers, useProjectWrite, useSdkKeys } from './use-projects.js'
+import { type User, useUsers } from './use-users.js'
 
-interface User {
-  id: number
-  name: string
-  email: string
-  role: Role
-}
-
-/** A project's SDK keys from the service (none when it cannot be reached). */
-function useSdkKeys(base: string) {
-  const [keys, setKeys] = useState<SdkKey[]>([])
-  const load = useCallback(async () => setKeys(await api<SdkKey[]>('GET', base).catch(() => [])), [base])
-  useEffect(() => {
-    void load()
-  }, [load])
-  return { keys, load }
-}
+const NO_KEYS: SdkKey[] = []
 
 /** SDK keys of a project: create (the full key is shown once), revoke after a confirmation. Project admins only. */
 export function SdkKeys(props: { projectId: string; environments: Environment[]; canAdmin: boolean; reason: string }) {
   const base = `/api/projects/${props.projectId}/keys`
-  const { keys, load } = useSdkKeys(base)
+  const keysQuery = useSdkKeys(props.projectId)
+  const keys = keysQuery.data ?? NO_KEYS
+  const refresh = [queryKeys.sdkKeys(props.projectId)]
+  const create = useProjectWrite((input: NewKey) => api<SdkKey>('POST', base, input), refresh)
+  const revoke = useProjectWrite((id: number) => api('DELETE', `${base}/${id}`), refresh)
   const [created, setCreated] = useState<SdkKey | null>(null)
   const [revoking, setRevoking] = useState<SdkKey | null>(null)
   const blocked = props.canAdmin ? null : props.reason
@@ -33,13 +26,12 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
     <div>
       <h2>SDK keys</h2>
       {!props.canAdmin ? <p className="hint">Creating and revoking keys {props.reason}.</p> : null}
+      <ErrorLine errors={[keysQuery.error]} />
       <CreateSdkKey
-        base={base}
         environments={props.environments}
         blocked={blocked}
-        onCreated={async (key) => {
-          setCreated(key)
-          await load()
+        create={async (input) => {
+          setCreated(await create.mutateAsync(input))
         }}
       />
       {created?.key ? (
@@ -71,9 +63,8 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
           confirm="Revoke key"
           onClose={() => setRevoking(null)}
           onConfirm={async () => {
-            await api('DELETE', `${base}/${revoking.id}`)
+            await revoke.mutateAsync(revoking.id)
             setRevoking(null)
-            await load()
           }}
         >
           <p>
@@ -86,12 +77,17 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
   )
 }
 
+interface NewKey {
+  name: string
+  environment_id: string | undefined
+  kind: SdkKey['kind']
+}
+
 /** The create form (name, environment; `blocked`: why it is off) and what the service said against it. */
 function CreateSdkKey(props: {
-  base: string
   environments: Environment[]
   blocked: string | null
-  onCreated: (key: SdkKey) => Promise<void>
+  create: (input: NewKey) => Promise<void>
 }) {
   const [name, setName] = useState('')
   const [envId, setEnvId] = useState('')
@@ -101,10 +97,8 @@ function CreateSdkKey(props: {
     event.preventDefault()
     setError(null)
     try {
-      const environment_id = envId || props.environments[0]?.id
-      const key = await api<SdkKey>('POST', props.base, { name, environment_id, kind })
+      await props.create({ name, environment_id: envId || props.environments[0]?.id, kind })
       setName('')
-      await props.onCreated(key)
     } catch (e) {
       setError(errorText(e))
     }
@@ -148,52 +142,37 @@ function CreateSdkKey(props: {
   )
 }
 
+const NO_MEMBERS: Member[] = []
+const NO_USERS: User[] = []
+
 /**
  * A project's members and the workspace's users (those not yet members can
- * be added). `act` runs an admin change, then loads both again; a failure is `error`.
+ * be added): the same queries the project page and the Users page read.
+ * `act` runs an admin change, then both are read again; a failure is `error`.
  */
-function useMembers(base: string) {
-  const [members, setMembers] = useState<Member[]>([])
-  const [users, setUsers] = useState<User[]>([])
-  const [error, setError] = useState<string | null>(null)
-  const load = useCallback(async () => {
-    setMembers(await api<Member[]>('GET', base).catch(() => []))
-    setUsers(await api<User[]>('GET', '/api/users').catch(() => []))
-  }, [base])
-  useEffect(() => {
-    void load()
-  }, [load])
-  const act = async (run: () => Promise<unknown>) => {
-    setError(null)
-    try {
-      await run()
-      await load()
-    } catch (e) {
-      setError(errorText(e))
-    }
-  }
-  const candidates = users.filter((u) => !members.some((m) => m.user_id === u.id))
-  return { members, candidates, error, act }
+function useMemberAdmin(projectId: string) {
+  const members = useMembers(projectId)
+  const users = useUsers()
+  const act = useProjectWrite((run: () => Promise<unknown>) => run(), [queryKeys.members(projectId), queryKeys.users()])
+  const list = members.data ?? NO_MEMBERS
+  const candidates = (users.data ?? NO_USERS).filter((u) => !list.some((m) => m.user_id === u.id))
+  return { members: list, candidates, errors: [members.error, users.error, act.error], act: act.mutate }
 }
 
 /** Members and their project roles. Project admins add, change and remove; everyone else reads. */
 export function Members(props: { projectId: string; canAdmin: boolean; reason: string }) {
   const base = `/api/projects/${props.projectId}/members`
-  const { members, candidates, error, act } = useMembers(base)
+  const { members, candidates, errors, act } = useMemberAdmin(props.projectId)
   const blocked = props.canAdmin ? null : props.reason
   return (
     <div>
       <h2>Members</h2>
       {!props.canAdmin ? <p className="hint">Changing members {props.reason}.</p> : null}
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
+      <ErrorLine errors={errors} />
       <AddMember
         candidates={candidates}
         disabled={!props.canAdmin || candidates.length === 0}
-        onAdd={(userId, role) => void act(() => api('POST', base, { user_id: userId, role }))}
+        onAdd={(userId, role) => act(() => api('POST', base, { user_id: userId, role }))}
       />
       <ListTable columns={['Name', 'Email', 'Project role']}>
         {members.map((m) => (
@@ -206,7 +185,7 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
                 value={m.role}
                 disabled={!props.canAdmin}
                 title={blocked ?? undefined}
-                onChange={(e) => void act(() => api('PATCH', `${base}/${m.user_id}`, { role: e.target.value }))}
+                onChange={(e) => act(() => api('PATCH', `${base}/${m.user_id}`, { role: e.target.value }))}
               >
                 <RoleOptions />
               </select>
@@ -215,7 +194,7 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
               <RowAction
                 label={`Remove ${m.email}`}
                 blocked={blocked}
-                onClick={() => void act(() => api('DELETE', `${base}/${m.user_id}`))}
+                onClick={() => act(() => api('DELETE', `${base}/${m.user_id}`))}
               >
                 Remove
               </RowAction>

@@ -1,19 +1,31 @@
+import { Link } from 'wouter'
+import { ErrorLine } from './error-line.js'
 import { Login } from './login.js'
 import { ProjectPage } from './project-page.js'
 import { Projects } from './projects.js'
-import { navigate, type Route, useRoute } from './route.js'
+import { type Route, useRoute } from './route.js'
 import { Tokens } from './tokens.js'
 import type { Me, Project } from './types.js'
-import { useProjects, useSession } from './use-session.js'
+import { useProjects } from './use-projects.js'
+import { useSession } from './use-session.js'
 import { Users } from './users.js'
+
+const NO_PROJECTS: Project[] = []
 
 /** Signed-in shell: who you are, the projects, and the project you opened. Offline it shows what it cached, read-only. */
 export function App() {
-  const { session, online, signedIn, signOut } = useSession()
-  const { projects, loadProjects } = useProjects(session.state === 'in')
+  const { session, online, signedIn, signOut, error } = useSession()
+  const projectsQuery = useProjects(session.state === 'in')
+  const projects = projectsQuery.data ?? NO_PROJECTS
   const route = useRoute()
   if (session.state === 'loading') return <p className="loading">Loading…</p>
-  if (session.state === 'signed-out') return <Login workspaceName={session.workspaceName} onSignedIn={signedIn} />
+  if (session.state === 'signed-out')
+    return (
+      <>
+        <ErrorLine errors={[error]} />
+        <Login workspaceName={session.workspaceName} onSignedIn={signedIn} />
+      </>
+    )
   const { me } = session
   const offline = session.offline || !online
   return (
@@ -21,11 +33,12 @@ export function App() {
       <a className="skip" href="#main">
         Skip to content
       </a>
-      <TopBar me={me} page={route.page} offline={offline} onSignOut={() => void signOut()} />
+      <TopBar me={me} page={route.page} offline={offline} onSignOut={() => signOut.mutate()} />
+      <ErrorLine errors={[signOut.error, offline ? null : projectsQuery.error]} />
       <div className="layout">
-        <Projects me={me} projects={projects} currentId={route.projectId} offline={offline} onChanged={loadProjects} />
+        <Projects me={me} projects={projects} currentId={route.projectId} offline={offline} />
         <main id="main" tabIndex={-1}>
-          <MainView me={me} route={route} projects={projects} offline={offline} onProjectsChanged={loadProjects} />
+          <MainView me={me} route={route} projects={projects} offline={offline} />
         </main>
       </div>
     </>
@@ -64,27 +77,13 @@ function TopBar(props: { me: Me; page: Route['page']; offline: boolean; onSignOu
 /** A page link of the top bar, followed in place (history API) rather than by a page load. */
 function TopLink(props: { path: string; current: boolean; children: string }) {
   return (
-    <a
-      href={props.path}
-      className="top-link"
-      aria-current={props.current ? 'page' : undefined}
-      onClick={(e) => {
-        e.preventDefault()
-        navigate(props.path)
-      }}
-    >
+    <Link href={props.path} className="top-link" aria-current={props.current ? 'page' : undefined}>
       {props.children}
-    </a>
+    </Link>
   )
 }
 
-function MainView(props: {
-  me: Me
-  route: Route
-  projects: Project[]
-  offline: boolean
-  onProjectsChanged: () => Promise<void>
-}) {
+function MainView(props: { me: Me; route: Route; projects: Project[]; offline: boolean }) {
   const { me, route, offline } = props
   if (route.page === 'tokens') return <Tokens offline={offline} />
   if (route.page === 'users') return <Users me={me} offline={offline} />
@@ -97,14 +96,5 @@ function MainView(props: {
       </section>
     )
   }
-  return (
-    <ProjectPage
-      key={project.id}
-      me={me}
-      project={project}
-      tab={route.tab}
-      offline={offline}
-      onProjectsChanged={props.onProjectsChanged}
-    />
-  )
+  return <ProjectPage key={project.id} me={me} project={project} tab={route.tab} offline={offline} />
 }

@@ -1,4 +1,5 @@
 import { useState } from 'react'
+import { ErrorLine } from './error-line.js'
 import { RequestCard } from './request-card.js'
 import type { Environment, Me, Role } from './types.js'
 import { requestId, useChangeRequests, useRequestActions } from './use-change-requests.js'
@@ -11,8 +12,9 @@ import { requestId, useChangeRequests, useRequestActions } from './use-change-re
  */
 export function ChangeRequests(props: { me: Me; role: Role; environments: Environment[]; offline: boolean }) {
   const [status, setStatus] = useState('pending')
-  const { requests, flags, error, setError, load } = useChangeRequests(props.environments, status)
-  const { conflicts, act } = useRequestActions(load, setError)
+  const { requests, flags, error, load } = useChangeRequests(props.environments, status)
+  const actions = useRequestActions(load)
+  const { conflicts, act } = actions
   const approvalEnvs = props.environments.filter((e) => e.require_approval)
   const canReview = (props.role === 'admin' || props.role === 'editor') && !props.offline
   const reviewer = { me: props.me, offline: props.offline, canReview }
@@ -25,11 +27,7 @@ export function ChangeRequests(props: { me: Me; role: Role; environments: Enviro
           ? `Saves in ${approvalEnvs.map((e) => e.name).join(', ')} become change requests.`
           : 'No environment of this project requires approval (Environments tab).'}
       </p>
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
+      <ErrorLine errors={[actions.error, props.offline ? null : error]} />
       {requests.length === 0 ? <p className="hint">No {status === 'all' ? '' : `${status} `}change requests.</p> : null}
       <ul className="requests">
         {requests.map((r) => (

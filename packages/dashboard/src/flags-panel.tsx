@@ -1,6 +1,7 @@
 import type { FlagType, Operation } from '@flagsync/protocol'
 import { lazy, Suspense, useMemo, useState, useSyncExternalStore } from 'react'
 import { useEditableFlags } from './editable-flags.js'
+import { ErrorLine } from './error-line.js'
 import { FlagEditor } from './flag-editor.js'
 import { FlagTable } from './flag-table.js'
 import {
@@ -17,6 +18,7 @@ import { useFlagToggle, useQueuedEdits } from './flags-panel-state.js'
 import type { LiveFlags } from './live-flags.js'
 import type { Outbox } from './offline-edits.js'
 import type { Environment, Project, Role } from './types.js'
+import { useSegments } from './use-projects.js'
 
 const NO_FILTER: FlagFilter = { search: '', type: 'all', state: 'all', tag: '' }
 
@@ -43,7 +45,9 @@ export function FlagsPanel(props: FlagsPanelProps) {
   const queued = useQueuedEdits()
   // What the table shows: the server's flags with the edits still queued on top, as the sync route will apply them.
   const shown = useMemo(() => withPending(snapshot.flags, queued.pending), [snapshot.flags, queued.pending])
-  const editable = useEditableFlags(props.project.id, envIds, snapshot.flags, props.offline)
+  const { saved: editable, error: readError } = useEditableFlags(envIds, snapshot.flags, props.offline)
+  // Read with the page, so the editor offers the project's segments offline too.
+  useSegments(props.project.id)
   const access = flagEditAccess(props.role, props.offline, queued.outbox !== null)
   const { error, toggle } = useFlagToggle(live, props.offline, queued.outbox)
   const defaultEnv = props.environments.find((e) => e.is_default) ?? props.environments[0]
@@ -57,7 +61,8 @@ export function FlagsPanel(props: FlagsPanelProps) {
         onNew={() => defaultEnv && setEditing({ envId: defaultEnv.id, key: null })}
       />
       <FilterBar filter={filter} onChange={setFilter} />
-      <EditingNotes canEdit={access.canEdit} reason={access.reason} offline={props.offline} error={error} />
+      <EditingNotes canEdit={access.canEdit} reason={access.reason} offline={props.offline} />
+      <ErrorLine errors={[error, readError]} />
       {access.isEditor && props.environments.length ? (
         <Suspense fallback={null}>
           <OfflineEdits
@@ -112,7 +117,7 @@ function FlagsToolbar(props: {
   )
 }
 
-function EditingNotes(props: { canEdit: boolean; reason: string; offline: boolean; error: string | null }) {
+function EditingNotes(props: { canEdit: boolean; reason: string; offline: boolean }) {
   return (
     <>
       {!props.canEdit ? <p className="hint">Editing flags {props.reason}.</p> : null}
@@ -120,11 +125,6 @@ function EditingNotes(props: { canEdit: boolean; reason: string; offline: boolea
         <p className="hint" id="offline-editing">
           Offline: switches, the editor and new flags are queued and delivered when the service is reachable. Promoting
           and history need a connection.
-        </p>
-      ) : null}
-      {props.error ? (
-        <p role="alert" className="error">
-          {props.error}
         </p>
       ) : null}
     </>

@@ -1,8 +1,11 @@
 import type { AuditEntryWire, ServiceAuditEntryWire } from '@flagsync/protocol'
-import { useEffect, useState } from 'react'
-import { api, errorText } from './api.js'
+import { useQuery } from '@tanstack/react-query'
+import { api } from './api.js'
+import { ErrorLine } from './error-line.js'
+import { queryKeys } from './query-keys.js'
 
 type Entry = ServiceAuditEntryWire
+const NO_ENTRIES: Entry[] = []
 
 /** Who made a change: the verified identity, and what the client declared beside it. */
 export function whoOf(entry: Pick<AuditEntryWire, 'actor' | 'declaredActor'>): string {
@@ -60,18 +63,16 @@ const field = (flag: unknown, name: string) =>
  */
 export function History(props: { url: string; environmentName?: (id: string) => string | undefined; title: string }) {
   const inFlagHistory = /\/flags\/[^/]+\/history(\?|$)/.test(props.url)
-  const [entries, setEntries] = useState<Entry[]>([])
-  const [error, setError] = useState<string | null>(null)
-  useEffect(() => {
-    api<{ entries: Entry[] }>('GET', props.url)
-      .then((page) => setEntries(page.entries))
-      .catch((e) => setError(errorText(e)))
-  }, [props.url])
+  const query = useQuery({
+    queryKey: queryKeys.history(props.url),
+    queryFn: () => api<{ entries: Entry[] }>('GET', props.url),
+  })
+  const entries = query.data?.entries ?? NO_ENTRIES
   return (
     <section aria-label={props.title} className="history">
       <h3>{props.title}</h3>
-      {error ? <p className="error">{error}</p> : null}
-      {entries.length === 0 && !error ? <p className="hint">No changes recorded.</p> : null}
+      <ErrorLine errors={[query.error]} />
+      {query.isSuccess && entries.length === 0 ? <p className="hint">No changes recorded.</p> : null}
       <ol>
         {entries.map((e) => (
           <li key={`${e.environment_id ?? ''}-${e.revision}`} data-revision={e.revision}>

@@ -9,10 +9,18 @@ import type { Flag } from './types.js'
 
 export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'cached'
 
+/** environment id → flag key → flag, as the stream last said (SDK view: segments expanded). */
+export type FlagsByEnv = ReadonlyMap<string, ReadonlyMap<string, Flag>>
+
 export interface LiveSnapshot {
   state: LiveState
-  /** environment id → flag key → flag, as the stream last said (SDK view: segments expanded). */
-  flags: ReadonlyMap<string, ReadonlyMap<string, Flag>>
+  flags: FlagsByEnv
+}
+
+/** Where the stream's flags are kept between visits (the query cache, which the persister saves). */
+export interface FlagStore {
+  read(): FlagsByEnv | undefined
+  write(flags: FlagsByEnv): void
 }
 
 type Source = Pick<EventSource, 'addEventListener' | 'close'> & { onerror: EventSource['onerror'] }
@@ -22,8 +30,8 @@ type Source = Pick<EventSource, 'addEventListener' | 'close'> & { onerror: Event
  * (`GET /stream?environment_id=…` with the session cookie) sends them: a
  * bootstrap per connection (or, on a reconnect, only what it missed), then every change anyone makes, within the
  * stream's latency. React reads it through useSyncExternalStore; snapshots
- * are immutable, so a render sees one consistent state. The last state is
- * kept in localStorage, so the table shows what it last saw when offline.
+ * are immutable, so a render sees one consistent state. The flags go to
+ * `store` too (the query cache, persisted), so the table shows what it last saw when offline.
  *
  * The same connection carries the project's `environments` event (someone
  * reordered them): one stream per dashboard tab, not one per concern, since
@@ -38,10 +46,14 @@ export class LiveFlags {
 
   constructor(
     private readonly environmentIds: readonly string[],
-    private readonly cacheKey: string,
+    private readonly store: FlagStore,
     private readonly open: (url: string) => Source = (url) => new EventSource(url),
   ) {
-    this.snapshot = { state: 'connecting', flags: readCache(cacheKey, environmentIds) }
+    const saved = store.read()
+    this.snapshot = {
+      state: 'connecting',
+      flags: new Map(environmentIds.map((id) => [id, saved?.get(id) ?? new Map()])),
+    }
   }
 
   start(): void {
@@ -135,8 +147,8 @@ export class LiveFlags {
   getSnapshot = (): LiveSnapshot => this.snapshot
 
   private set(next: LiveSnapshot): void {
+    if (next.flags !== this.snapshot.flags) this.store.write(next.flags)
     this.snapshot = next
-    writeCache(this.cacheKey, next.flags)
     for (const listener of this.listeners) listener()
   }
 }
@@ -146,26 +158,5 @@ function parse(data: unknown): unknown {
     return typeof data === 'string' ? JSON.parse(data) : undefined
   } catch {
     return undefined
-  }
-}
-
-function readCache(key: string, environmentIds: readonly string[]): Map<string, Map<string, Flag>> {
-  const flags = new Map<string, Map<string, Flag>>()
-  try {
-    const saved = JSON.parse(localStorage.getItem(key) ?? '{}') as Record<string, Flag[]>
-    for (const id of environmentIds) flags.set(id, new Map((saved[id] ?? []).map((f) => [f.key, f])))
-  } catch {
-    for (const id of environmentIds) flags.set(id, new Map())
-  }
-  return flags
-}
-
-function writeCache(key: string, flags: ReadonlyMap<string, ReadonlyMap<string, Flag>>): void {
-  try {
-    const saved: Record<string, Flag[]> = {}
-    for (const [env, byKey] of flags) saved[env] = [...byKey.values()]
-    localStorage.setItem(key, JSON.stringify(saved))
-  } catch {
-    // A full or disabled storage only costs the offline copy.
   }
 }

@@ -1,22 +1,23 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
+import { PersistQueryClientProvider } from '@tanstack/react-query-persist-client'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './app.js'
+import { createQueryClient, persistOptions } from './query-client.js'
 import './styles.css'
 
 const root = document.getElementById('root')
 if (!root) throw new Error('index.html has no #root')
-// One client for the pages that keep server state in TanStack Query (webhooks); the rest fetch on their own.
-const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false } } })
+// Server state lives in TanStack Query; the persister keeps it in localStorage so an offline start shows it.
+const queryClient = createQueryClient()
 createRoot(root).render(
   <StrictMode>
-    <QueryClientProvider client={queryClient}>
+    <PersistQueryClientProvider client={queryClient} persistOptions={persistOptions(window.localStorage)}>
       <App />
-    </QueryClientProvider>
+    </PersistQueryClientProvider>
   </StrictMode>,
 )
 
-// The shell works offline once the worker has cached it (public/sw.js); data comes from the page's own caches.
+// The shell works offline once the worker has cached it (public/sw.js); data comes from the persisted query cache.
 if ('serviceWorker' in navigator) {
   navigator.serviceWorker.register('/sw.js').catch((error: unknown) => {
     console.warn('service worker not registered:', error)

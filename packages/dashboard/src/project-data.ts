@@ -1,45 +1,48 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
-import { ApiError, api, errorText } from './api.js'
+import { useQueryClient } from '@tanstack/react-query'
+import { useCallback, useEffect, useMemo, useRef } from 'react'
 import { inOrder } from './environment-order.js'
-import { LiveFlags } from './live-flags.js'
-import { readCached, writeCached } from './local-cache.js'
+import { type FlagsByEnv, LiveFlags } from './live-flags.js'
+import { queryKeys } from './query-keys.js'
 import type { Environment, Member } from './types.js'
+import { useEnvironments, useMembers } from './use-projects.js'
+
+const NO_ENVIRONMENTS: Environment[] = []
+const NO_MEMBERS: Member[] = []
 
 /**
- * A project's environments and members from the service, saved for the next
- * offline visit and read from there first; offline, `reload` keeps the saved
- * ones without an error.
+ * A project's environments and members (queries, persisted for the next
+ * offline visit); `reload` reads both again, `setEnvironments` shows a new
+ * order at once, before the service's answer.
  */
 export function useProjectData(projectId: string) {
-  const envsKey = `flagsync.dashboard.envs.${projectId}`
-  const membersKey = `flagsync.dashboard.members.${projectId}`
-  const [environments, setEnvironments] = useState<Environment[]>(() => readCached<Environment[]>(envsKey) ?? [])
-  const [members, setMembers] = useState<Member[]>(() => readCached<Member[]>(membersKey) ?? [])
-  const [error, setError] = useState<string | null>(null)
+  const client = useQueryClient()
+  const environments = useEnvironments(projectId)
+  const members = useMembers(projectId)
+  const setEnvironments = useCallback(
+    (update: (envs: Environment[]) => Environment[]) =>
+      client.setQueryData<Environment[]>(queryKeys.environments(projectId), (envs) => update(envs ?? [])),
+    [client, projectId],
+  )
   const reload = useCallback(async () => {
-    try {
-      const [envs, mems] = await Promise.all([
-        api<Environment[]>('GET', `/api/projects/${projectId}/environments`),
-        api<Member[]>('GET', `/api/projects/${projectId}/members`),
-      ])
-      writeCached(envsKey, envs)
-      writeCached(membersKey, mems)
-      setEnvironments(envs)
-      setMembers(mems)
-    } catch (e) {
-      if (!(e instanceof ApiError && e.offline)) setError(errorText(e))
-    }
-  }, [projectId, envsKey, membersKey])
-  useEffect(() => {
-    void reload()
-  }, [reload])
-  return { environments, setEnvironments, members, error, reload }
+    await Promise.all([
+      client.invalidateQueries({ queryKey: queryKeys.environments(projectId) }),
+      client.invalidateQueries({ queryKey: queryKeys.members(projectId) }),
+    ])
+  }, [client, projectId])
+  return {
+    environments: environments.data ?? NO_ENVIRONMENTS,
+    setEnvironments,
+    members: members.data ?? NO_MEMBERS,
+    error: environments.error ?? members.error,
+    reload,
+  }
 }
 
 /**
  * One stream per project page, keyed by the set of environments: a reorder
  * must not reconnect it (and bootstrap every flag again), a created or deleted
- * environment must. Someone (another tab, another person) reordering the
+ * environment must. Its flags are kept in the query cache (`liveFlags`), so an
+ * offline start shows them. Someone (another tab, another person) reordering the
  * environments is followed at once, then `reload` re-reads them.
  */
 export function useProjectStream(
@@ -48,13 +51,18 @@ export function useProjectStream(
   project: Pick<ReturnType<typeof useProjectData>, 'environments' | 'setEnvironments' | 'reload'>,
 ): LiveFlags {
   const { environments, setEnvironments, reload } = project
+  const client = useQueryClient()
   const environmentSet = useMemo(() => environments.map((e) => e.id).sort(), [environments])
   const setKey = environmentSet.join(',')
   // biome-ignore lint/correctness/useExhaustiveDependencies: setKey stands for environmentSet's contents
-  const live = useMemo(
-    () => new LiveFlags(environmentSet, `flagsync.dashboard.flags.${projectId}`),
-    [setKey, projectId],
-  )
+  const live = useMemo(() => {
+    const queryKey = queryKeys.liveFlags(projectId)
+    const store = {
+      read: () => client.getQueryData<FlagsByEnv>(queryKey),
+      write: (flags: FlagsByEnv) => client.setQueryData(queryKey, flags),
+    }
+    return new LiveFlags(environmentSet, store)
+  }, [setKey, projectId, client])
   useEffect(() => {
     live.start()
     return () => live.stop()

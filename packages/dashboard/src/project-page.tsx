@@ -4,14 +4,17 @@ import { api } from './api.js'
 import { ChangeRequests } from './change-requests.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
 import { Environments } from './environments.js'
+import { ErrorLine } from './error-line.js'
 import { FlagsPanel } from './flags-panel.js'
 import { History } from './history.js'
 import { ImpressionsPanel } from './impressions-panel.js'
 import type { LiveFlags } from './live-flags.js'
 import { useProjectData, useProjectStream } from './project-data.js'
+import { queryKeys } from './query-keys.js'
 import { navigate, projectPath } from './route.js'
 import { Schedules } from './schedules.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
+import { useProjectWrite } from './use-projects.js'
 import { Webhooks } from './webhooks.js'
 
 const TABS = [
@@ -43,7 +46,6 @@ interface ProjectPageProps {
   project: Project
   tab: string
   offline: boolean
-  onProjectsChanged: () => Promise<void>
 }
 
 /** What the sections of a project page get: the caller's role there, and why admin controls may be off. */
@@ -67,11 +69,7 @@ export function ProjectPage(props: ProjectPageProps) {
   return (
     <section aria-labelledby="project-title">
       <ProjectHead page={props} access={access} onDialog={setDialog} />
-      {data.error ? (
-        <p role="alert" className="error">
-          {data.error}
-        </p>
-      ) : null}
+      <ErrorLine errors={[props.offline ? null : data.error]} />
       <ProjectTabs projectId={project.id} tab={props.tab} />
       <div role="tabpanel" id={`panel-${props.tab}`} aria-labelledby={`tab-${props.tab}`}>
         <ProjectSection
@@ -82,16 +80,9 @@ export function ProjectPage(props: ProjectPageProps) {
           live={live}
         />
       </div>
-      {dialog === 'rename' ? (
-        <RenameProject project={project} onClose={() => setDialog(null)} onDone={props.onProjectsChanged} />
-      ) : null}
+      {dialog === 'rename' ? <RenameProject project={project} onClose={() => setDialog(null)} /> : null}
       {dialog === 'delete' ? (
-        <DeleteProject
-          project={project}
-          environments={data.environments}
-          onClose={() => setDialog(null)}
-          onDone={props.onProjectsChanged}
-        />
+        <DeleteProject project={project} environments={data.environments} onClose={() => setDialog(null)} />
       ) : null}
     </section>
   )
@@ -207,23 +198,18 @@ function ProjectSection(props: {
   }
 }
 
-function DeleteProject(props: {
-  project: Project
-  environments: Environment[]
-  onClose: () => void
-  onDone: () => Promise<void>
-}) {
+function DeleteProject(props: { project: Project; environments: Environment[]; onClose: () => void }) {
   const { project, environments } = props
+  const remove = useProjectWrite(() => api('DELETE', `/api/projects/${project.id}`), [queryKeys.projects()])
   return (
     <ConfirmDialog
       title={`Delete project ${project.name}?`}
       confirm={`Delete ${project.name}`}
       onClose={props.onClose}
       onConfirm={async () => {
-        await api('DELETE', `/api/projects/${project.id}`)
+        await remove.mutateAsync(undefined)
         props.onClose()
         navigate('/')
-        await props.onDone()
       }}
     >
       <p>
@@ -241,16 +227,19 @@ function DeleteProject(props: {
   )
 }
 
-function RenameProject(props: { project: Project; onClose: () => void; onDone: () => Promise<void> }) {
+function RenameProject(props: { project: Project; onClose: () => void }) {
   const [name, setName] = useState(props.project.name)
+  const rename = useProjectWrite(
+    (body: { name: string }) => api('PATCH', `/api/projects/${props.project.id}`, body),
+    [queryKeys.projects()],
+  )
   return (
     <FormDialog
       title={`Rename ${props.project.name}`}
       submit="Rename"
       onClose={props.onClose}
       onSubmit={async () => {
-        await api('PATCH', `/api/projects/${props.project.id}`, { name })
-        await props.onDone()
+        await rename.mutateAsync({ name })
         props.onClose()
       }}
     >

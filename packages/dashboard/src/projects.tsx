@@ -1,17 +1,14 @@
 import { type ReactNode, useState } from 'react'
-import { api } from './api.js'
+import { Link } from 'wouter'
+import { api, errorText } from './api.js'
 import { Dialog, FormDialog } from './dialog.js'
+import { queryKeys } from './query-keys.js'
 import { navigate, projectPath } from './route.js'
 import type { Me, Project, SdkKey } from './types.js'
+import { useProjectWrite } from './use-projects.js'
 
 /** The project list (navigation) and, for workspace admins, "New project". */
-export function Projects(props: {
-  me: Me
-  projects: Project[]
-  currentId: string | null
-  offline: boolean
-  onChanged: () => Promise<void>
-}) {
+export function Projects(props: { me: Me; projects: Project[]; currentId: string | null; offline: boolean }) {
   const [creating, setCreating] = useState(false)
   const canCreate = props.me.role === 'admin' && !props.offline
   const reason = props.offline
@@ -23,16 +20,9 @@ export function Projects(props: {
       <ul>
         {props.projects.map((p) => (
           <li key={p.id}>
-            <a
-              href={projectPath(p.id)}
-              aria-current={p.id === props.currentId ? 'page' : undefined}
-              onClick={(e) => {
-                e.preventDefault()
-                navigate(projectPath(p.id))
-              }}
-            >
+            <Link href={projectPath(p.id)} aria-current={p.id === props.currentId ? 'page' : undefined}>
               {p.name}
-            </a>
+            </Link>
           </li>
         ))}
       </ul>
@@ -48,9 +38,8 @@ export function Projects(props: {
       {creating ? (
         <CreateProject
           onClose={() => setCreating(false)}
-          onCreated={async (project) => {
+          onCreated={(project) => {
             setCreating(false)
-            await props.onChanged()
             navigate(projectPath(project.id))
           }}
         />
@@ -59,16 +48,20 @@ export function Projects(props: {
   )
 }
 
-function CreateProject(props: { onClose: () => void; onCreated: (p: Project) => Promise<void> }) {
+function CreateProject(props: { onClose: () => void; onCreated: (p: Project) => void }) {
   const [name, setName] = useState('')
+  const create = useProjectWrite(
+    (body: { name: string }) => api<Project & { sdk_key: SdkKey }>('POST', '/api/projects', body),
+    [queryKeys.projects()],
+  )
   const [sdkKey, setSdkKey] = useState<{ project: Project; key: string } | null>(null)
   if (sdkKey) {
     return (
-      <Dialog title={`Project ${sdkKey.project.name} created`} onClose={() => void props.onCreated(sdkKey.project)}>
+      <Dialog title={`Project ${sdkKey.project.name} created`} onClose={() => props.onCreated(sdkKey.project)}>
         <p>Its Production SDK key, shown only now. Copy it to your app's configuration:</p>
         <OnceSecret value={sdkKey.key} label="SDK key" />
         <div className="actions">
-          <button type="button" className="primary" onClick={() => void props.onCreated(sdkKey.project)}>
+          <button type="button" className="primary" onClick={() => props.onCreated(sdkKey.project)}>
             Done
           </button>
         </div>
@@ -81,7 +74,7 @@ function CreateProject(props: { onClose: () => void; onCreated: (p: Project) => 
       submit="Create project"
       onClose={props.onClose}
       onSubmit={async () => {
-        const created = await api<Project & { sdk_key: SdkKey }>('POST', '/api/projects', { name })
+        const created = await create.mutateAsync({ name })
         setSdkKey({ project: created, key: created.sdk_key.key ?? '' })
       }}
     >
@@ -109,7 +102,7 @@ export function SecretNotice(props: { value: string; label: string; children: Re
 
 /** A secret the service shows once: readable, selectable, with a copy button. */
 function OnceSecret(props: { value: string; label: string }) {
-  const [copied, setCopied] = useState(false)
+  const [copied, setCopied] = useState<'copied' | 'failed' | null>(null)
   return (
     <div className="secret">
       <input readOnly aria-label={props.label} value={props.value} onFocus={(e) => e.target.select()} />
@@ -118,12 +111,20 @@ function OnceSecret(props: { value: string; label: string }) {
         onClick={() =>
           void navigator.clipboard
             ?.writeText(props.value)
-            .then(() => setCopied(true))
-            .catch(() => setCopied(false))
+            .then(() => setCopied('copied'))
+            .catch((e: unknown) => {
+              console.warn('clipboard write refused:', errorText(e))
+              setCopied('failed')
+            })
         }
       >
-        {copied ? 'Copied' : 'Copy'}
+        {copied === 'copied' ? 'Copied' : 'Copy'}
       </button>
+      {copied === 'failed' ? (
+        <p role="alert" className="error">
+          The browser refused the clipboard: select the text above and copy it.
+        </p>
+      ) : null}
     </div>
   )
 }

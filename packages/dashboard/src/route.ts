@@ -1,6 +1,8 @@
-import { useSyncExternalStore } from 'react'
+import { useMemo } from 'react'
+import { useLocation, useSearch } from 'wouter'
+import { navigate as go } from 'wouter/use-browser-location'
 
-/** Where the dashboard is: `/`, `/projects/:id` and its tab (`?tab=`). Plain history API, no router library. */
+/** Where the dashboard is: `/`, `/tokens`, `/users`, `/projects/:id` (and `/flags/:key`) with its tab (`?tab=`). */
 export interface Route {
   /** A page outside projects (`/tokens`, `/users`), or null. */
   page: 'tokens' | 'users' | null
@@ -9,41 +11,30 @@ export interface Route {
   flagKey: string | null
 }
 
-function read(): Route {
-  const match = /^\/projects\/([^/]+)(?:\/flags\/([^/]+))?/.exec(location.pathname)
-  const params = new URLSearchParams(location.search)
-  return {
-    page: location.pathname === '/tokens' ? 'tokens' : location.pathname === '/users' ? 'users' : null,
-    projectId: match?.[1] ? decodeURIComponent(match[1]) : null,
-    tab: params.get('tab') ?? 'flags',
-    flagKey: match?.[2] ? decodeURIComponent(match[2]) : null,
-  }
-}
-
-let current = read()
-const listeners = new Set<() => void>()
-const notify = () => {
-  current = read()
-  for (const l of listeners) l()
-}
-window.addEventListener('popstate', notify)
-
+/** Follows a link in place (history API) rather than by a page load; nothing when it is where the page already is. */
 export function navigate(path: string): void {
   if (path === location.pathname + location.search) return
-  history.pushState(null, '', path)
-  notify()
+  go(path)
 }
 
 export function projectPath(projectId: string, tab = 'flags'): string {
   return `/projects/${encodeURIComponent(projectId)}${tab === 'flags' ? '' : `?tab=${tab}`}`
 }
 
+const PROJECT = /^\/projects\/([^/]+)(?:\/flags\/([^/]+))?/
+const decoded = (part: string | undefined) => (part ? decodeURIComponent(part) : null)
+
+/** The route of the current URL (wouter's location hooks: re-rendered on navigate and on back/forward). */
 export function useRoute(): Route {
-  return useSyncExternalStore(
-    (l) => {
-      listeners.add(l)
-      return () => listeners.delete(l)
-    },
-    () => current,
-  )
+  const [pathname] = useLocation()
+  const search = useSearch()
+  return useMemo(() => {
+    const match = PROJECT.exec(pathname)
+    return {
+      page: pathname === '/tokens' ? 'tokens' : pathname === '/users' ? 'users' : null,
+      projectId: decoded(match?.[1]),
+      tab: new URLSearchParams(search).get('tab') ?? 'flags',
+      flagKey: decoded(match?.[2]),
+    }
+  }, [pathname, search])
 }

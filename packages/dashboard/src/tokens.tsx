@@ -1,33 +1,26 @@
-import { type FormEvent, useCallback, useEffect, useState } from 'react'
+import { type FormEvent, useState } from 'react'
 import { api, errorText } from './api.js'
 import { ConfirmDialog } from './dialog.js'
+import { ErrorLine } from './error-line.js'
 import { ListTable, RowAction } from './list-table.js'
 import { SecretNotice } from './projects.js'
+import { queryKeys } from './query-keys.js'
+import { useProjectWrite } from './use-projects.js'
+import { type Token, useTokens } from './use-tokens.js'
 
-interface Token {
-  id: number
+const NO_TOKENS: Token[] = []
+
+interface NewToken {
   name: string
-  prefix: string
-  scope: 'read_only' | 'read_write'
-  created_at: string
-  last_used_at: string | null
-  expires_at: string | null
-  token?: string
-}
-
-/** The signed-in user's tokens from the service (none when it cannot be reached). */
-function useTokens() {
-  const [tokens, setTokens] = useState<Token[]>([])
-  const load = useCallback(async () => setTokens(await api<Token[]>('GET', '/api/tokens').catch(() => [])), [])
-  useEffect(() => {
-    void load()
-  }, [load])
-  return { tokens, load }
+  scope: Token['scope']
+  expires_in_days: number | null
 }
 
 /** The signed-in user's personal access tokens: create (the full token shown once), list, delete. */
 export function Tokens(props: { offline: boolean }) {
-  const { tokens, load } = useTokens()
+  const query = useTokens()
+  const tokens = query.data ?? NO_TOKENS
+  const create = useProjectWrite((body: NewToken) => api<Token>('POST', '/api/tokens', body), [queryKeys.tokens()])
   const [created, setCreated] = useState<Token | null>(null)
   const [deleting, setDeleting] = useState<Token | null>(null)
   return (
@@ -37,11 +30,11 @@ export function Tokens(props: { offline: boolean }) {
         A token acts as you for scripts and CI (Authorization: Bearer pat_…); read_only ones cannot change anything.
       </p>
       {props.offline ? <p className="hint">Creating and deleting tokens needs the service (offline).</p> : null}
+      <ErrorLine errors={[props.offline ? null : query.error]} />
       <CreateToken
         offline={props.offline}
-        onCreated={async (token) => {
-          setCreated(token)
-          await load()
+        create={async (body) => {
+          setCreated(await create.mutateAsync(body))
         }}
       />
       {created?.token ? (
@@ -54,13 +47,13 @@ export function Tokens(props: { offline: boolean }) {
           <TokenRow key={t.id} token={t} offline={props.offline} onDelete={() => setDeleting(t)} />
         ))}
       </ListTable>
-      {deleting ? <DeleteToken token={deleting} onClose={() => setDeleting(null)} onDeleted={load} /> : null}
+      {deleting ? <DeleteToken token={deleting} onClose={() => setDeleting(null)} /> : null}
     </section>
   )
 }
 
 /** The create form (name, scope, expiry) and what the service said against it. */
-function CreateToken(props: { offline: boolean; onCreated: (token: Token) => Promise<void> }) {
+function CreateToken(props: { offline: boolean; create: (body: NewToken) => Promise<void> }) {
   const [name, setName] = useState('')
   const [scope, setScope] = useState<Token['scope']>('read_only')
   const [days, setDays] = useState('90')
@@ -69,10 +62,8 @@ function CreateToken(props: { offline: boolean; onCreated: (token: Token) => Pro
     event.preventDefault()
     setError(null)
     try {
-      const body = { name, scope, expires_in_days: days === '' ? null : Number(days) }
-      const token = await api<Token>('POST', '/api/tokens', body)
+      await props.create({ name, scope, expires_in_days: days === '' ? null : Number(days) })
       setName('')
-      await props.onCreated(token)
     } catch (e) {
       setError(errorText(e))
     }
@@ -132,16 +123,16 @@ function TokenRow(props: { token: Token; offline: boolean; onDelete: () => void 
   )
 }
 
-function DeleteToken(props: { token: Token; onClose: () => void; onDeleted: () => Promise<void> }) {
+function DeleteToken(props: { token: Token; onClose: () => void }) {
+  const remove = useProjectWrite(() => api('DELETE', `/api/tokens/${props.token.id}`), [queryKeys.tokens()])
   return (
     <ConfirmDialog
       title={`Delete token ${props.token.name}?`}
       confirm="Delete token"
       onClose={props.onClose}
       onConfirm={async () => {
-        await api('DELETE', `/api/tokens/${props.token.id}`)
+        await remove.mutateAsync(undefined)
         props.onClose()
-        await props.onDeleted()
       }}
     >
       <p>

@@ -1,6 +1,6 @@
+import { useQuery } from '@tanstack/react-query'
 import { type FormEvent, useEffect, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
-import { loadSegments } from './editable-flags.js'
 import {
   type BuiltFlag,
   buildFlag,
@@ -13,7 +13,9 @@ import {
 } from './flag-draft.js'
 import { explainCycle } from './flag-view.js'
 import type { Outbox } from './offline-edits.js'
+import { queryKeys } from './query-keys.js'
 import type { Environment, Flag, Role } from './types.js'
+import { useSegments } from './use-projects.js'
 
 export interface FlagEditorProps {
   projectId: string
@@ -49,31 +51,43 @@ export function useFlagDraft(props: FlagEditorProps) {
   const [draft, setDraft] = useState<Draft | null>(props.flagKey === null ? draftOf(null) : null)
   // What the draft started from: an offline save queues only the fields that differ from it.
   const [start, setStart] = useState<Draft | null>(null)
-  const [segments, setSegments] = useState<string[]>([])
   const [error, setError] = useState<string | null>(null)
   const { saved } = props
   const [openedOffline] = useState(props.offline)
+  const segments = useSegments(props.projectId)
+  const flagKey = props.flagKey ?? ''
+  const served = useQuery({
+    queryKey: queryKeys.flag(props.envId, flagKey),
+    queryFn: () => api<Flag>('GET', `/api/environments/${props.envId}/flags/${encodeURIComponent(flagKey)}`),
+    enabled: props.flagKey !== null && !openedOffline,
+    staleTime: 0,
+    gcTime: 0,
+  })
+  const initial = openedOffline ? saved : served.data
   useEffect(() => {
-    void loadSegments(props.projectId).then(setSegments)
-    if (props.flagKey === null || openedOffline) return
-    api<Flag>('GET', `/api/environments/${props.envId}/flags/${encodeURIComponent(props.flagKey)}`)
-      .then((flag) => {
-        setDraft(draftOf(flag))
-        setStart(draftOf(flag))
-      })
-      .catch((e) => setError(errorText(e)))
-  }, [props.projectId, props.envId, props.flagKey, openedOffline])
-  useEffect(() => {
-    if (!openedOffline || props.flagKey === null) return
-    if (!saved) {
+    if (props.flagKey === null) return
+    if (openedOffline && !saved) {
       setError(`No saved copy of ${props.flagKey} to edit offline: the page had not loaded it from the service.`)
       return
     }
-    setDraft((d) => d ?? draftOf(saved))
-    setStart((d) => d ?? draftOf(saved))
-  }, [openedOffline, saved, props.flagKey])
-  return { draft, setDraft, start, segments, error, setError, openedOffline }
+    if (!initial) return
+    // Read once: the queue or the service changing under an open editor must not reset what was typed.
+    setDraft((d) => d ?? draftOf(initial))
+    setStart((d) => d ?? draftOf(initial))
+  }, [openedOffline, saved, initial, props.flagKey])
+  const loadError = served.error ? errorText(served.error) : null
+  return {
+    draft,
+    setDraft,
+    start,
+    segments: segments.data ?? NO_SEGMENTS,
+    error: error ?? loadError,
+    setError,
+    openedOffline,
+  }
 }
+
+const NO_SEGMENTS: string[] = []
 
 /** What a save needs besides the editor's props: the flag built from the draft and where it goes. */
 export interface SaveRequest {

@@ -1,22 +1,18 @@
-import { useCallback, useEffect, useState } from 'react'
-import { ApiError, api, errorText } from './api.js'
+import { useState } from 'react'
+import { Link } from 'wouter'
+import { api } from './api.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
+import { ErrorLine } from './error-line.js'
 import { ListTable, RowAction } from './list-table.js'
-import { readCached, writeCached } from './local-cache.js'
-import { navigate } from './route.js'
+import { queryKeys } from './query-keys.js'
 import type { Me, Role } from './types.js'
+import { useProjectWrite } from './use-projects.js'
+import { type User, useUsers } from './use-users.js'
 
-export interface User {
-  id: number
-  email: string
-  name: string
-  role: Role
-  created_at: string
-}
+export type { User }
 
 const ROLES: readonly Role[] = ['viewer', 'editor', 'admin']
-/** Where the last users list is kept (cleared on sign-out with the other workspace data). */
-export const USERS_CACHE = 'flagsync.dashboard.users'
+const NO_USERS: User[] = []
 
 /**
  * Why the caller cannot delete this user, or null when they can (the flag service's users routes: workspace admins
@@ -36,28 +32,10 @@ export function createBlocked(me: Pick<Me, 'role'>, offline: boolean): string | 
   return me.role === 'admin' ? null : 'needs the workspace admin role'
 }
 
-/** The workspace's users from the service, saved so the page reads the same offline (read-only there). */
-function useUsers() {
-  const [users, setUsers] = useState<User[]>(() => readCached<User[]>(USERS_CACHE) ?? [])
-  const [error, setError] = useState<string | null>(null)
-  const load = useCallback(async () => {
-    try {
-      const list = await api<User[]>('GET', '/api/users')
-      writeCached(USERS_CACHE, list)
-      setUsers(list)
-    } catch (e) {
-      if (!(e instanceof ApiError && e.offline)) setError(errorText(e))
-    }
-  }, [])
-  useEffect(() => {
-    void load()
-  }, [load])
-  return { users, error, load }
-}
-
 /** Workspace users: everyone sees the list; workspace admins create users and delete them. */
 export function Users(props: { me: Me; offline: boolean }) {
-  const { users, error, load } = useUsers()
+  const query = useUsers()
+  const users = query.data ?? NO_USERS
   const [creating, setCreating] = useState(false)
   const [deleting, setDeleting] = useState<User | null>(null)
   const createReason = createBlocked(props.me, props.offline)
@@ -77,11 +55,7 @@ export function Users(props: { me: Me; offline: boolean }) {
       </div>
       {createReason ? <p className="hint">Creating and deleting users {createReason}.</p> : null}
       <UsersHint />
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
+      <ErrorLine errors={[props.offline ? null : query.error]} />
       <ListTable columns={['User', 'Workspace role']}>
         {users.map((u) => (
           <UserRow
@@ -93,16 +67,8 @@ export function Users(props: { me: Me; offline: boolean }) {
           />
         ))}
       </ListTable>
-      {creating ? (
-        <CreateUser
-          onClose={() => setCreating(false)}
-          onCreated={async () => {
-            setCreating(false)
-            await load()
-          }}
-        />
-      ) : null}
-      {deleting ? <DeleteUser user={deleting} onClose={() => setDeleting(null)} onDeleted={load} /> : null}
+      {creating ? <CreateUser onClose={() => setCreating(false)} /> : null}
+      {deleting ? <DeleteUser user={deleting} onClose={() => setDeleting(null)} /> : null}
     </section>
   )
 }
@@ -111,17 +77,8 @@ function UsersHint() {
   return (
     <p className="hint">
       A user signs in with their email and password; their projects come from memberships (a project's Members tab),
-      unless their workspace role is admin. Your own{' '}
-      <a
-        href="/tokens"
-        onClick={(e) => {
-          e.preventDefault()
-          navigate('/tokens')
-        }}
-      >
-        personal access tokens
-      </a>{' '}
-      act as you; nobody manages another user's tokens, and deleting a user deletes theirs.
+      unless their workspace role is admin. Your own <Link href="/tokens">personal access tokens</Link> act as you;
+      nobody manages another user's tokens, and deleting a user deletes theirs.
     </p>
   )
 }
@@ -149,17 +106,17 @@ function UserRow(props: { user: User; me: Me; blocked: string | null; onDelete: 
   )
 }
 
-function DeleteUser(props: { user: User; onClose: () => void; onDeleted: () => Promise<void> }) {
+function DeleteUser(props: { user: User; onClose: () => void }) {
   const { user } = props
+  const remove = useProjectWrite(() => api('DELETE', `/api/users/${user.id}`), [queryKeys.users()])
   return (
     <ConfirmDialog
       title={`Delete user ${user.email}?`}
       confirm="Delete user"
       onClose={props.onClose}
       onConfirm={async () => {
-        await api('DELETE', `/api/users/${user.id}`)
+        await remove.mutateAsync(undefined)
         props.onClose()
-        await props.onDeleted()
       }}
     >
       <p>
@@ -170,7 +127,15 @@ function DeleteUser(props: { user: User; onClose: () => void; onDeleted: () => P
   )
 }
 
-function CreateUser(props: { onClose: () => void; onCreated: () => Promise<void> }) {
+interface NewUser {
+  name: string
+  email: string
+  role: Role
+  password: string
+}
+
+function CreateUser(props: { onClose: () => void }) {
+  const create = useProjectWrite((body: NewUser) => api('POST', '/api/users', body), [queryKeys.users()])
   const [name, setName] = useState('')
   const [email, setEmail] = useState('')
   const [role, setRole] = useState<Role>('viewer')
@@ -181,8 +146,8 @@ function CreateUser(props: { onClose: () => void; onCreated: () => Promise<void>
       submit="Create user"
       onClose={props.onClose}
       onSubmit={async () => {
-        await api('POST', '/api/users', { name, email, role, password })
-        await props.onCreated()
+        await create.mutateAsync({ name, email, role, password })
+        props.onClose()
       }}
     >
       <label>

@@ -4,9 +4,11 @@ import { type ServiceAuditEntryWire, serviceAuditPageSchema } from '@flagsync/pr
 import { act, cleanup, render, screen } from '@testing-library/react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { byOf, History, headlineOf } from '../src/history.js'
+import { QueryWrapper, resetQueryClient } from './query-wrapper.js'
 
 afterEach(() => {
   cleanup()
+  resetQueryClient()
   vi.unstubAllGlobals()
 })
 
@@ -67,7 +69,9 @@ describe('history rows', () => {
     expect(serviceAuditPageSchema.safeParse(page).success).toBe(true)
     const fetch = vi.fn(async () => new Response(JSON.stringify(page), { status: 200 }))
     vi.stubGlobal('fetch', fetch)
-    render(<History url="/api/environments/prod/flags/checkout/history?limit=50" title="History of checkout" />)
+    render(<History url="/api/environments/prod/flags/checkout/history?limit=50" title="History of checkout" />, {
+      wrapper: QueryWrapper,
+    })
     await settle()
     const rows = screen.getAllByRole('listitem').filter((li) => li.hasAttribute('data-revision'))
     expect(rows.map((li) => li.querySelector('p')?.textContent)).toEqual([
@@ -77,5 +81,16 @@ describe('history rows', () => {
       ),
     ])
     expect(fetch).toHaveBeenCalledWith('/api/environments/prod/flags/checkout/history?limit=50', expect.anything())
+  })
+
+  it("shows the service's error and code when the history cannot be read, not an empty history", async () => {
+    const body = { error: 'project not found or not visible to you', code: 'not_found' }
+    vi.stubGlobal('fetch', async () => new Response(JSON.stringify(body), { status: 404 }))
+    render(<History url="/api/projects/gone/changes?limit=100" title="Changes in Gone" />, { wrapper: QueryWrapper })
+    await settle()
+    const alert = screen.getByRole('alert')
+    expect(alert.textContent).toBe('project not found or not visible to you (not_found)')
+    expect(alert.dataset.code).toBe('not_found')
+    expect(screen.queryByText('No changes recorded.')).toBeNull()
   })
 })

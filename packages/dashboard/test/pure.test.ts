@@ -3,7 +3,7 @@ import { approvalConflictOf, conflictRows, patchDiff } from '../src/diff.js'
 import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
 import { explainCycle, type FlagFilter, flagRows, servedAtGlance, tagsOf } from '../src/flag-view.js'
 import { sourceOf, whoOf } from '../src/history.js'
-import { LiveFlags } from '../src/live-flags.js'
+import { type FlagsByEnv, LiveFlags } from '../src/live-flags.js'
 import { promotionDiff } from '../src/promote.js'
 import { bucketImpressions, bucketSize } from '../src/time-series.js'
 import type { Flag } from '../src/types.js'
@@ -176,6 +176,11 @@ describe('the editor draft', () => {
 })
 
 describe('LiveFlags (the dashboard stream)', () => {
+  /** The store the page gives it (the query cache); here a plain variable. */
+  function memoryStore() {
+    let saved: FlagsByEnv | undefined
+    return { read: () => saved, write: (flags: FlagsByEnv) => (saved = flags), get: () => saved }
+  }
   function fakeSource() {
     const handlers = new Map<string, (e: { data: string }) => void>()
     const source = {
@@ -189,7 +194,8 @@ describe('LiveFlags (the dashboard stream)', () => {
   }
   it('swaps in a whole bootstrap at ready, then applies live updates per environment', () => {
     const source = fakeSource()
-    const live = new LiveFlags(['e1', 'e2'], 'k', (url) => {
+    const store = memoryStore()
+    const live = new LiveFlags(['e1', 'e2'], store, (url) => {
       source.url = url
       return source as never
     })
@@ -207,6 +213,7 @@ describe('LiveFlags (the dashboard stream)', () => {
     source.emit('update', { type: 'DELETE', env_id: 'e1', key: 'a' })
     expect(live.getSnapshot().flags.get('e1')?.has('a')).toBe(false)
     expect(live.getSnapshot().flags.get('e2')?.get('a')?.is_enabled).toBe(false)
+    expect(store.get()).toBe(live.getSnapshot().flags)
     source.onerror?.()
     expect(live.getSnapshot().state).toBe('reconnecting')
     expect(seen).toEqual(['live', 'live', 'live', 'reconnecting'])
@@ -214,7 +221,7 @@ describe('LiveFlags (the dashboard stream)', () => {
 
   it('on a resumed stream keeps what it shows, applies the missed updates and is live again at ready', () => {
     const source = fakeSource()
-    const live = new LiveFlags(['e1', 'e2'], 'k-resume', () => source as never)
+    const live = new LiveFlags(['e1', 'e2'], memoryStore(), () => source as never)
     live.start()
     source.emit('connected', { environment_id: null })
     source.emit('update', { type: 'UPSERT', env_id: 'e1', flag: flag({ key: 'a' }) })
@@ -242,7 +249,7 @@ describe('LiveFlags (the dashboard stream)', () => {
   it("hears its project's environments event on the same connection, from any listener until it unsubscribes", () => {
     const source = fakeSource()
     let opened = 0
-    const live = new LiveFlags(['e1'], 'k', () => {
+    const live = new LiveFlags(['e1'], memoryStore(), () => {
       opened++
       return source as never
     })

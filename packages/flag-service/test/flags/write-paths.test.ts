@@ -84,7 +84,7 @@ describe.each(DIALECTS)('one flag write rule over REST and /sync on %s', (dialec
   }
 
   async function overRest(key: string, base: number, intent: Intent) {
-    const headers = intent.base ? { 'If-Match': `"${base}"` } : {}
+    const headers: Record<string, string> = intent.base ? { 'If-Match': `"${base}"` } : {}
     const path = `/api/environments/${p.staging}/flags`
     if (intent.action === 'put') {
       return h.call(path, { method: 'POST', as: editor.as, body: { ...intent.record, key }, headers })

@@ -37,8 +37,9 @@ export type ConflictVerdict =
 
 const APPLY: ConflictVerdict = { outcome: 'apply' }
 
+/** The three-way check, in order: absent now, unchanged since the base, record-level, created since, field by field. */
 export function detectConflict(check: ConflictCheck): ConflictVerdict {
-  const { action, sets, baseRevision, current, currentRevision, storeRevision } = check
+  const { baseRevision, current, currentRevision, storeRevision } = check
   const unissued = baseRevision > storeRevision
   const base = unissued ? { record: null, known: false } : check.base
   const pruned = unissued
@@ -46,60 +47,72 @@ export function detectConflict(check: ConflictCheck): ConflictVerdict {
     : base.known
       ? ''
       : `; the change log no longer holds revision ${baseRevision}, so the check was record-level`
-
-  if (current === null) {
-    // Absent now. An update or delete is a conflict only if the record existed at the base (or the log cannot say
-    // that it did not); an insert only if the log says it existed at the base: the sender replaced what someone has
-    // deleted since, and recreating it would undo that delete unseen ('recreate' resolves it, sent without a base).
-    if (action === 'insert' ? !(base.known && base.record !== null) : base.known && base.record === null) return APPLY
-    return {
-      outcome: 'conflict',
-      kind: 'deleted',
-      fields: action === 'update' ? Object.keys(sets ?? {}) : [],
-      reason: `the record was deleted after revision ${baseRevision}${pruned}`,
-    }
-  }
+  if (current === null) return absentNow(check, base, pruned)
   // Unchanged since the base: nobody else wrote it.
   if (!unissued && currentRevision !== null && currentRevision <= baseRevision) return APPLY
+  if (!base.known) return recordLevel(check, current, pruned)
+  if (base.record === null) return createdSince(check, current)
+  return fieldByField(check, base.record, current)
+}
 
-  if (!base.known) {
-    // Record-level: it changed since the base, and the base values are gone.
-    if (action === 'insert') {
-      const fields = differing(sets ?? {}, current)
-      return fields.length === 0
-        ? APPLY
-        : {
-            outcome: 'conflict',
-            kind: 'exists',
-            fields,
-            reason: `the record was written after revision ${baseRevision}${pruned}`,
-          }
-    }
-    const fields = action === 'update' ? differing(sets ?? {}, current) : Object.keys(current)
-    if (action === 'update' && fields.length === 0) return APPLY
-    return {
-      outcome: 'conflict',
-      kind: 'field',
-      fields,
-      reason: `the record changed after revision ${baseRevision}${pruned}`,
-    }
+type Base = ConflictCheck['base']
+
+/**
+ * Absent now. An update or delete is a conflict only if the record existed at the base (or the log cannot say that
+ * it did not); an insert only if the log says it existed at the base: the sender replaced what someone has deleted
+ * since, and recreating it would undo that delete unseen ('recreate' resolves it, sent without a base).
+ */
+function absentNow({ action, sets, baseRevision }: ConflictCheck, base: Base, pruned: string): ConflictVerdict {
+  if (action === 'insert' ? !(base.known && base.record !== null) : base.known && base.record === null) return APPLY
+  return {
+    outcome: 'conflict',
+    kind: 'deleted',
+    fields: action === 'update' ? Object.keys(sets ?? {}) : [],
+    reason: `the record was deleted after revision ${baseRevision}${pruned}`,
   }
+}
 
-  if (base.record === null) {
-    // Created by someone else since the base. An insert that sets every field exactly as
-    // they did loses nothing; an update of it (the sender saw it absent) is left to the usual rules.
-    if (action !== 'insert') return APPLY
+/** Record-level: it changed since the base, and the base values are gone. */
+function recordLevel({ action, sets, baseRevision }: ConflictCheck, current: Data, pruned: string): ConflictVerdict {
+  if (action === 'insert') {
     const fields = differing(sets ?? {}, current)
     if (fields.length === 0) return APPLY
     return {
       outcome: 'conflict',
       kind: 'exists',
       fields,
-      reason: `the record was created after revision ${baseRevision}`,
+      reason: `the record was written after revision ${baseRevision}${pruned}`,
     }
   }
+  const fields = action === 'update' ? differing(sets ?? {}, current) : Object.keys(current)
+  if (action === 'update' && fields.length === 0) return APPLY
+  return {
+    outcome: 'conflict',
+    kind: 'field',
+    fields,
+    reason: `the record changed after revision ${baseRevision}${pruned}`,
+  }
+}
 
-  const changedSinceBase = differing(current, base.record, base.record)
+/**
+ * Created by someone else since the base. An insert that sets every field exactly as they did loses nothing; an
+ * update of it (the sender saw it absent) is left to the usual rules.
+ */
+function createdSince({ action, sets, baseRevision }: ConflictCheck, current: Data): ConflictVerdict {
+  if (action !== 'insert') return APPLY
+  const fields = differing(sets ?? {}, current)
+  if (fields.length === 0) return APPLY
+  return {
+    outcome: 'conflict',
+    kind: 'exists',
+    fields,
+    reason: `the record was created after revision ${baseRevision}`,
+  }
+}
+
+/** Both sides known: a field both changed, to different values, would silently overwrite the others' value. */
+function fieldByField({ action, sets, baseRevision }: ConflictCheck, base: Data, current: Data): ConflictVerdict {
+  const changedSinceBase = differing(current, base, base)
   if (action === 'delete') {
     // Deleting drops what the others changed: a conflict on those fields, if any.
     if (changedSinceBase.length === 0) return APPLY
@@ -111,7 +124,6 @@ export function detectConflict(check: ConflictCheck): ConflictVerdict {
     }
   }
   const mine = sets ?? {}
-  // A field both changed, to different values: the others' value would be silently overwritten.
   const clashing = changedSinceBase.filter((name) => Object.hasOwn(mine, name) && !jsonEqual(mine[name], current[name]))
   if (clashing.length > 0) {
     return {

@@ -27,6 +27,17 @@ interface EditableCopy {
   flags: ReadonlyMap<string, Flag>
 }
 
+/** The query of an environment's flags as the REST API answers them (the editor's copy, the impressions' types). */
+export function editableFlagsQuery(envId: string) {
+  return {
+    queryKey: queryKeys.editableFlags(envId),
+    queryFn: async (): Promise<EditableCopy> => {
+      const list = await api<Flag[]>('GET', `/api/environments/${encodeURIComponent(envId)}/flags`)
+      return { envId, flags: new Map(list.map((f) => [f.key, f])) }
+    },
+  }
+}
+
 /** The copies read so far as one map (environment → key → flag), and the first read that failed. */
 function combine(results: Array<UseQueryResult<EditableCopy>>) {
   const saved = new Map<string, ReadonlyMap<string, Flag>>()
@@ -46,11 +57,7 @@ export function useEditableFlags(envIds: readonly string[], stream: FlagsByEnv, 
   const client = useQueryClient()
   const { saved, error } = useQueries({
     queries: envIds.map((envId) => ({
-      queryKey: queryKeys.editableFlags(envId),
-      queryFn: async (): Promise<EditableCopy> => {
-        const list = await api<Flag[]>('GET', `/api/environments/${encodeURIComponent(envId)}/flags`)
-        return { envId, flags: new Map(list.map((f) => [f.key, f])) }
-      },
+      ...editableFlagsQuery(envId),
       enabled: !offline,
       staleTime: Number.POSITIVE_INFINITY,
     })),

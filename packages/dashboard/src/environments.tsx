@@ -2,7 +2,9 @@ import { slugify } from '@flagsync/protocol'
 import { useState } from 'react'
 import { api, errorText } from './api.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
+import { queryKeys } from './query-keys.js'
 import type { Environment } from './types.js'
+import { useProjectWrite } from './use-projects.js'
 
 /** The ids in order after moving one by `by` (-1 up, +1 down); unchanged at either end. */
 export function moved(ids: readonly string[], id: string, by: -1 | 1): string[] {
@@ -16,23 +18,17 @@ export function moved(ids: readonly string[], id: string, by: -1 | 1): string[] 
 }
 
 /**
- * The admin actions on a project's environments: each runs, then the project
- * reloads its environments; a failure is `error`. `move` keeps the keyboard
- * on the button that moved the row, or on its twin at an end.
+ * The admin actions on a project's environments (one mutation): each runs,
+ * then the project's environments are read again; a failure is `error`.
+ * `move` keeps the keyboard on the button that moved the row, or on its twin at an end.
  */
-function useEnvironmentActions(base: string, environments: Environment[], onChanged: () => Promise<void>) {
-  const [error, setError] = useState<string | null>(null)
-  const act = async (run: () => Promise<unknown>) => {
-    setError(null)
-    try {
-      await run()
-      await onChanged()
-      return true
-    } catch (e) {
-      setError(errorText(e))
-      return false
-    }
-  }
+function useEnvironmentActions(projectId: string, base: string, environments: Environment[]) {
+  const write = useProjectWrite((run: () => Promise<unknown>) => run(), [queryKeys.environments(projectId)])
+  const act = (run: () => Promise<unknown>) =>
+    write.mutateAsync(run).then(
+      () => true,
+      () => false,
+    )
   const move = async (env: Environment, by: -1 | 1, button: HTMLButtonElement) => {
     const ids = moved(
       environments.map((e) => e.id),
@@ -47,7 +43,7 @@ function useEnvironmentActions(base: string, environments: Environment[], onChan
       }, 0)
     }
   }
-  return { error, act, move }
+  return { error: write.error ? errorText(write.error) : null, act, move }
 }
 
 /**
@@ -59,12 +55,11 @@ export function Environments(props: {
   environments: Environment[]
   canAdmin: boolean
   reason: string
-  onChanged: () => Promise<void>
 }) {
   const [creating, setCreating] = useState(false)
   const [deleting, setDeleting] = useState<Environment | null>(null)
   const base = `/api/projects/${props.projectId}/environments`
-  const { error, act, move } = useEnvironmentActions(base, props.environments, props.onChanged)
+  const { error, act, move } = useEnvironmentActions(props.projectId, base, props.environments)
   const admin = { canAdmin: props.canAdmin, disabledTitle: props.canAdmin ? undefined : props.reason }
   const last = props.environments.length - 1
   return (
@@ -91,14 +86,7 @@ export function Environments(props: {
       </ul>
       <p className="hint">The order here is the order of the flag table's columns, for everyone in the project.</p>
       {creating ? (
-        <CreateEnvironment
-          base={base}
-          onClose={() => setCreating(false)}
-          onCreated={async () => {
-            setCreating(false)
-            await props.onChanged()
-          }}
-        />
+        <CreateEnvironment projectId={props.projectId} base={base} onClose={() => setCreating(false)} />
       ) : null}
       {deleting ? (
         <DeleteEnvironment
@@ -249,7 +237,11 @@ function MoveButtons(props: {
   )
 }
 
-function CreateEnvironment(props: { base: string; onClose: () => void; onCreated: () => Promise<void> }) {
+function CreateEnvironment(props: { projectId: string; base: string; onClose: () => void }) {
+  const create = useProjectWrite(
+    (body: { name: string; slug: string; color: string }) => api('POST', props.base, body),
+    [queryKeys.environments(props.projectId)],
+  )
   const [name, setName] = useState('')
   const [slug, setSlug] = useState<string | null>(null)
   const [color, setColor] = useState('#6366f1')
@@ -261,8 +253,8 @@ function CreateEnvironment(props: { base: string; onClose: () => void; onCreated
       submit="Create environment"
       onClose={props.onClose}
       onSubmit={async () => {
-        await api('POST', props.base, { name, slug: effectiveSlug, color })
-        await props.onCreated()
+        await create.mutateAsync({ name, slug: effectiveSlug, color })
+        props.onClose()
       }}
     >
       <label>

@@ -1,4 +1,5 @@
 import { useMemo, useState } from 'react'
+import { ErrorLine } from './error-line.js'
 import { EvaluationsFigure, ImpressionPickers, ImpressionTotals, LatestImpressions } from './impressions-sections.js'
 import { shownEnvironmentId, shownFlagKey } from './impressions-view.js'
 import { bucketImpressions } from './time-series.js'
@@ -15,16 +16,18 @@ export function ImpressionsPanel(props: { environments: Environment[] }) {
   // has none cached), and the panel must then show the default one instead of staying on none.
   const [chosenEnv, setEnvId] = useState('')
   const envId = shownEnvironmentId(props.environments, chosenEnv)
-  const [error, setError] = useState<string | null>(null)
-  const base = `/api/environments/${envId}/impressions`
-  const { stats, flagTypes } = useImpressionStats(envId, base, setError)
+  const { stats, flagTypes, errors } = useImpressionStats(envId)
   const [chosenFlag, setFlagKey] = useState('')
   const flagKey =
     flagTypes === undefined ? '' : shownFlagKey(stats, flagTypes ? new Set(flagTypes.keys()) : undefined, chosenFlag)
   const [userFilter, setUserFilter] = useState('')
   const [valueFilter, setValueFilter] = useState('')
-  const recent = useChartImpressions(base, flagKey, setError)
-  const latest = useLatestImpressions(base, flagKey, { user: userFilter, value: valueFilter }, setError)
+  const chart = useChartImpressions(envId, flagKey)
+  const recent = chart.rows
+  const { page: latest, error: latestError } = useLatestImpressions(envId, flagKey, {
+    user: userFilter,
+    value: valueFilter,
+  })
   const series = useMemo(() => bucketImpressions(recent), [recent])
   const current = stats.find((s) => s.flag_key === flagKey)
   return (
@@ -41,11 +44,7 @@ export function ImpressionsPanel(props: { environments: Environment[] }) {
         flagKey={flagKey}
         onFlag={setFlagKey}
       />
-      {error ? (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      ) : null}
+      <ErrorLine errors={[...errors, chart.error, latestError]} />
       {stats.length === 0 ? <p className="hint">No impressions reported in this environment yet.</p> : null}
       {current ? <ImpressionTotals current={current} flagType={flagTypes?.get(current.flag_key)} /> : null}
       {series.times.length ? <EvaluationsFigure series={series} flagKey={flagKey} rows={recent.length} /> : null}

@@ -72,13 +72,7 @@ export function ProjectPage(props: ProjectPageProps) {
       <ErrorLine errors={[props.offline ? null : data.error]} />
       <ProjectTabs projectId={project.id} tab={props.tab} />
       <div role="tabpanel" id={`panel-${props.tab}`} aria-labelledby={`tab-${props.tab}`}>
-        <ProjectSection
-          page={props}
-          access={access}
-          environments={data.environments}
-          onEnvironmentsChanged={data.reload}
-          live={live}
-        />
+        <ProjectSection page={props} access={access} environments={data.environments} live={live} />
       </div>
       {dialog === 'rename' ? <RenameProject project={project} onClose={() => setDialog(null)} /> : null}
       {dialog === 'delete' ? (
@@ -148,7 +142,6 @@ function ProjectSection(props: {
   page: ProjectPageProps
   access: ProjectAccess
   environments: Environment[]
-  onEnvironmentsChanged: () => Promise<void>
   live: LiveFlags
 }) {
   const { page, access, environments } = props
@@ -156,14 +149,7 @@ function ProjectSection(props: {
   const admin = { canAdmin: access.isProjectAdmin, reason: access.adminReason }
   switch (page.tab) {
     case 'environments':
-      return (
-        <Environments
-          projectId={project.id}
-          environments={environments}
-          {...admin}
-          onChanged={props.onEnvironmentsChanged}
-        />
-      )
+      return <Environments projectId={project.id} environments={environments} {...admin} />
     case 'requests':
       return <ChangeRequests me={page.me} role={access.role} environments={environments} offline={page.offline} />
     case 'schedules':

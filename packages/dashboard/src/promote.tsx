@@ -1,7 +1,10 @@
-import { useEffect, useState } from 'react'
-import { api, errorText } from './api.js'
+import { useMutation, useQuery } from '@tanstack/react-query'
+import { useState } from 'react'
+import { ApiError, api } from './api.js'
 import { type DiffRow, patchDiff } from './diff.js'
 import { DiffRows } from './diff-rows.js'
+import { ErrorLine } from './error-line.js'
+import { queryKeys } from './query-keys.js'
 import type { Environment, Flag } from './types.js'
 
 /** Fields a promotion copies (the service's promote route copies the flag but not its prerequisites' targets). */
@@ -24,32 +27,30 @@ export function promotionDiff(source: Flag, target: Flag | undefined): DiffRow[]
   return patchDiff(target, fields)
 }
 
-/**
- * What promoting the flag from `fromId` to `targetId` would change there,
- * read again whenever either changes (null while it loads), and a message
- * for a failed read or a done promotion.
- */
+/** The flag in an environment, or undefined where it does not exist (404): promoting creates it there. */
+async function flagOrNone(envId: string, key: string): Promise<Flag | undefined> {
+  try {
+    return await api<Flag>('GET', `/api/environments/${envId}/flags/${key}`)
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return undefined
+    throw e
+  }
+}
+
+/** What promoting the flag from `fromId` to `targetId` would change there, read again whenever either changes. */
 function usePromotionDiff(fromId: string, targetId: string, key: string) {
-  const [diff, setDiff] = useState<DiffRow[] | null>(null)
-  const [message, setMessage] = useState<string | null>(null)
-  useEffect(() => {
-    setDiff(null)
-    setMessage(null)
-    if (!targetId) return
-    let cancelled = false
-    void Promise.all([
-      api<Flag>('GET', `/api/environments/${fromId}/flags/${key}`),
-      api<Flag>('GET', `/api/environments/${targetId}/flags/${key}`).catch(() => undefined),
-    ])
-      .then(([source, target]) => {
-        if (!cancelled) setDiff(promotionDiff(source, target))
-      })
-      .catch((e) => setMessage(errorText(e)))
-    return () => {
-      cancelled = true
-    }
-  }, [fromId, targetId, key])
-  return { diff, setDiff, message, setMessage }
+  return useQuery({
+    queryKey: queryKeys.promotion(fromId, targetId, key),
+    queryFn: async () => {
+      const [source, target] = await Promise.all([
+        api<Flag>('GET', `/api/environments/${fromId}/flags/${key}`),
+        flagOrNone(targetId, key),
+      ])
+      return promotionDiff(source, target)
+    },
+    enabled: targetId !== '',
+    gcTime: 0,
+  })
 }
 
 /** Promote a flag from one environment to another of the project, showing the diff first. */
@@ -63,23 +64,30 @@ export function Promote(props: {
   const targets = props.environments.filter((e) => e.id !== props.from.id)
   const [targetId, setTargetId] = useState(targets[0]?.id ?? '')
   const key = encodeURIComponent(props.flagKey)
-  const { diff, setDiff, message, setMessage } = usePromotionDiff(props.from.id, targetId, key)
+  const loaded = usePromotionDiff(props.from.id, targetId, key)
   const target = targets.find((e) => e.id === targetId)
+  const promotion = useMutation({
+    mutationFn: (to: string) =>
+      api<Flag>('POST', `/api/environments/${props.from.id}/flags/${key}/promote`, { target_env_id: to }),
+    onSuccess: (flag, to) => props.onPromoted(to, flag),
+  })
+  // Promoted to the target shown: nothing is left to change there until the flag changes again.
+  const promoted = promotion.isSuccess && promotion.variables === targetId
+  const diff = promoted ? [] : (loaded.data ?? null)
   if (targets.length === 0) return null
-  const promote = () =>
-    void api<Flag>('POST', `/api/environments/${props.from.id}/flags/${key}/promote`, { target_env_id: targetId })
-      .then((flag) => {
-        props.onPromoted(targetId, flag)
-        setDiff([])
-        setMessage(`Promoted to ${target?.name}.`)
-      })
-      .catch((e) => setMessage(errorText(e)))
+  const promote = () => promotion.mutate(targetId)
   return (
     <fieldset className="promote" disabled={props.disabled}>
       <legend>Promote</legend>
       <label>
         Promote to
-        <select value={targetId} onChange={(e) => setTargetId(e.target.value)}>
+        <select
+          value={targetId}
+          onChange={(e) => {
+            promotion.reset()
+            setTargetId(e.target.value)
+          }}
+        >
           {targets.map((e) => (
             <option key={e.id} value={e.id}>
               {e.name}
@@ -88,11 +96,12 @@ export function Promote(props: {
         </select>
       </label>
       {diff ? <PromotionDiff diff={diff} from={props.from.name} target={target?.name} /> : null}
-      {message ? (
+      {promoted ? (
         <p role="status" className="notice">
-          {message}
+          Promoted to {target?.name}.
         </p>
       ) : null}
+      <ErrorLine errors={[loaded.error, promotion.error]} />
       <button type="button" disabled={!diff || diff.length === 0} onClick={promote}>
         Promote to {target?.name}
       </button>

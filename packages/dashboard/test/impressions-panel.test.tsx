@@ -5,9 +5,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ImpressionsPanel } from '../src/impressions-panel.js'
 import { type ImpressionStats, servedValueCounts, shownEnvironmentId, shownFlagKey } from '../src/impressions-view.js'
 import type { Environment } from '../src/types.js'
+import { QueryWrapper, resetQueryClient } from './query-wrapper.js'
 
 afterEach(() => {
   cleanup()
+  resetQueryClient()
   vi.unstubAllGlobals()
 })
 
@@ -108,7 +110,7 @@ const settle = () => act(async () => new Promise((resolve) => setTimeout(resolve
 describe('the impressions panel', () => {
   it('loads the default environment when the environments arrive after it mounted', async () => {
     const asked = stubService()
-    const view = render(<ImpressionsPanel environments={[]} />)
+    const view = render(<ImpressionsPanel environments={[]} />, { wrapper: QueryWrapper })
     await settle()
     expect(asked).toEqual([])
     view.rerender(<ImpressionsPanel environments={[env('dev'), env('prod', true)]} />)
@@ -121,7 +123,7 @@ describe('the impressions panel', () => {
 
   it('shows a string flag its counts per served value, not true and false', async () => {
     stubService()
-    render(<ImpressionsPanel environments={[env('prod', true)]} />)
+    render(<ImpressionsPanel environments={[env('prod', true)]} />, { wrapper: QueryWrapper })
     await settle()
     const totals = screen.getByLabelText('Totals of banner')
     expect(within(totals).queryByText('true')).toBeNull()

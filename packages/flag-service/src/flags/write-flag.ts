@@ -6,11 +6,13 @@
  * service's model and approval policy, read inside the transaction, and answer one `ServiceWriteResult`.
  *
  * ```ts
- * // A merge patch, as a PATCH sends it (a scheduled change uses the same call):
- * const { result, revision } = await writeFlag(runtime, env, { action: 'patch', key, patch, base }, { actor, audit })
+ * // A merge patch, as the PATCH route sends it (a scheduled change calls `writeFlagIn` with `review: 'approved'`):
+ * const review = changeRequestFiler(actor, runtime.clock()) // files it where approval is required
+ * const intent = { action: 'patch', key, patch, base } as const // base: If-Match, or undefined
+ * const { result, revision } = await writeFlag(runtime, env, intent, { review, audit, caller: req })
  * // result.status: 'applied' | 'unchanged' (revision: the flag's revision now) | 'needs_approval' (result.request:
- * // the change request filed where approval is required) | 'conflict' | 'not_found' | 'forbidden' | 'invalid'
- * if (result.status !== 'needs_approval') throwUnlessWritten(result) // the REST error of a refusal
+ * // the change request filed) | 'conflict' | 'not_found' | 'forbidden' | 'invalid'
+ * if (result.status !== 'needs_approval') throwUnlessWritten(result) // a refusal as the REST error
  * ```
  */
 

@@ -11,7 +11,9 @@ const due = (knex: Knex, now: number) =>
     .join({ w: W }, 'w.id', 'd.webhook_id')
     .where('d.status', 'pending')
     .andWhere('d.next_attempt_at', '<=', now)
-    .andWhere((q) => q.whereNull('d.lease_until').orWhere('d.lease_until', '<', now))
+    .andWhere((q) => {
+      q.whereNull('d.lease_until').orWhere('d.lease_until', '<', now)
+    })
     .andWhere('w.enabled', true)
 
 /** A delivery this instance holds the lease of, with what sending it needs. */

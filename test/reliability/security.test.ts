@@ -451,6 +451,11 @@ describe('SQL only through bound parameters: the source', () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
       'knex.raw(`${T.impressions} as i indexed by ${index.name}`',
     ],
+    // Placeholders only: one `when ? then ?` pair per row, the table name a constant.
+    'packages/flag-service/src/schedules/claim.ts': [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
+      "trx.raw(\n    `update \"${SCHEDULES_TABLE}\" set status = ${byId}, result = ${byId}, applied_at = ?\n     where id in (${rows.map(() => '?').join(', ')})`",
+    ],
     'packages/flag-service/src/impressions/prune.ts': [
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of the call, matched verbatim
       'trx.raw(\n          `delete from ${T.impressions} where id in (select id from ${T.impressions} order by id limit ?) and received_at < ? returning env_id, flag_id, value_id, series_id`',

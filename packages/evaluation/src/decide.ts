@@ -70,7 +70,7 @@ const scratch: HashPair = { a: 0, b: 0 }
  * every keyless user in bucket 0, i.e. inside any rollout), so like flagd we
  * refuse: TARGETING_KEY_MISSING, and the caller's fallback is served.
  */
-function userIdOf(flag: CheckedFlag, context: EvaluationContext): string {
+export function userIdOf(flag: CheckedFlag, context: EvaluationContext): string {
   const id = textOf(context.user_id)
   if (id === undefined || id === '') {
     throw new EvaluationError('TARGETING_KEY_MISSING', `flag "${flag.key}" splits users but the context has no user_id`)

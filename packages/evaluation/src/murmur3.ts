@@ -35,6 +35,38 @@ export function murmur3Pair(first: string, second: string, seedA: number, seedB:
   return out
 }
 
+/** The two running hashes after a prefix (see {@link murmur3Prefix}). */
+export interface HashPrefix {
+  readonly a: number
+  readonly b: number
+  readonly block: number
+  readonly shift: number
+  readonly length: number
+}
+
+/**
+ * The state of `murmur3Pair` after hashing `prefix` under both seeds, for
+ * {@link murmur3From}: a flag's `"<key>:"` is hashed once per flag set, not once per user.
+ */
+export function murmur3Prefix(prefix: string, seedA: number, seedB: number): HashPrefix {
+  begin(seedA, seedB)
+  absorb(prefix)
+  return { a: hashA, b: hashB, block, shift, length }
+}
+
+/** `murmur3Pair` of the prefix's text followed by `rest`, from the prefix's state: the same two hashes. */
+export function murmur3From(prefix: HashPrefix, rest: string, out: HashPair): HashPair {
+  hashA = prefix.a
+  hashB = prefix.b
+  block = prefix.block
+  shift = prefix.shift
+  length = prefix.length
+  absorb(rest)
+  out.a = finish(hashA)
+  out.b = finish(hashB)
+  return out
+}
+
 // Hasher state, module-level so that hashing allocates nothing. Safe because
 // hashing is synchronous and never re-entered.
 let hashA = 0 // running hash under the first seed

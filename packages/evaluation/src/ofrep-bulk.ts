@@ -1,7 +1,6 @@
 import type { EvaluableFlag } from '@flagsync/protocol'
 import { type CheckedFlag, checkFlag } from './check-flag.js'
-import { decideChecked } from './decide.js'
-import type { Decision } from './decision.js'
+import { type CompiledFlag, compileFlag, decisionOf } from './compile-flag.js'
 import { ofrepAnswer, ofrepBulk, ofrepEvaluate } from './ofrep.js'
 import { totalWeight } from './pick-variant.js'
 import { present } from './present.js'
@@ -9,18 +8,19 @@ import type { EvaluationContext, GetFlag } from './types.js'
 
 /**
  * One piece of a prepared set: the JSON of a run of consecutive flags whose answers are the same for every
- * context, or one context-dependent flag (`flag`) with the JSON of each decision it has served so far (a flag has
- * few decisions: off, each rule, inside/outside, each variant), by slot (see {@link slotOf}). Each JSON starts with
- * what precedes it in the array (`[` for the first flag, `,` for the others), so a body is the pieces in order. One
- * shape for every piece keeps the loop monomorphic.
+ * context, or one context-dependent flag (`flag`, decided by `decide`) with the JSON of each decision it has
+ * served so far (a flag has few decisions: off, each rule, inside/outside, each variant), by slot (`slotOf`
+ * in compile-flag.ts). Each JSON starts with what precedes it in the array (`[` for the first flag, `,` for the
+ * others), so a body is the pieces in order. One shape for every piece keeps the loop monomorphic.
  */
 class PreparedFlag {
-  readonly answers: Array<Uint8Array | undefined> = []
+  readonly answers: Array<string | undefined> = []
   constructor(
     readonly key: string,
     readonly prefix: string,
-    readonly json: Uint8Array | undefined,
+    readonly json: string | undefined,
     readonly flag: CheckedFlag | undefined,
+    readonly decide: CompiledFlag | undefined,
   ) {}
 }
 
@@ -28,18 +28,27 @@ class PreparedFlag {
 export interface PreparedFlags {
   readonly entries: readonly PreparedFlag[]
   readonly getFlag: GetFlag
+  /** Whether every answer cached so far is ASCII (then a body's Latin-1 bytes are its UTF-8 bytes). */
+  ascii: boolean
+}
+
+/** A bulk answer's `flags` JSON: see {@link ofrepBulkJson}. */
+export interface OfrepBulkJson {
+  text: string
+  /** The text is ASCII: a server may encode it as Latin-1, a plain copy, rather than as UTF-8. */
+  ascii: boolean
 }
 
 const prepared = new WeakMap<readonly EvaluableFlag[], PreparedFlags>()
 const utf8 = new TextEncoder()
-const EMPTY = utf8.encode('[]')
-const CLOSE = utf8.encode(']')
+const NOT_ASCII = /[\u0080-\uffff]/
 
 /**
- * A flag set ready for {@link ofrepBulkParts}, built once per array (servers
+ * A flag set ready for {@link ofrepBulkJson}, built once per array (servers
  * hand out the same array until the set changes): each flag's shape checked
- * once, and the answers of flags that cannot depend on the context (off,
- * malformed, or on with nothing to target) serialized once, a run of them as one piece.
+ * once, each context-dependent flag compiled once (`compileFlag`), and the
+ * answers of flags that cannot depend on the context (off, malformed, or on
+ * with nothing to target) serialized once, a run of them as one piece.
  * @example
  * const ready = prepareFlags(flags) // the same object for the same array
  */
@@ -50,9 +59,9 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
   for (const flag of flags) if (typeof flag?.key === 'string') byKey.set(flag.key, flag)
   const getFlag: GetFlag = (key) => byKey.get(key)
   const entries: PreparedFlag[] = []
-  let run = '' // the answers of consecutive flags that cannot depend on the context: one piece, copied once
+  let run = '' // the answers of consecutive flags that cannot depend on the context: one piece
   const endRun = () => {
-    if (run !== '') entries.push(new PreparedFlag('', '', utf8.encode(run), undefined))
+    if (run !== '') entries.push(new PreparedFlag('', '', run, undefined, undefined))
     run = ''
   }
   let count = 0
@@ -60,31 +69,53 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
     const prefix = count++ === 0 ? '[' : ','
     if (dependsOnContext(flag)) {
       endRun()
-      entries.push(new PreparedFlag(key, prefix, undefined, flag as CheckedFlag))
+      const checked = flag as CheckedFlag
+      entries.push(new PreparedFlag(key, prefix, undefined, checked, compileFlag(checked, getFlag)))
     } else run += prefix + JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body)
   }
   endRun()
-  const ready: PreparedFlags = { entries, getFlag }
+  const ascii = entries.every((entry) => !NOT_ASCII.test(entry.json ?? ''))
+  const ready: PreparedFlags = { entries, getFlag, ascii }
   prepared.set(flags, ready)
   return ready
 }
 
 /**
- * The bulk answer's `flags` as UTF-8 JSON in pieces: concatenated, exactly the bytes of
- * `JSON.stringify(ofrepBulk(flags, context))`. The pieces are the prepared set's cached answers
- * and those of the decisions the context-dependent flags reach; a server writes them without
- * building (and encoding) one big string per request.
+ * The bulk answer's `flags` as one JSON string, exactly `JSON.stringify(ofrepBulk(flags, context))`,
+ * joined from the prepared set's cached answers and those of the decisions the context-dependent
+ * flags reach, with whether it is ASCII (a server then writes its Latin-1 bytes, a plain copy).
+ * @example
+ * const { text, ascii } = ofrepBulkJson(flags, { user_id: 'u-1' })
+ * const body = Buffer.from(`{"flags":${text}}`, ascii ? 'latin1' : 'utf8')
+ */
+export function ofrepBulkJson(flags: readonly EvaluableFlag[], context: EvaluationContext): OfrepBulkJson {
+  // evaluate() refuses a context that is not an object (INVALID_CONTEXT for every flag): the plain path says so.
+  if (typeof context !== 'object' || context === null) {
+    const text = JSON.stringify(ofrepBulk(flags, context))
+    return { text, ascii: !NOT_ASCII.test(text) }
+  }
+  const set = prepareFlags(flags)
+  const { entries } = set
+  if (entries.length === 0) return { text: '[]', ascii: true }
+  let text = ''
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as PreparedFlag
+    text += entry.json ?? contextJson(set, entry, entry.flag as CheckedFlag, context)
+  }
+  return { text: `${text}]`, ascii: set.ascii }
+}
+
+/**
+ * The bulk answer's `flags` as UTF-8 JSON: the bytes of {@link ofrepBulkJson}'s text.
  * @example
  * const body = Buffer.concat(ofrepBulkParts(flags, { user_id: 'u-1' }))
  */
 export function ofrepBulkParts(flags: readonly EvaluableFlag[], context: EvaluationContext): Uint8Array[] {
-  const count = fillPieces(flags, context)
-  return pieces.slice(0, count)
+  return [utf8.encode(ofrepBulkJson(flags, context).text)]
 }
 
 /**
- * {@link ofrepBulkParts} between `head` and `tail`, copied into one array:
- * a server's whole answer body, with no array of pieces built per request.
+ * {@link ofrepBulkJson}'s bytes between `head` and `tail`, in one array: a server's whole answer body.
  * @example
  * const body = ofrepBulkBody(flags, { user_id: 'u-1' }, utf8.encode('{"flags":'), utf8.encode('}'))
  */
@@ -94,80 +125,34 @@ export function ofrepBulkBody(
   head: Uint8Array,
   tail: Uint8Array,
 ): Uint8Array {
-  const count = fillPieces(flags, context)
-  let length = head.length + tail.length
-  for (let i = 0; i < count; i++) length += (pieces[i] as Uint8Array).length
-  const body = new Uint8Array(length)
+  const { text } = ofrepBulkJson(flags, context)
+  const body = new Uint8Array(head.length + text.length * 3 + tail.length)
   body.set(head, 0)
-  let at = head.length
-  for (let i = 0; i < count; i++) {
-    const piece = pieces[i] as Uint8Array
-    body.set(piece, at)
-    at += piece.length
-  }
+  const at = head.length + utf8.encodeInto(text, body.subarray(head.length)).written
   body.set(tail, at)
-  return body
+  return body.subarray(0, at + tail.length)
 }
 
-// The pieces of the answer being built, reused: read right after they are written (evaluation is synchronous).
-const pieces: Uint8Array[] = []
-
-/** Writes the answer's pieces to `pieces` and returns how many there are. */
-function fillPieces(flags: readonly EvaluableFlag[], context: EvaluationContext): number {
-  // evaluate() refuses a context that is not an object (INVALID_CONTEXT for every flag): the plain path says so.
-  if (typeof context !== 'object' || context === null) {
-    pieces[0] = utf8.encode(JSON.stringify(ofrepBulk(flags, context)))
-    return 1
-  }
-  const { entries, getFlag } = prepareFlags(flags)
-  if (entries.length === 0) {
-    pieces[0] = EMPTY
-    return 1
-  }
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i] as PreparedFlag
-    pieces[i] = entry.json ?? contextJson(entry, entry.flag as CheckedFlag, context, getFlag)
-  }
-  pieces[entries.length] = CLOSE
-  return entries.length + 1
-}
-
-/** One context-dependent flag's answer: its decision, then the JSON cached for that decision. */
-function contextJson(entry: PreparedFlag, flag: CheckedFlag, context: EvaluationContext, getFlag: GetFlag): Uint8Array {
-  let decision: Decision
+/** One context-dependent flag's answer: its decision's slot, then the JSON cached for that slot. */
+function contextJson(set: PreparedFlags, entry: PreparedFlag, flag: CheckedFlag, context: EvaluationContext): string {
+  let slot: number
   try {
-    decision = decideChecked(flag, context, getFlag)
+    slot = (entry.decide as CompiledFlag)(context)
   } catch {
     // A missing user id, a prerequisite cycle, anything unexpected: the plain path's answer, not cached.
-    const outcome = ofrepEvaluate(flag as unknown as EvaluableFlag, entry.key, context, getFlag)
-    return utf8.encode(entry.prefix + JSON.stringify(outcome.body))
+    const outcome = ofrepEvaluate(flag as unknown as EvaluableFlag, entry.key, context, set.getFlag)
+    const json = entry.prefix + JSON.stringify(outcome.body)
+    if (NOT_ASCII.test(json)) set.ascii = false
+    return json
   }
-  const slot = slotOf(decision, flag)
   let json = entry.answers[slot]
   if (json === undefined) {
-    const body = ofrepAnswer(flag as unknown as EvaluableFlag, entry.key, present(flag, decision)).body
-    json = utf8.encode(entry.prefix + JSON.stringify(body))
+    const body = ofrepAnswer(flag as unknown as EvaluableFlag, entry.key, present(flag, decisionOf(slot, flag))).body
+    json = entry.prefix + JSON.stringify(body)
+    if (NOT_ASCII.test(json)) set.ascii = false
     entry.answers[slot] = json
   }
   return json
-}
-
-/** A decision's slot among a flag's answers: the four without an index, then each rule, then each variant. */
-function slotOf(decision: Decision, flag: CheckedFlag): number {
-  switch (decision.kind) {
-    case 'disabled':
-      return 0
-    case 'outside':
-      return 1
-    case 'inside':
-      return 2
-    case 'default':
-      return 3
-    case 'rule':
-      return 4 + decision.index
-    case 'variant':
-      return 4 + (flag.rules?.length ?? 0) + decision.index
-  }
 }
 
 /**

@@ -2,6 +2,7 @@ import {
   evaluate,
   ofrepBulk,
   ofrepBulkBody,
+  ofrepBulkJson,
   ofrepBulkParts,
   ofrepEtag,
   ofrepEvaluate,
@@ -189,6 +190,22 @@ describe('ofrepBulkParts and ofrepBulkBody against ofrepBulk', () => {
       ),
       { numRuns: 300 },
     )
+  })
+
+  it('says whether the answer is ASCII, so a server may copy it as Latin-1', () => {
+    const ascii = ofrepBulkJson([targeted, split], { plan: 'pro', user_id: 'u-1' })
+    expect(ascii).toEqual({
+      text: JSON.stringify(ofrepBulk([targeted, split], { plan: 'pro', user_id: 'u-1' })),
+      ascii: true,
+    })
+    const set = [targeted, { ...targeted, key: 'grün', rules: [{ ...targeted.rules?.[0], variant: 'ja' }] }]
+    expect(ofrepBulkJson(set, { plan: 'free' }).ascii).toBe(false)
+    const later = [targeted, { ...split, variants: [{ value: 'rød', weight: 1 }] }]
+    expect(ofrepBulkJson(later, {}).ascii).toBe(true) // no user id: the split answers an ASCII error
+    expect(ofrepBulkJson(later, { user_id: 'u-1' })).toMatchObject({
+      ascii: false,
+      text: expect.stringContaining('rød'),
+    })
   })
 
   it('serves a changed set from a new array, not the cached answers of the old one', () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
-import { type EvaluationContext, ofrepBulkBody, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
+import { type EvaluationContext, ofrepBulkJson, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
 import type { EvaluableFlag, OfrepConfiguration, OfrepEventStream } from '@flagsync/protocol'
 import { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express'
 import { bearerToken, keyFromQuery } from './bearer-auth.js'
@@ -157,23 +157,22 @@ export type OfrepBulkAnswerer = (
 
 function bulkAnswerer(refresh: OfrepRefresh, inactivityDelaySec: number): OfrepBulkAnswerer {
   // The tail after the flags, kept for the last refresh URL: clients of one server mostly share it.
-  let tail = { url: '', bytes: Buffer.alloc(0) }
+  let tail = { url: '', text: '', ascii: true }
   return (scope, context, url, ifNoneMatch) => {
     const version = refresh.versionOf(scope.id, scope.revision)
     const etag = ofrepEtag(`${scope.id}.${version.revision}`, context)
     if (ifNoneMatchHits(ifNoneMatch, etag)) return { etag }
     if (tail.url !== `${version.revision} ${url}`) {
       const streams = JSON.stringify([{ type: 'sse', url, inactivityDelaySec } satisfies OfrepEventStream])
-      const rest = `,"metadata":{"revision":${JSON.stringify(version.revision)}},"eventStreams":${streams},"refreshConnections":${streams}}`
-      tail = { url: `${version.revision} ${url}`, bytes: Buffer.from(rest) }
+      const text = `,"metadata":{"revision":${JSON.stringify(version.revision)}},"eventStreams":${streams},"refreshConnections":${streams}}`
+      tail = { url: `${version.revision} ${url}`, text, ascii: Buffer.byteLength(text) === text.length }
     }
-    // The OfrepBulkResponse's bytes, copied once: the flags' answers come mostly from per-set caches.
-    const bytes = ofrepBulkBody(scope.flags, context, FLAGS_OPEN, tail.bytes)
-    return { etag, body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) }
+    // One string from the per-set caches, then one copy: an ASCII answer's Latin-1 bytes are its UTF-8 bytes.
+    const flags = ofrepBulkJson(scope.flags, context)
+    const text = `{"flags":${flags.text}${tail.text}`
+    return { etag, body: Buffer.from(text, flags.ascii && tail.ascii ? 'latin1' : 'utf8') }
   }
 }
-
-const FLAGS_OPEN = Buffer.from('{"flags":')
 
 /** GET /configuration: the capabilities, with a strong ETag (304 on a match). */
 function configurationRoute(name: string): RequestHandler {

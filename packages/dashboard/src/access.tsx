@@ -185,7 +185,11 @@ export function Members(props: { projectId: string; canAdmin: boolean; reason: s
                 value={m.role}
                 disabled={!props.canAdmin}
                 title={blocked ?? undefined}
-                onChange={(e) => act(() => api('PATCH', `${base}/${m.user_id}`, { role: e.target.value }))}
+                onChange={(e) => {
+                  // Read now: the write runs after React has put the controlled select back to the stored role.
+                  const role = e.target.value
+                  act(() => api('PATCH', `${base}/${m.user_id}`, { role }))
+                }}
               >
                 <RoleOptions />
               </select>

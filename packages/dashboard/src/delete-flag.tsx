@@ -1,7 +1,7 @@
 import { useId, useState } from 'react'
-import { api } from './api.js'
 import { ConfirmDialog } from './dialog.js'
 import { chosenEnvironments } from './flag-draft.js'
+import { flagWriter } from './flag-write.js'
 import type { Outbox } from './offline-edits.js'
 import type { Environment, Role } from './types.js'
 
@@ -79,21 +79,12 @@ interface DeleteFlagProps {
  */
 async function deleteFrom(props: DeleteFlagProps, targets: readonly Environment[]): Promise<void> {
   if (targets.length === 0) throw new Error('Nothing to delete here: choose an environment you may delete from.')
+  if (props.offline && !props.outbox) throw new Error('Deleting needs a connection: the outbox is not open.')
+  const writer = flagWriter({ queued: props.offline, outbox: props.outbox })
   const done: string[] = []
   try {
     for (const env of targets) {
-      const revision = props.revisionOf(env.id)
-      if (props.offline) {
-        if (!props.outbox) throw new Error('Deleting needs a connection: the outbox is not open.')
-        await props.outbox.delete(env.id, props.flagKey, revision)
-      } else {
-        await api<void>(
-          'DELETE',
-          `/api/environments/${env.id}/flags/${encodeURIComponent(props.flagKey)}`,
-          undefined,
-          revision === undefined ? {} : { 'If-Match': `"${revision}"` },
-        )
-      }
+      await writer.remove(env.id, props.flagKey, props.revisionOf(env.id))
       done.push(env.id)
     }
   } finally {

@@ -175,9 +175,11 @@ function EnvironmentRow(props: {
           checked={env.require_approval}
           disabled={!admin.canAdmin}
           title={admin.disabledTitle}
-          onChange={(e) =>
-            props.onAct(() => api('POST', `${base}/${env.id}/require-approval`, { require_approval: e.target.checked }))
-          }
+          onChange={(e) => {
+            // Read now: the write runs after React has put the controlled box back to the stored value.
+            const require_approval = e.target.checked
+            props.onAct(() => api('POST', `${base}/${env.id}/require-approval`, { require_approval }))
+          }}
         />
         Require approval
       </label>

@@ -1,6 +1,7 @@
 import type { Operation } from '@flagsync/protocol'
 import { useCallback, useState } from 'react'
-import { api, errorText } from './api.js'
+import { errorText } from './api.js'
+import { flagWriter } from './flag-write.js'
 import type { LiveFlags } from './live-flags.js'
 import type { Outbox } from './offline-edits.js'
 import type { Environment, Flag } from './types.js'
@@ -22,25 +23,21 @@ export function useQueuedEdits() {
 }
 
 /**
- * A flag's on/off switch: offline an update queued in the outbox; online a
- * PATCH, which an environment that requires approval turns into a change request.
+ * A flag's on/off switch through the flag writer: offline an update queued in
+ * the outbox; online a PATCH, which an environment that requires approval
+ * turns into a change request. A failure (the service's answer, or an outbox
+ * that cannot be written) is `error`.
  */
 export function useFlagToggle(live: LiveFlags, offline: boolean, outbox: Outbox | null) {
   const [error, setError] = useState<string | null>(null)
   async function toggle(env: Environment, flag: Flag) {
     setError(null)
-    if (offline && outbox) {
-      await outbox.update(env.id, flag.key, { is_enabled: !flag.is_enabled }, flag.revision)
-      return
-    }
     try {
-      const result = await api<Flag | { id: number; status: string }>(
-        'PATCH',
-        `/api/environments/${env.id}/flags/${encodeURIComponent(flag.key)}`,
-        { is_enabled: !flag.is_enabled },
-      )
-      if ('key' in result) live.put(env.id, result)
-      else setError(`${env.name} requires approval: change request #${result.id} filed for ${flag.key}`)
+      const writer = flagWriter({ queued: offline, outbox })
+      const outcome = await writer.update(env.id, flag.key, { is_enabled: !flag.is_enabled }, flag.revision)
+      if (outcome.kind === 'saved') for (const saved of outcome.flags) live.put(saved.envId, saved.flag)
+      if (outcome.kind === 'requested')
+        setError(`${env.name} requires approval: change request #${outcome.id} filed for ${flag.key}`)
     } catch (e) {
       setError(errorText(e))
     }

@@ -5,7 +5,7 @@ import { ApiError } from './api.js'
 import { persisted } from './query-keys.js'
 
 /** Where the persister keeps the dashboard's server state between visits (cleared on sign-out). */
-export const CACHE_KEY = 'flagsync.dashboard.cache'
+const CACHE_KEY = 'flagsync.dashboard.cache'
 /** How long a saved copy stays usable offline; queries are kept in memory as long, or the persister would drop them. */
 const MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 

@@ -1,17 +1,9 @@
 import { useQuery } from '@tanstack/react-query'
 import { type FormEvent, useEffect, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
-import {
-  type BuiltFlag,
-  buildFlag,
-  changesOf,
-  chosenEnvironments,
-  type Draft,
-  draftOf,
-  patchOf,
-  recordOf,
-} from './flag-draft.js'
+import { type BuiltFlag, buildFlag, changesOf, chosenEnvironments, type Draft, draftOf, patchOf } from './flag-draft.js'
 import { explainCycle } from './flag-view.js'
+import { type FlagWriteOutcome, flagWriter } from './flag-write.js'
 import type { Outbox } from './offline-edits.js'
 import { queryKeys } from './query-keys.js'
 import type { Environment, Flag, Role } from './types.js'
@@ -100,61 +92,42 @@ export interface SaveRequest {
 type Outcome = { error: string } | { notice: string } | 'closed'
 
 /**
- * Online: a new flag in one request for every target environment (created in
- * all of them, or with 409/422 in none); an edit as a PATCH, which an
- * environment that requires approval answers with a change request (202).
+ * A save through the flag writer. Queued: a new flag is an insert per
+ * environment (refused where the key is taken), an edit the fields that
+ * changed as one update with the copy's revision as its base. Online: a new
+ * flag in one request for every target (all of them, or with 409/422 none),
+ * an edit as a PATCH, which an environment that requires approval answers
+ * with a change request (202).
  */
-async function saveToService(props: FlagEditorProps, request: SaveRequest): Promise<Outcome> {
+async function saveFlag(props: FlagEditorProps, request: SaveRequest, queued: boolean): Promise<Outcome> {
   const { flag } = request
+  const writer = flagWriter({ queued, outbox: props.outbox })
   try {
     if (props.flagKey === null) {
       const envs = chosenEnvironments(props.environments, request.targets)
-      const result = await api<{ created: Array<{ environment_id: string; flag: Flag }> }>(
-        'POST',
-        `/api/projects/${props.projectId}/flags`,
-        { flag, environment_ids: envs.map((e) => e.id) },
-      )
-      for (const created of result.created) props.onSaved(created.environment_id, created.flag)
+      const taken = queued ? envs.filter((e) => props.exists(e.id, flag.key)) : []
+      if (taken.length)
+        return { error: `${flag.key} already exists in ${taken.map((e) => e.name).join(', ')}: edit it there instead.` }
+      shown(props, await writer.create(props.projectId, envs, flag))
       return 'closed'
     }
-    const path = `/api/environments/${props.envId}/flags/${encodeURIComponent(flag.key)}`
-    const result = await api<Flag | { id: number }>('PATCH', path, patchOf(flag))
-    if (!('key' in result)) {
+    const changes = queued ? changesOf(buildFlag(request.start).flag, flag) : patchOf(flag)
+    if (Object.keys(changes).length === 0) return { notice: 'Nothing changed.' }
+    const outcome = await writer.update(props.envId, flag.key, changes, props.savedRevision)
+    if (outcome.kind === 'requested') {
       const env = props.environments.find((e) => e.id === props.envId)
-      return { notice: `${env?.name} requires approval: change request #${result.id} is waiting for a reviewer.` }
+      return { notice: `${env?.name} requires approval: change request #${outcome.id} is waiting for a reviewer.` }
     }
-    props.onSaved(props.envId, result)
+    shown(props, outcome)
     return 'closed'
   } catch (e) {
     return { error: e instanceof ApiError ? explainCycle(errorText(e)) : errorText(e) }
   }
 }
 
-/**
- * Offline: into the outbox of each environment, delivered by the sync client
- * when the service is reachable. A new flag is an insert per environment; an
- * edit is the fields that changed, as one update with the copy's revision as its base.
- */
-async function queueOffline(props: FlagEditorProps, request: SaveRequest): Promise<Outcome> {
-  const { outbox } = props
-  const { flag } = request
-  if (!outbox) return { error: 'Saving needs a connection: the outbox that queues edits offline is not open.' }
-  try {
-    if (props.flagKey === null) {
-      const envs = chosenEnvironments(props.environments, request.targets)
-      const taken = envs.filter((e) => props.exists(e.id, flag.key))
-      if (taken.length)
-        return { error: `${flag.key} already exists in ${taken.map((e) => e.name).join(', ')}: edit it there instead.` }
-      for (const target of envs) await outbox.insert(target.id, { ...recordOf(flag), key: flag.key })
-      return 'closed'
-    }
-    const changes = changesOf(buildFlag(request.start).flag, flag)
-    if (Object.keys(changes).length === 0) return { notice: 'Nothing changed.' }
-    await outbox.update(props.envId, flag.key, changes, props.savedRevision)
-    return 'closed'
-  } catch (e) {
-    return { error: errorText(e) }
-  }
+/** The flags the service stored, shown at once (the stream's copy follows). */
+function shown(props: FlagEditorProps, outcome: FlagWriteOutcome) {
+  if (outcome.kind === 'saved') for (const { envId, flag } of outcome.flags) props.onSaved(envId, flag)
 }
 
 /**
@@ -172,8 +145,7 @@ export function useFlagSave(
     state.setError(null)
     setNotice(null)
     if (state.blocked) return
-    const queued = props.offline || state.openedOffline
-    const outcome = await (queued ? queueOffline(props, request) : saveToService(props, request))
+    const outcome = await saveFlag(props, request, props.offline || state.openedOffline)
     if (outcome === 'closed') props.onClose()
     else if ('error' in outcome) state.setError(outcome.error)
     else setNotice(outcome.notice)

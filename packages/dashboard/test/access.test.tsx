@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 
-import { act, cleanup, render, screen } from '@testing-library/react'
+import { act, cleanup, fireEvent, render, screen } from '@testing-library/react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Members, SdkKeys } from '../src/access.js'
 import { QueryWrapper, resetQueryClient } from './query-wrapper.js'
@@ -24,7 +24,7 @@ function stubService(answer: (path: string) => { status: number; body: unknown }
   return asked
 }
 
-describe("the project's access sections say why a list is missing", () => {
+describe("the project's SDK keys and members", () => {
   it("shows the service's error and code when the SDK keys cannot be read, not an empty list", async () => {
     const body = { error: 'needs the project admin role', code: 'forbidden' }
     stubService(() => ({ status: 403, body }))
@@ -55,5 +55,20 @@ describe("the project's access sections say why a list is missing", () => {
     ])
     expect(asked.filter((p) => p === '/api/projects/p1/members')).toHaveLength(1)
     expect(asked.filter((p) => p === '/api/users')).toHaveLength(1)
+  })
+
+  it('changes a member to the role chosen in the select', async () => {
+    const writes: Array<{ method: string; path: string; body: unknown }> = []
+    vi.stubGlobal('fetch', async (path: string, init: RequestInit) => {
+      const method = init.method ?? 'GET'
+      if (method !== 'GET') writes.push({ method, path, body: JSON.parse(String(init.body)) })
+      const body = path === '/api/users' ? [] : [{ user_id: 2, email: 'b@example.com', name: 'B', role: 'viewer' }]
+      return new Response(JSON.stringify(method === 'GET' ? body : {}), { status: 200 })
+    })
+    render(<Members projectId="p1" canAdmin reason="" />, { wrapper: QueryWrapper })
+    await settle()
+    fireEvent.change(screen.getByLabelText('Role of b@example.com'), { target: { value: 'editor' } })
+    await settle()
+    expect(writes).toEqual([{ method: 'PATCH', path: '/api/projects/p1/members/2', body: { role: 'editor' } }])
   })
 })

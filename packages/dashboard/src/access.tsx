@@ -6,7 +6,7 @@ import { ListTable, RowAction } from './list-table.js'
 import { SecretNotice } from './projects.js'
 import { queryKeys } from './query-keys.js'
 import type { Environment, Member, Role, SdkKey } from './types.js'
-import { useMembers, useProjectWrite, useSdkKeys } from './use-projects.js'
+import { useMembers, useSdkKeys, useServiceWrite } from './use-projects.js'
 import { type User, useUsers } from './use-users.js'
 
 const NO_KEYS: SdkKey[] = []
@@ -17,8 +17,8 @@ export function SdkKeys(props: { projectId: string; environments: Environment[];
   const keysQuery = useSdkKeys(props.projectId)
   const keys = keysQuery.data ?? NO_KEYS
   const refresh = [queryKeys.sdkKeys(props.projectId)]
-  const create = useProjectWrite((input: NewKey) => api<SdkKey>('POST', base, input), refresh)
-  const revoke = useProjectWrite((id: number) => api('DELETE', `${base}/${id}`), refresh)
+  const create = useServiceWrite((input: NewKey) => api<SdkKey>('POST', base, input), refresh)
+  const revoke = useServiceWrite((id: number) => api('DELETE', `${base}/${id}`), refresh)
   const [created, setCreated] = useState<SdkKey | null>(null)
   const [revoking, setRevoking] = useState<SdkKey | null>(null)
   const blocked = props.canAdmin ? null : props.reason
@@ -153,7 +153,7 @@ const NO_USERS: User[] = []
 function useMemberAdmin(projectId: string) {
   const members = useMembers(projectId)
   const users = useUsers()
-  const act = useProjectWrite((run: () => Promise<unknown>) => run(), [queryKeys.members(projectId), queryKeys.users()])
+  const act = useServiceWrite((run: () => Promise<unknown>) => run(), [queryKeys.members(projectId), queryKeys.users()])
   const list = members.data ?? NO_MEMBERS
   const candidates = (users.data ?? NO_USERS).filter((u) => !list.some((m) => m.user_id === u.id))
   return { members: list, candidates, errors: [members.error, users.error, act.error], act: act.mutate }

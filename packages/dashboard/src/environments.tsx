@@ -4,7 +4,7 @@ import { api, errorText } from './api.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
 import { queryKeys } from './query-keys.js'
 import type { Environment } from './types.js'
-import { useProjectWrite } from './use-projects.js'
+import { useServiceWrite } from './use-projects.js'
 
 /** The ids in order after moving one by `by` (-1 up, +1 down); unchanged at either end. */
 export function moved(ids: readonly string[], id: string, by: -1 | 1): string[] {
@@ -23,7 +23,7 @@ export function moved(ids: readonly string[], id: string, by: -1 | 1): string[] 
  * `move` keeps the keyboard on the button that moved the row, or on its twin at an end.
  */
 function useEnvironmentActions(projectId: string, base: string, environments: Environment[]) {
-  const write = useProjectWrite((run: () => Promise<unknown>) => run(), [queryKeys.environments(projectId)])
+  const write = useServiceWrite((run: () => Promise<unknown>) => run(), [queryKeys.environments(projectId)])
   const act = (run: () => Promise<unknown>) =>
     write.mutateAsync(run).then(
       () => true,
@@ -240,7 +240,7 @@ function MoveButtons(props: {
 }
 
 function CreateEnvironment(props: { projectId: string; base: string; onClose: () => void }) {
-  const create = useProjectWrite(
+  const create = useServiceWrite(
     (body: { name: string; slug: string; color: string }) => api('POST', props.base, body),
     [queryKeys.environments(props.projectId)],
   )

@@ -2,8 +2,9 @@ import type { Operation } from '@flagsync/protocol'
 import { FlagsyncProvider, usePendingChanges, useSyncStatus } from '@flagsync/react'
 import { type Conflict, type ConflictResolution, createSyncClient, type SyncClient } from '@flagsync/sync-client'
 import { useEffect, useMemo, useState } from 'react'
-import { CSRF_HEADER } from './api.js'
+import { CSRF_HEADER, errorText } from './api.js'
 import { describeOperation } from './describe-operation.js'
+import { ErrorLine } from './error-line.js'
 import type { Environment } from './types.js'
 
 /** Queues flag edits in an environment's outbox; delivered to its sync route when the service is reachable. */
@@ -93,13 +94,15 @@ function EnvironmentPending(props: {
   const status = useSyncStatus()
   const { env, onPending, sync } = props
   const [conflicts, setConflicts] = useState<Conflict[]>([])
+  const [readError, setReadError] = useState<unknown>(null)
   const conflictCount = status?.conflicts ?? 0
   useEffect(() => {
+    setReadError(null)
     if (conflictCount === 0) {
       setConflicts([])
       return
     }
-    void sync.conflicts().then(setConflicts)
+    sync.conflicts().then(setConflicts, setReadError)
   }, [sync, conflictCount])
   useEffect(() => {
     onPending(
@@ -107,7 +110,7 @@ function EnvironmentPending(props: {
       entries.map((e) => e.operation),
     )
   }, [entries, env.id, onPending])
-  if (entries.length === 0 && !status?.lastError && conflicts.length === 0) return null
+  if (entries.length === 0 && !status?.lastError && conflicts.length === 0 && !readError) return null
   return (
     <div className="pending-env" data-env={env.slug} data-pending={entries.length}>
       <h3>
@@ -119,6 +122,7 @@ function EnvironmentPending(props: {
         <p className="hint">{env.name} requires approval: delivered edits of existing flags become change requests.</p>
       ) : null}
       {status?.lastError ? <p className="error">Last attempt: {status.lastError.message}</p> : null}
+      <ErrorLine errors={[readError]} />
       {conflicts.map((c) => (
         <ConflictCard key={c.id} conflict={c} resolve={(how) => sync.resolve(c.id, how)} />
       ))}
@@ -149,7 +153,7 @@ function ConflictCard(props: { conflict: Conflict; resolve: (how: ConflictResolu
         : null
   const fields = conflict.fields.length ? conflict.fields : Object.keys(mine ?? {})
   const [error, setError] = useState<string | null>(null)
-  const act = (how: ConflictResolution) => props.resolve(how).catch((e: unknown) => setError(String(e)))
+  const act = (how: ConflictResolution) => props.resolve(how).catch((e: unknown) => setError(errorText(e)))
   return (
     <section className="conflict" data-conflict={conflict.recordId} aria-label={`Conflict on ${conflict.recordId}`}>
       <p>

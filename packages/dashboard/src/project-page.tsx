@@ -14,7 +14,7 @@ import { queryKeys } from './query-keys.js'
 import { navigate, projectPath } from './route.js'
 import { Schedules } from './schedules.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
-import { useProjectWrite } from './use-projects.js'
+import { useServiceWrite } from './use-projects.js'
 import { Webhooks } from './webhooks.js'
 
 const TABS = [
@@ -186,7 +186,7 @@ function ProjectSection(props: {
 
 function DeleteProject(props: { project: Project; environments: Environment[]; onClose: () => void }) {
   const { project, environments } = props
-  const remove = useProjectWrite(() => api('DELETE', `/api/projects/${project.id}`), [queryKeys.projects()])
+  const remove = useServiceWrite(() => api('DELETE', `/api/projects/${project.id}`), [queryKeys.projects()])
   return (
     <ConfirmDialog
       title={`Delete project ${project.name}?`}
@@ -215,7 +215,7 @@ function DeleteProject(props: { project: Project; environments: Environment[]; o
 
 function RenameProject(props: { project: Project; onClose: () => void }) {
   const [name, setName] = useState(props.project.name)
-  const rename = useProjectWrite(
+  const rename = useServiceWrite(
     (body: { name: string }) => api('PATCH', `/api/projects/${props.project.id}`, body),
     [queryKeys.projects()],
   )

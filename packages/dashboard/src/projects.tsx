@@ -5,7 +5,7 @@ import { Dialog, FormDialog } from './dialog.js'
 import { queryKeys } from './query-keys.js'
 import { navigate, projectPath } from './route.js'
 import type { Me, Project, SdkKey } from './types.js'
-import { useProjectWrite } from './use-projects.js'
+import { useServiceWrite } from './use-projects.js'
 
 /** The project list (navigation) and, for workspace admins, "New project". */
 export function Projects(props: { me: Me; projects: Project[]; currentId: string | null; offline: boolean }) {
@@ -50,7 +50,7 @@ export function Projects(props: { me: Me; projects: Project[]; currentId: string
 
 function CreateProject(props: { onClose: () => void; onCreated: (p: Project) => void }) {
   const [name, setName] = useState('')
-  const create = useProjectWrite(
+  const create = useServiceWrite(
     (body: { name: string }) => api<Project & { sdk_key: SdkKey }>('POST', '/api/projects', body),
     [queryKeys.projects()],
   )

@@ -5,7 +5,7 @@ import { ErrorLine } from './error-line.js'
 import { ListTable, RowAction } from './list-table.js'
 import { SecretNotice } from './projects.js'
 import { queryKeys } from './query-keys.js'
-import { useProjectWrite } from './use-projects.js'
+import { useServiceWrite } from './use-projects.js'
 import { type Token, useTokens } from './use-tokens.js'
 
 const NO_TOKENS: Token[] = []
@@ -20,7 +20,7 @@ interface NewToken {
 export function Tokens(props: { offline: boolean }) {
   const query = useTokens()
   const tokens = query.data ?? NO_TOKENS
-  const create = useProjectWrite((body: NewToken) => api<Token>('POST', '/api/tokens', body), [queryKeys.tokens()])
+  const create = useServiceWrite((body: NewToken) => api<Token>('POST', '/api/tokens', body), [queryKeys.tokens()])
   const [created, setCreated] = useState<Token | null>(null)
   const [deleting, setDeleting] = useState<Token | null>(null)
   return (
@@ -124,7 +124,7 @@ function TokenRow(props: { token: Token; offline: boolean; onDelete: () => void 
 }
 
 function DeleteToken(props: { token: Token; onClose: () => void }) {
-  const remove = useProjectWrite(() => api('DELETE', `/api/tokens/${props.token.id}`), [queryKeys.tokens()])
+  const remove = useServiceWrite(() => api('DELETE', `/api/tokens/${props.token.id}`), [queryKeys.tokens()])
   return (
     <ConfirmDialog
       title={`Delete token ${props.token.name}?`}

@@ -44,11 +44,11 @@ export function useSegments(projectId: string) {
 }
 
 /**
- * A write to a project's management resources (REST; these cannot be queued
- * offline): `run` is the request, and the project's queries under `refresh`
- * (its environments, members, keys … or the project list) are read again once it is done.
+ * A write to a management resource (projects, environments, members, keys,
+ * users, tokens: REST, these cannot be queued offline): `run` is the request,
+ * and the queries under `refresh` are read again once it is done.
  */
-export function useProjectWrite<Input, Output = unknown>(
+export function useServiceWrite<Input, Output = unknown>(
   run: (input: Input) => Promise<Output>,
   refresh: readonly (readonly unknown[])[],
 ) {

@@ -6,7 +6,7 @@ import { ErrorLine } from './error-line.js'
 import { ListTable, RowAction } from './list-table.js'
 import { queryKeys } from './query-keys.js'
 import type { Me, Role } from './types.js'
-import { useProjectWrite } from './use-projects.js'
+import { useServiceWrite } from './use-projects.js'
 import { type User, useUsers } from './use-users.js'
 
 export type { User }
@@ -108,7 +108,7 @@ function UserRow(props: { user: User; me: Me; blocked: string | null; onDelete: 
 
 function DeleteUser(props: { user: User; onClose: () => void }) {
   const { user } = props
-  const remove = useProjectWrite(() => api('DELETE', `/api/users/${user.id}`), [queryKeys.users()])
+  const remove = useServiceWrite(() => api('DELETE', `/api/users/${user.id}`), [queryKeys.users()])
   return (
     <ConfirmDialog
       title={`Delete user ${user.email}?`}
@@ -135,7 +135,7 @@ interface NewUser {
 }
 
 function CreateUser(props: { onClose: () => void }) {
-  const create = useProjectWrite((body: NewUser) => api('POST', '/api/users', body), [queryKeys.users()])
+  const create = useServiceWrite((body: NewUser) => api('POST', '/api/users', body), [queryKeys.users()])
   const [name, setName] = useState('')
   const [email, setEmail] = useState('')
   const [role, setRole] = useState<Role>('viewer')

@@ -5,7 +5,7 @@ import type { Knex } from 'knex'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { assertFitsEnvironment } from '../flags/checks.js'
 import { type Actor, actorOf } from '../flags/flag-audit.js'
-import { mergeFlag, type ServiceFlag } from '../flags/model.js'
+import { mergeFlag, type ServiceFlag, unprocessable } from '../flags/model.js'
 import { allowOnly, jsonBodyFor, type RouterOptions } from '../routes/common.js'
 import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
@@ -58,6 +58,12 @@ function createSchedule(runtime: ServiceRuntime, nudge: Nudge): Handler {
     const body = parseOr422(createScheduleSchema, req.body, 'schedule')
     const now = runtime.clock()
     const runAt = runAtOf(body.run_at, now)
+    if (body.patch.key !== undefined && body.patch.key !== key) {
+      // A PATCH's rule (the key may be repeated, not changed), named as this body's field.
+      throw unprocessable('schedule', [
+        { path: 'patch.key', message: `the key cannot change (is ${JSON.stringify(key)})` },
+      ])
+    }
     const actor = await actorOf(runtime.knex, authOf(req))
     const row = await runtime.write(
       async (trx, flags) => {

@@ -68,6 +68,7 @@ describe.each(DIALECTS)('scheduled flag changes on %s', (dialect) => {
       [{ patch: { rollout_percentage: 200 }, run_at: inMs(h, 1000) }, 'patch.rollout_percentage'],
       [{ patch: { colour: 'red' }, run_at: inMs(h, 1000) }, 'patch'],
       [{ patch: {}, run_at: inMs(h, 1000) }, 'patch'],
+      [{ patch: { key: 'renamed' }, run_at: inMs(h, 1000) }, 'patch.key'],
       [{ patch: { is_enabled: true }, run_at: inMs(h, 1000), extra: 1 }, 'extra'],
       // Valid as a patch, not in this environment: the same check a PATCH makes.
       [{ patch: { prerequisites: [{ key: 'nope', value: true }] }, run_at: inMs(h, 1000) }, 'prerequisites'],

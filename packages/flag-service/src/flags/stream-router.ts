@@ -15,7 +15,7 @@ import type { EnvironmentRef, FlagStreams } from './flag-streams.js'
  * Bearer header it stands for. A real Authorization header wins; the query
  * form accepts SDK keys only.
  */
-export const sdkKeyFromQuery = keyFromQuery('sdk_key', {
+const sdkKeyFromQuery = keyFromQuery('sdk_key', {
   accepts: isSdkKeySecret,
   what: 'one SDK key (sk_live_… or pk_live_…)',
 })
@@ -126,7 +126,9 @@ async function tokenUser(runtime: ServiceRuntime, tokenId: number): Promise<Auth
     .knex({ t: 'flagsync_tokens' })
     .join({ u: 'flagsync_users' }, 'u.id', 't.user_id')
     .where('t.id', tokenId)
-    .andWhere((q) => q.whereNull('t.expires_at').orWhere('t.expires_at', '>', runtime.clock()))
+    .andWhere((q) => {
+      q.whereNull('t.expires_at').orWhere('t.expires_at', '>', runtime.clock())
+    })
     .first('u.id', 'u.email', 'u.name', 'u.role')) as
     | { id: number | string; email: string; name: string; role: AuthUser['role'] }
     | undefined

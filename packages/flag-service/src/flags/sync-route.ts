@@ -21,7 +21,7 @@ import { type Actor, actorOf } from './flag-audit.js'
 import { type ReviewFiler, type ServiceWriteResult, writeFlagIn } from './write-flag.js'
 
 /** A change request a batch operation filed instead of applying (approval environments). */
-export interface FiledRequest {
+interface FiledRequest {
   operationIndex: number
   recordId: string
   id: number

@@ -26,6 +26,9 @@ interface Ids {
   tokenId: number
   keyId: number
   changeRequestId: number
+  scheduleId: number | string
+  webhookId: number | string
+  deliveryId: number | string
 }
 
 interface RouteCase {
@@ -50,6 +53,8 @@ const segment = {
   rules: [{ attribute: 'country', operator: 'equals', values: ['de'] }],
 }
 const AUDIT = ['since', 'cursor', 'limit']
+const hook = { url: 'https://hooks.example.com/flags', events: ['flag.updated'], description: 'd' }
+const RUN_AT = () => new Date(Date.now() + 3_600_000).toISOString()
 
 const p = (ids: Ids) => `/api/projects/${ids.project.id}`
 const e = (ids: Ids) => `/api/environments/${ids.project.production}`
@@ -203,6 +208,43 @@ const CASES: RouteCase[] = [
     body: () => ({ name: 'S', description: 'd', rules: segment.rules }),
   },
   { route: 'DELETE /api/projects/:param/segments/:param', path: (ids) => `${p(ids)}/segments/s0` },
+  {
+    route: 'POST /api/environments/:param/flags/:param/schedules',
+    path: (ids) => `${e(ids)}/flags/f0/schedules`,
+    body: () => ({ patch: { description: 'later' }, run_at: RUN_AT() }),
+  },
+  { route: 'GET /api/environments/:param/flags/:param/schedules', path: (ids) => `${e(ids)}/flags/f0/schedules` },
+  { route: 'GET /api/environments/:param/schedules', path: (ids) => `${e(ids)}/schedules`, query: ['status'] },
+  {
+    route: 'POST /api/environments/:param/schedules/:param/approve',
+    path: (ids) => `${e(ids)}/schedules/${ids.scheduleId}/approve`,
+  },
+  { route: 'DELETE /api/environments/:param/schedules/:param', path: (ids) => `${e(ids)}/schedules/${ids.scheduleId}` },
+  { route: 'GET /api/projects/:param/webhooks', path: (ids) => `${p(ids)}/webhooks` },
+  { route: 'POST /api/projects/:param/webhooks', path: (ids) => `${p(ids)}/webhooks`, body: () => hook },
+  { route: 'GET /api/projects/:param/webhooks/:param', path: (ids) => `${p(ids)}/webhooks/${ids.webhookId}` },
+  {
+    route: 'PATCH /api/projects/:param/webhooks/:param',
+    path: (ids) => `${p(ids)}/webhooks/${ids.webhookId}`,
+    body: () => ({ ...hook, enabled: true }),
+  },
+  {
+    route: 'GET /api/projects/:param/webhooks/:param/deliveries',
+    path: (ids) => `${p(ids)}/webhooks/${ids.webhookId}/deliveries`,
+    query: ['limit', 'cursor'],
+  },
+  {
+    route: 'POST /api/projects/:param/webhooks/:param/deliveries/:param/redeliver',
+    path: (ids) => `${p(ids)}/webhooks/${ids.webhookId}/deliveries/${ids.deliveryId}/redeliver`,
+  },
+  {
+    route: 'POST /api/projects/:param/webhooks/:param/test',
+    path: (ids) => `${p(ids)}/webhooks/${ids.webhookId}/test`,
+  },
+  {
+    route: 'DELETE /api/projects/:param/webhooks/:param',
+    path: (ids) => `${p(ids)}/webhooks/${ids.webhookId}`,
+  },
   { route: 'GET /stream', path: () => '/stream', query: ['environment_id', 'sdk_key'] },
   {
     route: 'POST /ofrep/v1/evaluate/flags/:param',
@@ -310,12 +352,28 @@ describe.each(DIALECTS)('a NUL character anywhere in a request on %s', (dialect)
       body: { require_approval: true },
     })
     expect(approval.status).toBe(200)
+    const schedule = await h.call(`/api/environments/${project.production}/flags/f0/schedules`, {
+      method: 'POST',
+      as: h.admin,
+      body: { patch: { description: 'later' }, run_at: RUN_AT() },
+    })
+    expect(schedule.status).toBe(200)
+    const webhook = await h.call(`/api/projects/${project.id}/webhooks`, { method: 'POST', as: h.admin, body: hook })
+    expect(webhook.status).toBe(200)
+    const ping = await h.call(`/api/projects/${project.id}/webhooks/${webhook.body.id}/test`, {
+      method: 'POST',
+      as: h.admin,
+    })
+    expect(ping.status).toBeLessThan(300)
     ids = {
       project,
       userId,
       tokenId: tokens[0]?.id as number,
       keyId: keys[0]?.id as number,
       changeRequestId: await file(project),
+      scheduleId: schedule.body.id,
+      webhookId: webhook.body.id,
+      deliveryId: ping.body.id,
     }
   })
   afterAll(async () => {

@@ -182,11 +182,12 @@ function redeliver(runtime: ServiceRuntime, poke: () => void): Handler {
     const row = await runtime.write(
       async (trx) => {
         const hook = await findWebhook(trx, req)
-        if (!hook.enabled) throw disabled(hook)
         const found = DELIVERY_ID.test(raw)
           ? ((await trx(D).where({ id: raw, webhook_id: hook.id }).first()) as DeliveryRow | undefined)
           : undefined
+        // What the path names comes first: an unknown delivery is a 404 whether or not its webhook is enabled.
         if (!found) throw noDelivery(raw)
+        if (!hook.enabled) throw disabled(hook)
         const again = { status: 'pending', next_attempt_at: runtime.clock(), lease_owner: null, lease_until: null }
         await trx(D).where('id', found.id).update(again)
         return { ...found, ...again } as DeliveryRow

@@ -30,12 +30,22 @@ const url = z
     }
   }, 'must not contain a user name or password')
 
+// zod runs a length check on any value with a length: on a string sent as `events` it would add "too big:
+// expected string …" to "expected array". The list's checks run only on a list without issues.
+const onList = { when: (payload: { issues: readonly unknown[] }) => payload.issues.length === 0 }
+
 /** A non-empty list of event types, or `["*"]` for every type. */
 const events = z
   .array(z.enum([...WEBHOOK_EVENT_TYPES, '*'], { error: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')} or *` }))
-  .min(1, 'must list at least one event type')
-  .max(WEBHOOK_EVENT_TYPES.length + 1)
-  .refine((list) => !list.includes('*') || list.length === 1, '"*" subscribes to every type: send it alone')
+  .min(1, { error: 'must list at least one event type', ...onList })
+  .max(WEBHOOK_EVENT_TYPES.length + 1, {
+    error: `must list at most ${WEBHOOK_EVENT_TYPES.length + 1} types`,
+    ...onList,
+  })
+  .refine((list) => !list.includes('*') || list.length === 1, {
+    error: '"*" subscribes to every type: send it alone',
+    ...onList,
+  })
   .transform((list) => [...new Set(list)])
 
 const description = z
@@ -55,7 +65,10 @@ export const updateWebhookSchema = z
     enabled: z.boolean().optional(),
     rotate_secret: z.literal(true, { error: 'must be true (omit it to keep the secret)' }).optional(),
   })
-  .refine((v) => Object.keys(v).length > 0, { error: 'send url, events, description, enabled or rotate_secret' })
+  .refine((v) => Object.keys(v).length > 0, {
+    error: 'send url, events, description, enabled or rotate_secret',
+    ...onList, // an unknown field is the problem to report, not emptiness
+  })
 
 export const deliveryQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(WEBHOOK_LIMITS.maxPageSize).optional(),

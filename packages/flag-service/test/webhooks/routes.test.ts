@@ -103,6 +103,39 @@ describe.each(DIALECTS)('webhook routes on %s', (dialect) => {
     await h.call(`${base()}/${hook.id}`, { method: 'DELETE', as: h.admin })
   })
 
+  it('a body of the wrong shape gets one issue per problem, none about a check of another type', async () => {
+    const asString = await h.call(base(), {
+      method: 'POST',
+      as: h.admin,
+      body: { url: receiver.url, events: 'flag.updated' },
+    })
+    expect(asString.status).toBe(422)
+    expect(asString.body.issues).toEqual([{ path: 'events', message: expect.stringContaining('expected array') }])
+    const hook = await createWebhook(h, p.id, receiver, ['flag.created'])
+    const unknown = await h.call(`${base()}/${hook.id}`, { method: 'PATCH', as: h.admin, body: { secret: 'whsec_x' } })
+    expect(unknown.status).toBe(422)
+    expect(unknown.body.issues).toEqual([{ path: 'secret', message: 'unknown field' }])
+    await h.call(`${base()}/${hook.id}`, { method: 'DELETE', as: h.admin })
+  })
+
+  it('redelivering an unknown delivery is a 404, also on a disabled webhook; a known one there is a 409', async () => {
+    const hook = await createWebhook(h, p.id, receiver, ['flag.created'])
+    const ping = await h.call(`${base()}/${hook.id}/test`, { method: 'POST', as: h.admin })
+    expect(ping.status).toBe(202)
+    await h.call(`${base()}/${hook.id}`, { method: 'PATCH', as: h.admin, body: { enabled: false } })
+    const unknown = `${base()}/${hook.id}/deliveries/msg_${'0'.repeat(32)}/redeliver`
+    const missing = await h.call(unknown, { method: 'POST', as: h.admin })
+    expect(missing.status).toBe(404)
+    expect(missing.body.code).toBe('not_found')
+    const known = await h.call(`${base()}/${hook.id}/deliveries/${ping.body.id}/redeliver`, {
+      method: 'POST',
+      as: h.admin,
+    })
+    expect(known.status).toBe(409)
+    expect(known.body).toMatchObject({ code: 'conflict', disabled_reason: 'disabled by a project admin' })
+    await h.call(`${base()}/${hook.id}`, { method: 'DELETE', as: h.admin })
+  })
+
   it('project admins and server keys manage webhooks; editors, viewers and client keys get 403', async () => {
     const editor = await member(h, p.id, 'editor', 'editor')
     const viewer = await member(h, p.id, 'viewer', 'viewer')

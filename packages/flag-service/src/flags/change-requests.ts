@@ -20,9 +20,6 @@ import {
 } from './model.js'
 import { type ReviewFiler, throwUnlessWritten, type WriteTarget, writeFlagIn } from './write-flag.js'
 
-// Read by the writes' approval gate (write-flag.ts) and by the scheduler's claim, inside their transactions.
-export { requiresApproval } from './checks.js'
-
 export const CHANGE_REQUESTS_TABLE = 'flagsync_change_requests'
 
 export const changeRequestMigration: ServiceMigration = {
@@ -130,7 +127,7 @@ const isRequester = (row: ChangeRequestRow, actor: Actor) =>
   (actor.keyId !== null && Number(row.requested_by_key_id) === actor.keyId)
 
 /** Files a pending change request (in the caller's write transaction) and returns it. */
-export async function fileChangeRequest(
+async function fileChangeRequest(
   trx: Knex,
   input: {
     environmentId: string

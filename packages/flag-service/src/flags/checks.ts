@@ -11,7 +11,7 @@ import { fitsType, type ServiceFlag, typeMessage, unprocessable } from './model.
 // concurrent saves cannot each pass and together form a cycle.
 
 /** Every flag of an environment as this transaction sees it, by key. */
-export async function environmentFlags(trx: Knex, environmentId: string): Promise<Map<string, ServiceFlag>> {
+async function environmentFlags(trx: Knex, environmentId: string): Promise<Map<string, ServiceFlag>> {
   const rows = (await trx(TABLES.flags).where('scope', environmentId).select('key', 'data')) as Array<{
     key: string
     data: string
@@ -20,7 +20,7 @@ export async function environmentFlags(trx: Knex, environmentId: string): Promis
 }
 
 /** The keys of a project's segments. */
-export async function segmentKeys(trx: Knex, projectId: string): Promise<Set<string>> {
+async function segmentKeys(trx: Knex, projectId: string): Promise<Set<string>> {
   const rows = (await trx(TABLES.flags).where('scope', segmentScope(projectId)).select('key')) as Array<{ key: string }>
   return new Set(rows.map((r) => r.key))
 }
@@ -38,7 +38,7 @@ const prerequisitesOf = (flag: ServiceFlag | undefined) => flag?.prerequisites ?
  * - a prerequisite cycle through the candidate;
  * - another flag requiring a value of the candidate that its (new) flag_type cannot serve.
  */
-export function environmentIssues(
+function environmentIssues(
   candidate: ServiceFlag,
   flags: ReadonlyMap<string, ServiceFlag>,
   segments: ReadonlySet<string>,
@@ -90,7 +90,7 @@ export function environmentIssues(
 }
 
 /** A prerequisite path from `start` back to itself (`a -> b -> a`), or undefined. Other cycles are not its business. */
-export function findCycle(start: string, flags: ReadonlyMap<string, ServiceFlag>): string[] | undefined {
+function findCycle(start: string, flags: ReadonlyMap<string, ServiceFlag>): string[] | undefined {
   const visited = new Set<string>([start])
   const path = [start]
   const visit = (key: string): boolean => {
@@ -189,15 +189,10 @@ export async function assertFitsEnvironment(
 }
 
 /** The flags of an environment that list `key` as a prerequisite. */
-export function dependentsOf(key: string, flags: ReadonlyMap<string, ServiceFlag>): string[] {
+function dependentsOf(key: string, flags: ReadonlyMap<string, ServiceFlag>): string[] {
   const out: string[] = []
   for (const [k, flag] of flags) if (k !== key && prerequisitesOf(flag).some((p) => p.flag_key === key)) out.push(k)
   return out.sort()
-}
-
-/** 409 when other flags of the environment depend on `key`. */
-export async function assertNoDependents(trx: Knex, environmentId: string, key: string): Promise<void> {
-  assertNoneDepend(key, await environmentFlags(trx, environmentId))
 }
 
 /** `assertNoDependents` over a given set of the environment's flags (e.g. `stagedEnvironmentFlags`). */

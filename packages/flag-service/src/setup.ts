@@ -1,6 +1,6 @@
 import { hashPassword } from './auth/passwords.js'
 import type { SetupConfig } from './config.js'
-import { createProject } from './projects.js'
+import { createProject } from './projects/queries.js'
 import type { ServiceRuntime } from './service-runtime.js'
 import { SERVICE_TABLES } from './tables.js'
 

@@ -1,5 +1,5 @@
 import { type FlagChange, type FlagStore, type LiveFlagSet, readMissedChanges } from '@flagsync/store'
-import { ENVIRONMENT_ORDER_SCOPE } from '../environment-order.js'
+import { ENVIRONMENT_ORDER_SCOPE } from '../environments/order.js'
 import { sdkJson } from './environment-view.js'
 import { isSegmentScope, projectOfSegmentScope, type SegmentLookup, segmentKeysOf, segmentScope } from './expand.js'
 import type { EnvironmentRef } from './flag-stream-options.js'

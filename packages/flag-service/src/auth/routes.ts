@@ -1,22 +1,16 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
-import { authenticate } from '../auth/authenticate.js'
-import type { AuthUser, Role } from '../auth/context.js'
-import { lockoutState } from '../auth/lockout.js'
-import { admitLoginAttempt, clearLoginFailures, pruneLoginFailures } from '../auth/login-attempts.js'
-import { dummyPasswordHash, verifyPassword } from '../auth/passwords.js'
-import {
-  clearedSessionCookie,
-  createSession,
-  deleteSession,
-  sessionCookie,
-  sessionCookieValue,
-} from '../auth/sessions.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { loginSchema } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { workspaceOf } from '../setup.js'
 import { SERVICE_TABLES } from '../tables.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
+import { authenticate } from './authenticate.js'
+import type { AuthUser, Role } from './context.js'
+import { lockoutState } from './lockout.js'
+import { admitLoginAttempt, clearLoginFailures, pruneLoginFailures } from './login-attempts.js'
+import { dummyPasswordHash, verifyPassword } from './passwords.js'
+import { clearedSessionCookie, createSession, deleteSession, sessionCookie, sessionCookieValue } from './sessions.js'
 
 export interface AuthRouterOptions extends RouterOptions {
   /** `Secure` on the session cookie; 'auto' sets it when the request came over HTTPS. */

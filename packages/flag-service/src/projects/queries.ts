@@ -3,10 +3,10 @@ import { HttpError } from '@flagsync/server-kit'
 import type { FlagWriter } from '@flagsync/store'
 import { TABLES } from '@flagsync/store'
 import type { Knex } from 'knex'
-import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIXES, type SdkKeyKind } from './auth/secrets.js'
-import type { ProjectRow, SdkKeyRow } from './records.js'
-import { slugify } from './slug.js'
-import { SERVICE_TABLES } from './tables.js'
+import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIXES, type SdkKeyKind } from '../auth/secrets.js'
+import type { ProjectRow, SdkKeyRow } from '../records.js'
+import { slugify } from '../slug.js'
+import { SERVICE_TABLES } from '../tables.js'
 
 const T = SERVICE_TABLES
 

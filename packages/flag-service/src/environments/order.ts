@@ -1,7 +1,7 @@
 import { HttpError } from '@flagsync/server-kit'
 import type { FlagWriter } from '@flagsync/store'
 import type { Knex } from 'knex'
-import { SERVICE_TABLES } from './tables.js'
+import { SERVICE_TABLES } from '../tables.js'
 
 const T = SERVICE_TABLES
 

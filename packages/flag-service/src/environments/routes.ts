@@ -3,10 +3,10 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, type Response, Router } from 'express'
 import type { Knex } from 'knex'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
-import { reorderEnvironments } from '../environment-order.js'
 import { auditOf } from '../flags/flag-audit.js'
-import { deleteEnvironmentFlags } from '../projects.js'
+import { deleteEnvironmentFlags } from '../projects/queries.js'
 import { type EnvironmentRow, environmentJson } from '../records.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import {
   createEnvironmentSchema,
   DEFAULT_ENVIRONMENT_COLOR,
@@ -18,7 +18,7 @@ import {
 import type { ServiceRuntime } from '../service-runtime.js'
 import { slugify } from '../slug.js'
 import { SERVICE_TABLES } from '../tables.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
+import { reorderEnvironments } from './order.js'
 
 const T = SERVICE_TABLES
 const ENV_COLUMNS = ['id', 'project_id', 'name', 'slug', 'color', 'is_default', 'require_approval', 'created_at']

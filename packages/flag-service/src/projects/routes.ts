@@ -8,8 +8,16 @@ import {
   requireProjectRole,
   requireWorkspaceAdmin,
 } from '../auth/guards.js'
+import { createEnvironmentsRouter } from '../environments/routes.js'
 import { segmentScope } from '../flags/expand.js'
 import { auditOf } from '../flags/flag-audit.js'
+import { createMembersRouter } from '../members/routes.js'
+import { type ProjectRow, projectJson, sdkKeyJson } from '../records.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
+import { projectNameSchema } from '../schemas.js'
+import { createSdkKeysRouter } from '../sdk-keys/routes.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import { SERVICE_TABLES } from '../tables.js'
 import {
   assertSlugFree,
   createProject,
@@ -17,15 +25,7 @@ import {
   projectRow,
   projectSlug,
   projectsQuery,
-} from '../projects.js'
-import { type ProjectRow, projectJson, sdkKeyJson } from '../records.js'
-import { projectNameSchema } from '../schemas.js'
-import type { ServiceRuntime } from '../service-runtime.js'
-import { SERVICE_TABLES } from '../tables.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
-import { createEnvironmentsRouter } from './environments.js'
-import { createMembersRouter } from './members.js'
-import { createSdkKeysRouter } from './sdk-keys.js'
+} from './queries.js'
 
 const T = SERVICE_TABLES
 

@@ -4,10 +4,10 @@ import { requireUser, userOf } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { displayPrefix, generateSecret, hashSecret, PAT_PREFIX } from '../auth/secrets.js'
 import { type TokenRow, tokenJson } from '../records.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { createTokenSchema, intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 const T = SERVICE_TABLES
 const DAY_MS = 24 * 60 * 60 * 1000

@@ -3,10 +3,10 @@ import { type Request, Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { type MemberRow, memberJson } from '../records.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { addMemberSchema, intId, updateMemberSchema } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 const T = SERVICE_TABLES
 const noMember = (raw: string) =>

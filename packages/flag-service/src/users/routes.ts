@@ -4,10 +4,10 @@ import { requireUser, requireWorkspaceAdmin, userOf } from '../auth/guards.js'
 import { hashPassword } from '../auth/passwords.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { type UserRow, userJson } from '../records.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { createUserSchema, intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 const T = SERVICE_TABLES
 const USER_COLUMNS = ['id', 'email', 'name', 'role', 'created_at'] as const

@@ -3,12 +3,12 @@ import { Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
 import type { SdkKeyKind } from '../auth/secrets.js'
-import { insertSdkKey } from '../projects.js'
+import { insertSdkKey } from '../projects/queries.js'
 import { type SdkKeyRow, sdkKeyJson } from '../records.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { createSdkKeySchema, intId, UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from './common.js'
 
 const T = SERVICE_TABLES
 const noKey = (raw: string) => new HttpError('not_found', `no SDK key ${JSON.stringify(raw)} in this project`)

@@ -29,6 +29,9 @@ export const queryKeys = {
   impressions: (envId: string, query: Record<string, string>) => ['impressions', envId, 'list', query] as const,
   chartImpressions: (envId: string, flagKey: string) => ['impressions', envId, 'chart', flagKey] as const,
   promotion: (fromId: string, targetId: string, key: string) => ['promotion', fromId, targetId, key] as const,
+  schedules: (envId: string) => ['schedules', envId] as const,
+  webhooks: (projectId: string) => ['webhooks', projectId] as const,
+  deliveries: (projectId: string, webhookId: string) => ['webhooks', projectId, webhookId, 'deliveries'] as const,
 }
 
 const PERSISTED_ROOTS = new Set(['session', 'projects', 'users', 'tokens', 'environments'])

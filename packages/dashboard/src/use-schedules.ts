@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api } from './api.js'
+import { queryKeys } from './query-keys.js'
 
 export type ScheduleStatus = 'pending' | 'applied' | 'failed' | 'cancelled'
 
@@ -21,7 +22,7 @@ export interface Schedule {
   overdue: boolean
 }
 
-const schedulesKey = (envId: string) => ['schedules', envId] as const
+const schedulesKey = queryKeys.schedules
 
 /**
  * An environment's schedules (server state through TanStack Query, refreshed every few seconds while shown, so an

@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api } from './api.js'
+import { queryKeys } from './query-keys.js'
 
 /** A project's webhook as the service answers it; `secret` only in the answers that create or rotate it. */
 export interface Webhook {
@@ -40,15 +41,20 @@ export const WEBHOOK_EVENTS = [
   'schedule.failed',
 ] as const
 
-const webhooksKey = (projectId: string) => ['webhooks', projectId] as const
-const deliveriesKey = (projectId: string, webhookId: string) =>
-  ['webhooks', projectId, webhookId, 'deliveries'] as const
+const webhooksKey = queryKeys.webhooks
+const deliveriesKey = queryKeys.deliveries
 
-/** The project's webhooks (server state through TanStack Query), and the writes that change them; `enabled`: load them. */
+/** The project's webhooks (server state through TanStack Query, refreshed every few seconds while shown), and the writes that change them; `enabled`: load them. */
 export function useWebhooks(projectId: string, enabled = true) {
   const base = `/api/projects/${projectId}/webhooks`
   const client = useQueryClient()
-  const list = useQuery({ queryKey: webhooksKey(projectId), queryFn: () => api<Webhook[]>('GET', base), enabled })
+  // Refreshed while shown: the delivery worker marks a webhook failing or disables it (a 410, failing too long).
+  const list = useQuery({
+    queryKey: webhooksKey(projectId),
+    queryFn: () => api<Webhook[]>('GET', base),
+    refetchInterval: 5000,
+    enabled,
+  })
   const refresh = () => client.invalidateQueries({ queryKey: webhooksKey(projectId) })
   const create = useMutation({
     mutationFn: (input: { url: string; events: string[]; description?: string }) => api<Webhook>('POST', base, input),

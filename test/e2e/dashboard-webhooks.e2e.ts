@@ -3,7 +3,8 @@
  * shown once and verifies the deliveries that follow), a flag write reaches a
  * real receiver, the deliveries table shows it, a test ping and a redelivery
  * (same webhook-id) arrive, the webhook is disabled and then deleted. axe on
- * the page with its deliveries open.
+ * the page with its deliveries open. A webhook whose target fails shows it is
+ * failing, then disabled by a 410, while the page stays open, on a 390 px page.
  */
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -24,7 +25,7 @@ beforeAll(async () => {
   service = await startService({
     prefix: 'flagsync-e2e-webhooks-',
     admin: ADMIN,
-    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '100' },
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '100', WEBHOOK_RETRY_BASE_MS: '200' },
   })
   receiver = await startReceiver()
   browser = await launchChromium()
@@ -93,6 +94,38 @@ describe('webhooks in the dashboard', () => {
     await page.getByRole('button', { name: 'Delete webhook', exact: true }).click()
     await expect.poll(() => row.count(), WITHIN).toBe(0)
     expect((await service.call<unknown[]>('GET', `/api/projects/${service.projectId}/webhooks`)).body).toEqual([])
+    expect(errors).toEqual([])
+  })
+
+  it('shows a failing webhook, then the 410 that disabled it, without a reload; fits a 390 px page', async () => {
+    await page.setViewportSize({ width: 390, height: 860 })
+    receiver.answer = () => ({ status: 500, body: 'down' })
+    const hook = await service.call<{ id: string; secret: string }>(
+      'POST',
+      `/api/projects/${service.projectId}/webhooks`,
+      { url: receiver.url, events: ['*'], description: 'a target that fails' },
+    )
+    expect(hook.status).toBe(200)
+    receiver.secret = hook.body.secret
+    const row = page.locator(`tr[data-webhook="${receiver.url}"]`)
+    await page.getByRole('tab', { name: 'Schedules' }).click()
+    await page.getByRole('tab', { name: 'Webhooks' }).click()
+    await expect.poll(() => row.textContent(), WITHIN).toContain('enabled')
+
+    const flag = await service.call('PATCH', `/api/environments/${service.environmentId('production')}/flags/hooked`, {
+      is_enabled: false,
+    })
+    expect(flag.status).toBe(200)
+    await expect.poll(() => row.textContent(), WITHIN).toContain('failing since')
+    await row.getByRole('button', { name: 'Deliveries' }).click()
+    await page.locator('tr[data-delivery]').first().waitFor()
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await screenshot(page, 'dashboard-webhooks-03-failing-390')
+
+    receiver.answer = () => ({ status: 410, body: 'gone' })
+    await expect.poll(() => row.textContent(), WITHIN).toContain('the target answered 410 Gone')
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await screenshot(page, 'dashboard-webhooks-04-gone-390')
     expect(errors).toEqual([])
   })
 })

@@ -46,18 +46,20 @@ export function Webhooks(props: { projectId: string; canAdmin: boolean; reason: 
           Signing secret of <strong>{secret.url}</strong>
         </SecretNotice>
       ) : null}
-      <ListTable columns={['URL', 'Events', 'State', 'Controls']}>
-        {hooks.map((hook) => (
-          <WebhookRow
-            key={hook.id}
-            hook={hook}
-            open={open === hook.id}
-            onToggle={() => update.mutate({ id: hook.id, enabled: !hook.enabled })}
-            onOpen={() => setOpen(open === hook.id ? null : hook.id)}
-            onDelete={() => setDeleting(hook)}
-          />
-        ))}
-      </ListTable>
+      <div className="table-wrap">
+        <ListTable columns={['URL', 'Events', 'State', 'Controls']}>
+          {hooks.map((hook) => (
+            <WebhookRow
+              key={hook.id}
+              hook={hook}
+              open={open === hook.id}
+              onToggle={() => update.mutate({ id: hook.id, enabled: !hook.enabled })}
+              onOpen={() => setOpen(open === hook.id ? null : hook.id)}
+              onDelete={() => setDeleting(hook)}
+            />
+          ))}
+        </ListTable>
+      </div>
       {open ? <Deliveries projectId={props.projectId} webhook={hooks.find((h) => h.id === open)} /> : null}
       {creating ? (
         <CreateWebhook
@@ -99,8 +101,7 @@ function WebhookRow(props: {
       </td>
       <td>{hook.events.join(', ')}</td>
       <td>
-        {hook.enabled ? 'enabled' : <span className="badge warn">disabled</span>}
-        {hook.disabled_reason ? <div className="hint">{hook.disabled_reason}</div> : null}
+        <WebhookState hook={hook} />
       </td>
       <td>
         <button type="button" onClick={props.onToggle}>
@@ -116,6 +117,30 @@ function WebhookRow(props: {
         </RowAction>
       </td>
     </tr>
+  )
+}
+
+/**
+ * Enabled, failing (its attempts fail; the service disables it once that lasts WEBHOOK_DISABLE_AFTER_MS), or
+ * disabled with the reason: by an admin, a 410 from the target, or failing too long.
+ */
+function WebhookState({ hook }: { hook: Webhook }) {
+  if (!hook.enabled) {
+    return (
+      <>
+        <span className="badge warn">disabled</span>
+        {hook.disabled_reason ? <div className="hint">{hook.disabled_reason}</div> : null}
+      </>
+    )
+  }
+  if (hook.failing_since === null) return <>enabled</>
+  return (
+    <>
+      <span className="badge warn">failing</span>
+      <div className="hint">
+        deliveries failing since {new Date(hook.failing_since).toLocaleString()}; it is disabled if this goes on
+      </div>
+    </>
   )
 }
 
@@ -193,30 +218,32 @@ function Deliveries(props: { projectId: string; webhook: Webhook | undefined }) 
           {errorText(failed)}
         </p>
       ) : null}
-      <ListTable columns={['Event', 'Status', 'Attempts', 'Last answer', 'Last attempt', 'webhook-id']}>
-        {rows.map((d) => (
-          <tr key={d.id} data-delivery={d.id}>
-            <td>{d.event_type}</td>
-            <td>{d.status}</td>
-            <td>{d.attempts}</td>
-            <td>{d.last_status ?? d.last_error ?? '—'}</td>
-            <td>{d.last_attempt_at ? new Date(d.last_attempt_at).toLocaleString() : '—'}</td>
-            <td>
-              <code>{d.id}</code>
-            </td>
-            <td>
-              <button
-                type="button"
-                disabled={!webhook.enabled}
-                aria-label={`Redeliver ${d.id}`}
-                onClick={() => redeliver.mutate(d.id)}
-              >
-                Redeliver
-              </button>
-            </td>
-          </tr>
-        ))}
-      </ListTable>
+      <div className="table-wrap">
+        <ListTable columns={['Event', 'Status', 'Attempts', 'Last answer', 'Last attempt', 'webhook-id']}>
+          {rows.map((d) => (
+            <tr key={d.id} data-delivery={d.id}>
+              <td>{d.event_type}</td>
+              <td>{d.status}</td>
+              <td>{d.attempts}</td>
+              <td>{d.last_status ?? d.last_error ?? '—'}</td>
+              <td>{d.last_attempt_at ? new Date(d.last_attempt_at).toLocaleString() : '—'}</td>
+              <td>
+                <code>{d.id}</code>
+              </td>
+              <td>
+                <button
+                  type="button"
+                  disabled={!webhook.enabled}
+                  aria-label={`Redeliver ${d.id}`}
+                  onClick={() => redeliver.mutate(d.id)}
+                >
+                  Redeliver
+                </button>
+              </td>
+            </tr>
+          ))}
+        </ListTable>
+      </div>
     </section>
   )
 }

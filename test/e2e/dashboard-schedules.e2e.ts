@@ -1,12 +1,13 @@
 /**
  * Scheduled flag changes in the dashboard: the admin edits a flag's description, schedules the edit for two seconds
  * later with "Apply at…" instead of saving it, sees it under Upcoming in the Schedules tab and then, applied by the
- * service, under Past; the flag now reads so. A schedule made through the API is cancelled from the table.
+ * service, under Past; the flag now reads so. A schedule made through the API is cancelled from the table. Both
+ * tables scroll within a 390 px page.
  */
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
-import { launchChromium, newPage } from './browser.js'
+import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'schedules e2e pw' }
@@ -86,6 +87,24 @@ describe('scheduled changes in the dashboard', () => {
     await expect.poll(() => row.locator('td').nth(4).textContent(), WITHIN).toBe(`cancelled by ${ADMIN.email}`)
     const flag = await service.call<{ is_enabled: boolean }>('GET', `/api/environments/${production}/flags/launch`)
     expect(flag.body.is_enabled).toBe(true)
+    // It never ran: the past table says when it was due, not that it ran then.
+    expect(await row.locator('td').nth(2).textContent()).toMatch(/^not run \(was due /)
+    expect(errors).toEqual([])
+  })
+
+  it('fits a 390 px page with long changes in both tables', async () => {
+    await page.setViewportSize({ width: 390, height: 860 })
+    const made = await service.call<{ id: number }>('POST', `/api/environments/${production}/flags/launch/schedules`, {
+      patch: {
+        description: 'a description long enough to widen a narrow table well past its screen',
+        is_enabled: true,
+      },
+      run_at: new Date(Date.now() + 3_600_000).toISOString(),
+    })
+    expect(made.status).toBe(200)
+    await page.locator(`tr[data-schedule="${made.body.id}"]`).waitFor({ timeout: 10_000 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await screenshot(page, 'dashboard-schedules-390')
     expect(errors).toEqual([])
   })
 })

@@ -60,53 +60,57 @@ export function Schedules(props: { me: Me; role: Role; environments: Environment
         </p>
       ) : null}
       <h3>Upcoming</h3>
-      <ListTable columns={['Flag', 'Change', 'Runs at', 'Created by', 'State']}>
-        {upcoming.map((s) => (
-          <tr key={s.id} data-schedule={s.id}>
-            <td>{s.flag_key}</td>
-            <td>{patchText(s.patch)}</td>
-            <td>{when(s.run_at)}</td>
-            <td>{s.created_by}</td>
-            <td>{s.overdue ? <span className="badge warn">{pendingState(s)}</span> : pendingState(s)}</td>
-            <td>
-              {s.requires_approval && s.approved_by === null ? (
+      <div className="table-wrap">
+        <ListTable columns={['Flag', 'Change', 'Runs at', 'Created by', 'State']}>
+          {upcoming.map((s) => (
+            <tr key={s.id} data-schedule={s.id}>
+              <td>{s.flag_key}</td>
+              <td>{patchText(s.patch)}</td>
+              <td>{when(s.run_at)}</td>
+              <td>{s.created_by}</td>
+              <td>{s.overdue ? <span className="badge warn">{pendingState(s)}</span> : pendingState(s)}</td>
+              <td>
+                {s.requires_approval && s.approved_by === null ? (
+                  <button
+                    type="button"
+                    disabled={blocked !== null || s.created_by === props.me.email}
+                    title={blocked ?? (s.created_by === props.me.email ? 'approved by someone else' : undefined)}
+                    onClick={() => approve.mutate(s.id)}
+                  >
+                    Approve
+                  </button>
+                ) : null}{' '}
                 <button
                   type="button"
-                  disabled={blocked !== null || s.created_by === props.me.email}
-                  title={blocked ?? (s.created_by === props.me.email ? 'approved by someone else' : undefined)}
-                  onClick={() => approve.mutate(s.id)}
+                  className="danger"
+                  disabled={blocked !== null}
+                  title={blocked ?? undefined}
+                  aria-label={`Cancel schedule ${s.id} of ${s.flag_key}`}
+                  onClick={() => cancel.mutate(s.id)}
                 >
-                  Approve
+                  Cancel
                 </button>
-              ) : null}{' '}
-              <button
-                type="button"
-                className="danger"
-                disabled={blocked !== null}
-                title={blocked ?? undefined}
-                aria-label={`Cancel schedule ${s.id} of ${s.flag_key}`}
-                onClick={() => cancel.mutate(s.id)}
-              >
-                Cancel
-              </button>
-            </td>
-          </tr>
-        ))}
-      </ListTable>
+              </td>
+            </tr>
+          ))}
+        </ListTable>
+      </div>
       {upcoming.length === 0 ? <p className="hint">Nothing scheduled.</p> : null}
       <h3>Past</h3>
-      <ListTable columns={['Flag', 'Change', 'Ran at', 'Created by', 'Outcome']}>
-        {past.map((s) => (
-          <tr key={s.id} data-schedule={s.id}>
-            <td>{s.flag_key}</td>
-            <td>{patchText(s.patch)}</td>
-            <td>{s.applied_at ? when(s.applied_at) : when(s.run_at)}</td>
-            <td>{s.created_by}</td>
-            <td>{outcome(s)}</td>
-            <td />
-          </tr>
-        ))}
-      </ListTable>
+      <div className="table-wrap">
+        <ListTable columns={['Flag', 'Change', 'Ran at', 'Created by', 'Outcome']}>
+          {past.map((s) => (
+            <tr key={s.id} data-schedule={s.id}>
+              <td>{s.flag_key}</td>
+              <td>{patchText(s.patch)}</td>
+              <td>{s.applied_at ? when(s.applied_at) : `not run (was due ${when(s.run_at)})`}</td>
+              <td>{s.created_by}</td>
+              <td>{outcome(s)}</td>
+              <td />
+            </tr>
+          ))}
+        </ListTable>
+      </div>
     </div>
   )
 }

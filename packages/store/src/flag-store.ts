@@ -11,8 +11,9 @@ export const NOTIFY_CHANNEL = 'flagsync_changes'
 
 export interface FlagStoreOptions {
   /**
-   * Runs inside every write transaction just before it commits, with the write's changes and audit context:
-   * what it writes commits with them or not at all (the flag service's webhook outbox); tests inject faults.
+   * Runs inside every write transaction just before it commits, with the write's changes and audit context (a
+   * change with its own carries it as `audit`): what it writes commits with them or not at all (the flag
+   * service's webhook outbox); tests inject faults.
    */
   beforeCommit?: (trx: Knex.Transaction, changes: FlagChange[], audit?: AuditContext) => void | Promise<void>
   clock?: () => number
@@ -110,12 +111,19 @@ export class FlagStore {
       flag: c.flag,
       // Serialized once: the same string is stored and streamed.
       json: c.flag ? JSON.stringify(c.flag) : null,
+      ...(c.audit ? { audit: c.audit } : {}),
     }))
     const { dialect } = this.db.config
     await appendChanges(
       trx,
       dialect,
-      changes.map((c, i) => ({ scope: c.scope, key: c.key, json: c.json, opIndex: staged[i]?.opIndex ?? null })),
+      changes.map((c, i) => ({
+        scope: c.scope,
+        key: c.key,
+        json: c.json,
+        opIndex: staged[i]?.opIndex ?? null,
+        audit: c.audit,
+      })),
       base,
       this.now(),
       audit,

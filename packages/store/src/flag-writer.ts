@@ -4,7 +4,7 @@ import { type BaseStates, BaseStatesNeeded, pairId, type RevisionPair, readState
 import type { DatabaseConfig } from './database-url.js'
 import { readMeta, selectFlags } from './statements.js'
 import { toStoreError } from './store-error.js'
-import type { StateAt, StoredFlag } from './types.js'
+import type { AuditContext, StateAt, StoredFlag } from './types.js'
 
 /** A flag staged for commit: null means deleted. */
 export interface StagedChange {
@@ -15,6 +15,8 @@ export interface StagedChange {
   existed: boolean | undefined
   /** The batch operation that staged it last (audit trail); null outside batches. */
   opIndex: number | null
+  /** The audit context it was staged under last (`withAudit`); undefined: the write's. */
+  audit: AuditContext | undefined
 }
 
 /** A record as committed before this transaction began. */
@@ -48,6 +50,8 @@ export class FlagWriter {
   private revisionBefore: Promise<number> | null = null
   /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
   opIndex: number | null = null
+  /** See `withAudit`. */
+  private audit: AuditContext | undefined
 
   /** See `WriteOptions.deferBaseStates`. */
   private readonly deferBaseStates: boolean
@@ -178,6 +182,22 @@ export class FlagWriter {
   }
 
   /**
+   * Runs `fn` with `audit` as the audit context of what it stages (a record staged again later takes the later
+   * one's): one write can record changes of several authors, e.g. scheduled changes applied together, each naming
+   * its own schedule. The change-log rows are still appended in one statement. Calls run one at a time, like the
+   * writer's other staging: a second `withAudit` while one is awaited would name the wrong author.
+   */
+  async withAudit<T>(audit: AuditContext, fn: () => Promise<T>): Promise<T> {
+    const outer = this.audit
+    this.audit = audit
+    try {
+      return await fn()
+    } finally {
+      this.audit = outer
+    }
+  }
+
+  /**
    * Net changes in first-touched order. Writes that cancel out (create then
    * delete) are dropped, and so is a put whose flag reads exactly like the
    * committed one (same JSON, key order aside): a write that changes nothing
@@ -205,7 +225,7 @@ export class FlagWriter {
     const prior = this.staged.get(id)
     // An unloaded key is upserted without a read; `existed` matters only if it ends up deleted.
     const existed = prior ? prior.existed : this.original.has(id) ? this.original.get(id) !== null : undefined
-    this.staged.set(id, { scope, key, flag, existed, opIndex: this.opIndex })
+    this.staged.set(id, { scope, key, flag, existed, opIndex: this.opIndex, audit: this.audit })
   }
 }
 

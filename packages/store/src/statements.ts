@@ -19,9 +19,9 @@ type Dialect = DatabaseConfig['dialect']
 
 /**
  * One change-log row to append: `json` is the flag's JSON, null for a delete;
- * `opIndex` the batch operation that made it (audit trail).
+ * `opIndex` the batch operation that made it and `audit` its own audit context, if any (audit trail).
  */
-type ChangeRow = Pick<FlagChange, 'scope' | 'key' | 'json'> & { opIndex: number | null }
+type ChangeRow = Pick<FlagChange, 'scope' | 'key' | 'json' | 'audit'> & { opIndex: number | null }
 
 /** Rows of a raw query: knex hands back the driver's result (pg: `{ rows }`, sqlite3: the rows themselves). */
 export function rowsOf<T>(result: unknown): T[] {
@@ -76,8 +76,9 @@ export async function appendChanges(
   now: number,
   audit: AuditContext = {},
 ): Promise<void> {
+  if (rows.some((r) => r.audit)) return appendChangesWithOwnAudit(trx, dialect, rows, base, now, audit)
   // The audit context is the same for every row of a write: bound once, not per row.
-  const who = [audit.actor ?? null, audit.declaredActor ?? null, audit.source ?? null, audit.batchId ?? null]
+  const who = whoOf(audit)
   if (dialect === 'postgres') {
     await trx.raw(
       `insert into "flagsync_changes"
@@ -123,6 +124,72 @@ export async function appendChanges(
 
 /** Rows per change-log insert on SQLite: 4 variables each (plus 6) stays far under its 32 766-variable limit. */
 const SQLITE_ROWS_PER_INSERT = 4000
+
+/** The change-log columns `actor, declared_actor, source, batch_id` of an audit context. */
+const whoOf = (audit: AuditContext) => [
+  audit.actor ?? null,
+  audit.declaredActor ?? null,
+  audit.source ?? null,
+  audit.batchId ?? null,
+]
+
+/**
+ * `appendChanges` for a write where some changes have their own audit context: each row's audit columns are bound
+ * with it (its own context, else the write's), still one statement for all rows. A write without any keeps
+ * binding the context once.
+ */
+async function appendChangesWithOwnAudit(
+  trx: Knex.Transaction,
+  dialect: Dialect,
+  rows: readonly ChangeRow[],
+  base: number,
+  now: number,
+  audit: AuditContext,
+): Promise<void> {
+  const who = rows.map((r) => whoOf(r.audit ?? audit))
+  if (dialect === 'postgres') {
+    await trx.raw(
+      `insert into "flagsync_changes"
+         (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)
+       select ?::bigint + c.n, c.scope, c.key, c.data, ?::bigint, c.actor, c.declared, c.source, c.batch, c.op,
+         ${headOf('c.scope', 'c.key')}
+       from unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
+         with ordinality as c(scope, key, data, op, actor, declared, source, batch, n)`,
+      [
+        base,
+        now,
+        rows.map((r) => r.scope),
+        rows.map((r) => r.key),
+        rows.map((r) => r.json),
+        rows.map((r) => r.opIndex),
+        ...[0, 1, 2, 3].map((column) => who.map((w) => w[column] ?? null)),
+      ] as Knex.RawBinding[],
+    )
+    return
+  }
+  for (let start = 0; start < rows.length; start += SQLITE_OWN_AUDIT_ROWS_PER_INSERT) {
+    const end = Math.min(rows.length, start + SQLITE_OWN_AUDIT_ROWS_PER_INSERT)
+    const bindings: Knex.RawBinding[] = [base, now]
+    const values: string[] = []
+    for (let i = start; i < end; i++) {
+      const r = rows[i] as ChangeRow
+      values.push(`(${i + 1},?,?,?,?,?,?,?,?)`)
+      bindings.push(r.scope, r.key, r.json, r.opIndex, ...(who[i] ?? []))
+    }
+    await sqliteRun(
+      trx,
+      `insert into "flagsync_changes"
+         (revision, scope, key, data, created_at, actor, declared_actor, source, batch_id, op_index, prev_revision)
+       select ? + v.column1, v.column2, v.column3, v.column4, ?, v.column6, v.column7, v.column8, v.column9, v.column5,
+         ${headOf('v.column2', 'v.column3')}
+       from (values ${values.join(',')}) v`,
+      bindings,
+    )
+  }
+}
+
+/** Rows per change-log insert with audit columns on SQLite: 8 variables each (plus 2), under 32 766. */
+const SQLITE_OWN_AUDIT_ROWS_PER_INSERT = 4000
 
 /**
  * Points the heads at the change-log entries after `base`: upserts the changed

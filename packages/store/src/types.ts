@@ -13,6 +13,8 @@ export interface FlagChange {
   flag: StoredFlag | null
   /** `flag` serialized once, reused for every subscriber and list response. */
   json: string | null
+  /** The change's own audit context (`FlagWriter.withAudit`); absent: the write's. */
+  audit?: AuditContext
 }
 
 export interface StoredFlagRow {
@@ -25,7 +27,8 @@ export interface StoredFlagRow {
 
 /**
  * Who made a write and through what, stored on each change-log row the write
- * appends (the audit trail costs columns, not rows).
+ * appends (the audit trail costs columns, not rows). One per write, unless a
+ * change was staged with its own (`FlagWriter.withAudit`).
  */
 export interface AuditContext {
   /** The authenticated identity: a token's name, a user. */

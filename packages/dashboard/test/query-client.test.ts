@@ -1,0 +1,66 @@
+// @vitest-environment happy-dom
+
+import { persistQueryClientRestore, persistQueryClientSave } from '@tanstack/react-query-persist-client'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { api } from '../src/api.js'
+import { createQueryClient, persistOptions } from '../src/query-client.js'
+import { queryKeys } from '../src/query-keys.js'
+
+afterEach(() => localStorage.clear())
+
+/** Saves `client` as the page's persister does, then restores it into a new client: the next visit's start. */
+async function nextVisit(save: (client: ReturnType<typeof createQueryClient>) => void) {
+  const options = persistOptions(localStorage)
+  const before = createQueryClient()
+  save(before)
+  await persistQueryClientSave({ queryClient: before, ...options })
+  // The persister writes at most every 200 ms, at the end of that window.
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  expect(localStorage.getItem('flagsync.dashboard.cache')).not.toBeNull()
+  const after = createQueryClient()
+  await persistQueryClientRestore({ queryClient: after, ...options })
+  return after
+}
+
+describe('the persisted query cache (an offline start)', () => {
+  it('brings back the flags as maps (environment → key → flag), the user and the projects', async () => {
+    const flags = new Map([['prod', new Map([['checkout', { key: 'checkout', is_enabled: true }]])]])
+    const me = { id: 1, email: 'a@example.com', name: 'A', role: 'admin', workspace_name: 'W' }
+    const after = await nextVisit((client) => {
+      client.setQueryData(queryKeys.liveFlags('p1'), flags)
+      client.setQueryData(queryKeys.me(), me)
+      client.setQueryData(queryKeys.projects(), [{ id: 'p1', name: 'Checkout' }])
+    })
+    const restored = after.getQueryData<typeof flags>(queryKeys.liveFlags('p1'))
+    expect(restored).toBeInstanceOf(Map)
+    expect(restored?.get('prod')?.get('checkout')).toEqual({ key: 'checkout', is_enabled: true })
+    expect(after.getQueryData(queryKeys.me())).toEqual(me)
+    expect(after.getQueryData(queryKeys.projects())).toEqual([{ id: 'p1', name: 'Checkout' }])
+  })
+
+  it('keeps no impressions, history or change requests: they need the service anyway', async () => {
+    const after = await nextVisit((client) => {
+      client.setQueryData(queryKeys.history('/api/projects/p1/changes'), { entries: [] })
+      client.setQueryData(queryKeys.impressionStats('prod'), [])
+      client.setQueryData(queryKeys.changeRequests(['prod'], 'pending'), { requests: [] })
+    })
+    expect(after.getQueryCache().getAll()).toEqual([])
+  })
+
+  it('a refused read is not retried; a read that got no answer is, once', async () => {
+    const refused = vi.fn(async () => new Response(JSON.stringify({ error: 'no', code: 'forbidden' }), { status: 403 }))
+    vi.stubGlobal('fetch', refused)
+    const client = createQueryClient()
+    await expect(client.fetchQuery({ queryKey: ['refused'], queryFn: () => api('GET', '/x') })).rejects.toThrow('no')
+    expect(refused).toHaveBeenCalledTimes(1)
+    const unanswered = vi.fn(async () => {
+      throw new TypeError('Failed to fetch')
+    })
+    vi.stubGlobal('fetch', unanswered)
+    await expect(client.fetchQuery({ queryKey: ['unanswered'], queryFn: () => api('GET', '/x') })).rejects.toThrow(
+      'the service cannot be reached',
+    )
+    expect(unanswered).toHaveBeenCalledTimes(2)
+    vi.unstubAllGlobals()
+  })
+})

@@ -4,9 +4,9 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes
 import { loginSchema } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { workspaceOf } from '../setup.js'
-import { SERVICE_TABLES } from '../tables.js'
+import { userByEmail } from '../users/queries.js'
 import { authenticate } from './authenticate.js'
-import type { AuthUser, Role } from './context.js'
+import type { AuthUser } from './context.js'
 import { lockoutState } from './lockout.js'
 import { admitLoginAttempt, clearLoginFailures, pruneLoginFailures } from './login-attempts.js'
 import { dummyPasswordHash, verifyPassword } from './passwords.js'
@@ -16,8 +16,6 @@ export interface AuthRouterOptions extends RouterOptions {
   /** `Secure` on the session cookie; 'auto' sets it when the request came over HTTPS. */
   cookieSecure?: boolean | 'auto'
 }
-
-const T = SERVICE_TABLES
 
 const rateLimited = (seconds: number) =>
   new HttpError('rate_limited', `too many failed logins: try again in ${seconds} seconds`, {
@@ -42,7 +40,6 @@ async function currentUser(runtime: ServiceRuntime, user: AuthUser) {
 export function createAuthRouter(runtime: ServiceRuntime, options: AuthRouterOptions = {}): Router {
   const router = Router()
   const body = jsonBodyFor(options)
-  const { knex } = runtime
   const secure = (req: { secure: boolean }) =>
     options.cookieSecure === 'auto' || options.cookieSecure === undefined ? req.secure : options.cookieSecure
 
@@ -59,9 +56,7 @@ export function createAuthRouter(runtime: ServiceRuntime, options: AuthRouterOpt
     // While locked nothing is checked or recorded, so a correct password does not help and a wrong one does not extend.
     if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds)
 
-    const user = (await knex(T.users).where('email', email).first('id', 'email', 'name', 'role', 'password_hash')) as
-      | { id: number | string; email: string; name: string; role: Role; password_hash: string }
-      | undefined
+    const user = await userByEmail(runtime.knex, email)
     // An unknown email costs the same scrypt run and gets the same answer as a wrong password.
     const valid = await verifyPassword(input.password, user?.password_hash ?? (await dummyPasswordHash()))
     if (!user || !valid) {

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, type Response, Router } from 'express'
-import type { Knex } from 'knex'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { auditOf } from '../flags/flag-audit.js'
-import { deleteEnvironmentFlags } from '../projects/queries.js'
 import { type EnvironmentRow, environmentJson } from '../records.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import {
@@ -17,14 +15,17 @@ import {
 } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { slugify } from '../slug.js'
-import { SERVICE_TABLES } from '../tables.js'
 import { reorderEnvironments } from './order.js'
-
-const T = SERVICE_TABLES
-const ENV_COLUMNS = ['id', 'project_id', 'name', 'slug', 'color', 'is_default', 'require_approval', 'created_at']
-const noEnvironment = (raw: string) =>
-  new HttpError('not_found', `no environment ${JSON.stringify(raw)} in this project`)
-const unprocessable = (message: string) => new HttpError('validation_failed', message)
+import {
+  assertProjectExists,
+  deleteEnvironment as deleteEnvironmentRow,
+  findEnvironment as find,
+  insertEnvironment,
+  listEnvironments as list,
+  makeDefaultEnvironment,
+  noEnvironment,
+  updateEnvironment as updateEnvironmentRow,
+} from './queries.js'
 
 /** A slug from the name when none is given, by the projects' rule; a name that leaves nothing is a 422. */
 function environmentSlug(name: string): string {
@@ -69,28 +70,13 @@ function envId(req: Request): string {
   return raw
 }
 
-async function find(knex: Knex, projectId: string, id: string): Promise<EnvironmentRow> {
-  const row = (await knex(T.environments).where({ project_id: projectId, id }).first(ENV_COLUMNS)) as
-    | EnvironmentRow
-    | undefined
-  if (!row) throw noEnvironment(id)
-  return row
-}
-
-const list = async (knex: Knex, projectId: string) =>
-  (await knex(T.environments)
-    .where('project_id', projectId)
-    .select(ENV_COLUMNS)
-    .orderBy('position')) as EnvironmentRow[]
-
 function reorder(runtime: ServiceRuntime): EnvironmentHandler {
   return async (req, res) => {
     const input = parseOr422(reorderEnvironmentsSchema, req.body, 'environment order')
     const projectId = projectOf(req).id
     await runtime.write(
       async (trx, flags) => {
-        if (!(await trx(T.projects).where('id', projectId).first('id')))
-          throw new HttpError('not_found', 'no such project')
+        await assertProjectExists(trx, projectId)
         await reorderEnvironments(trx, flags, projectId, input.environment_ids)
       },
       await auditOf(runtime.knex, req),
@@ -115,19 +101,7 @@ function createEnvironment(runtime: ServiceRuntime): EnvironmentHandler {
       require_approval: false,
       created_at: runtime.clock(),
     }
-    await runtime.write(
-      async (trx) => {
-        if (!(await trx(T.projects).where('id', projectId).first('id')))
-          throw new HttpError('not_found', 'no such project')
-        if (await trx(T.environments).where({ project_id: projectId, slug }).first('id')) {
-          throw new HttpError('conflict', `an environment with the slug ${JSON.stringify(slug)} exists in this project`)
-        }
-        const last = await trx(T.environments).where('project_id', projectId).max({ p: 'position' }).first()
-        await trx(T.environments).insert({ ...row, position: Number(last?.p ?? 0) + 1 })
-      },
-      undefined,
-      req,
-    )
+    await runtime.write((trx) => insertEnvironment(trx, row), undefined, req)
     res.json(environmentJson(row))
   }
 }
@@ -142,14 +116,7 @@ function updateEnvironment(runtime: ServiceRuntime): EnvironmentHandler {
     if (input.name !== undefined) changes.name = input.name
     if (input.color !== undefined) changes.color = input.color
     // In a write, like every other change: it serializes with revocations (see verifyAccess).
-    await runtime.write(
-      async (trx) => {
-        if (Object.keys(changes).length > 0)
-          await trx(T.environments).where({ project_id: projectId, id }).update(changes)
-      },
-      undefined,
-      req,
-    )
+    await runtime.write((trx) => updateEnvironmentRow(trx, projectId, id, changes), undefined, req)
     res.json(environmentJson(await find(runtime.knex, projectId, id)))
   }
 }
@@ -159,30 +126,7 @@ function deleteEnvironment(runtime: ServiceRuntime): EnvironmentHandler {
     const id = envId(req)
     const projectId = projectOf(req).id
     await runtime.write(
-      async (trx, flags) => {
-        const env = (await trx(T.environments).where({ project_id: projectId, id }).first('is_default')) as
-          | { is_default: boolean | number }
-          | undefined
-        if (!env) throw noEnvironment(id)
-        const count = await trx(T.environments).where('project_id', projectId).count({ n: '*' }).first()
-        if (Number(count?.n ?? 0) <= 1) throw unprocessable('cannot delete the last environment of a project')
-        if (env.is_default)
-          throw unprocessable('cannot delete the default environment: make another one the default first')
-        const keys = await trx(T.sdkKeys)
-          .where('project_id', projectId)
-          .andWhere('kind', 'server')
-          .whereNot('environment_id', id)
-          .count({ n: '*' })
-          .first()
-        if (Number(keys?.n ?? 0) === 0) {
-          throw unprocessable(
-            "cannot delete the environment holding the project's last server keys: create a server key in another environment first",
-          )
-        }
-        await deleteEnvironmentFlags(flags, [id])
-        // Its SDK keys (and whatever later tables reference it) cascade.
-        await trx(T.environments).where({ project_id: projectId, id }).delete()
-      },
+      (_trx, flags) => deleteEnvironmentRow(flags, projectId, id),
       await auditOf(runtime.knex, req),
       req,
     )
@@ -194,15 +138,7 @@ function makeDefault(runtime: ServiceRuntime): EnvironmentHandler {
   return async (req, res) => {
     const id = envId(req)
     const projectId = projectOf(req).id
-    await runtime.write(
-      async (trx) => {
-        if (!(await trx(T.environments).where({ project_id: projectId, id }).first('id'))) throw noEnvironment(id)
-        await trx(T.environments).where('project_id', projectId).whereNot('id', id).update({ is_default: false })
-        await trx(T.environments).where({ project_id: projectId, id }).update({ is_default: true })
-      },
-      undefined,
-      req,
-    )
+    await runtime.write((trx) => makeDefaultEnvironment(trx, projectId, id), undefined, req)
     res.json(environmentJson(await find(runtime.knex, projectId, id)))
   }
 }
@@ -214,8 +150,7 @@ function setRequireApproval(runtime: ServiceRuntime): EnvironmentHandler {
     const projectId = projectOf(req).id
     await find(runtime.knex, projectId, id)
     await runtime.write(
-      (trx) =>
-        trx(T.environments).where({ project_id: projectId, id }).update({ require_approval: input.require_approval }),
+      (trx) => updateEnvironmentRow(trx, projectId, id, { require_approval: input.require_approval }),
       undefined,
       req,
     )

@@ -3,8 +3,8 @@ import { HttpError } from '@flagsync/server-kit'
 import type { FlagWriter } from '@flagsync/store'
 import { TABLES } from '@flagsync/store'
 import type { Knex } from 'knex'
-import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIXES, type SdkKeyKind } from '../auth/secrets.js'
 import type { ProjectRow, SdkKeyRow } from '../records.js'
+import { insertSdkKey } from '../sdk-keys/queries.js'
 import { slugify } from '../slug.js'
 import { SERVICE_TABLES } from '../tables.js'
 
@@ -32,47 +32,10 @@ export function projectSlug(name: string): string {
   return slug
 }
 
-export async function assertSlugFree(trx: Knex, slug: string, exceptId?: string): Promise<void> {
+async function assertSlugFree(trx: Knex, slug: string, exceptId?: string): Promise<void> {
   const clash = trx(T.projects).where('slug', slug)
   if (exceptId) clash.whereNot('id', exceptId)
   if (await clash.first('id')) throw new HttpError('conflict', `a project with the slug ${JSON.stringify(slug)} exists`)
-}
-
-/** Inserts an SDK key and returns its row and, this once, its full value. */
-export async function insertSdkKey(
-  trx: Knex,
-  input: {
-    projectId: string
-    environmentId: string
-    environmentName: string
-    name: string
-    now: number
-    kind?: SdkKeyKind
-  },
-): Promise<{ row: SdkKeyRow; key: string }> {
-  const kind = input.kind ?? 'server'
-  const key = generateSecret(SDK_KEY_PREFIXES[kind])
-  const record = {
-    project_id: input.projectId,
-    environment_id: input.environmentId,
-    name: input.name,
-    kind,
-    key_hash: hashSecret(key),
-    prefix: displayPrefix(key),
-    created_at: input.now,
-  }
-  const [inserted] = (await trx(T.sdkKeys).insert(record, ['id'])) as Array<{ id: number | string }>
-  const row: SdkKeyRow = {
-    id: Number(inserted?.id),
-    project_id: record.project_id,
-    environment_id: record.environment_id,
-    environment_name: input.environmentName,
-    name: record.name,
-    kind,
-    prefix: record.prefix,
-    created_at: record.created_at,
-  }
-  return { row, key }
 }
 
 /**
@@ -109,7 +72,7 @@ export async function createProject(
 }
 
 /** Projects with their environment and member counts. */
-export function projectsQuery(knex: Knex): Knex.QueryBuilder {
+function projectsQuery(knex: Knex): Knex.QueryBuilder {
   return knex({ p: T.projects })
     .select(
       'p.id',
@@ -120,6 +83,18 @@ export function projectsQuery(knex: Knex): Knex.QueryBuilder {
       knex(T.members).count('*').whereRaw('?? = ??', ['project_id', 'p.id']).as('member_count'),
     )
     .orderBy([{ column: 'p.created_at' }, { column: 'p.name' }])
+}
+
+/** Which projects a caller sees: one (an SDK key's), those a user is a member of, or all (a workspace admin's). */
+export type ProjectVisibility = { projectId: string } | { memberOf: number } | 'all'
+
+/** The projects a caller sees, oldest first. */
+export async function listProjects(knex: Knex, visibility: ProjectVisibility): Promise<ProjectRow[]> {
+  const query = projectsQuery(knex)
+  if (visibility === 'all') return (await query) as ProjectRow[]
+  if ('projectId' in visibility) return (await query.where('p.id', visibility.projectId)) as ProjectRow[]
+  const memberships = knex(T.members).select('project_id').where('user_id', visibility.memberOf)
+  return (await query.whereIn('p.id', memberships)) as ProjectRow[]
 }
 
 export async function projectRow(knex: Knex, id: string): Promise<ProjectRow | undefined> {
@@ -143,4 +118,28 @@ export async function deleteEnvironmentFlags(flags: FlagWriter, environmentIds: 
     await flags.load(keys, scope) // one query per environment instead of one per flag
     for (const key of keys) await flags.delete(key, scope)
   }
+}
+
+/** Renames a project; false when it is gone. 409 when another project has the slug. */
+export async function renameProject(trx: Knex, id: string, name: string, slug: string): Promise<boolean> {
+  await assertSlugFree(trx, slug, id)
+  return (await trx(T.projects).where('id', id).update({ name, slug })) > 0
+}
+
+/**
+ * Deletes a project: its environments' flags and its segments through the
+ * flag writer (so every stream hears of it); environments, members and SDK
+ * keys (and whatever later tables reference them) cascade. 404 when it is
+ * gone, 422 for the workspace's last project.
+ */
+export async function deleteProject(flags: FlagWriter, id: string, segmentScope: string): Promise<void> {
+  const trx = flags.trx
+  const total = await trx(T.projects).count({ n: '*' }).first()
+  if (!(await trx(T.projects).where('id', id).first('id'))) throw new HttpError('not_found', 'no such project')
+  if (Number(total?.n ?? 0) <= 1) {
+    throw new HttpError('validation_failed', 'cannot delete the last project: a workspace keeps at least one')
+  }
+  const environmentIds = (await trx(T.environments).where('project_id', id).pluck('id')) as string[]
+  await deleteEnvironmentFlags(flags, [...environmentIds, segmentScope])
+  await trx(T.projects).where('id', id).delete()
 }

@@ -17,17 +17,15 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes
 import { projectNameSchema } from '../schemas.js'
 import { createSdkKeysRouter } from '../sdk-keys/routes.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { SERVICE_TABLES } from '../tables.js'
 import {
-  assertSlugFree,
   createProject,
-  deleteEnvironmentFlags,
+  deleteProject,
+  listProjects,
+  type ProjectVisibility,
   projectRow,
   projectSlug,
-  projectsQuery,
+  renameProject,
 } from './queries.js'
-
-const T = SERVICE_TABLES
 
 /**
  * /api/projects and everything under a project (members, environments, SDK
@@ -41,17 +39,13 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
 
   router.get('/', requireAuth, async (req, res) => {
     const auth = authOf(req)
-    const query = projectsQuery(knex)
-    if (auth.kind === 'sdk_key') query.where('p.id', auth.sdkKey?.projectId ?? '')
-    else if (auth.user?.role !== 'admin') {
-      query.whereIn(
-        'p.id',
-        knex(T.members)
-          .select('project_id')
-          .where('user_id', auth.user?.id ?? 0),
-      )
-    }
-    res.json(((await query) as ProjectRow[]).map(projectJson))
+    const visibility: ProjectVisibility =
+      auth.kind === 'sdk_key'
+        ? { projectId: auth.sdkKey?.projectId ?? '' }
+        : auth.user?.role === 'admin'
+          ? 'all'
+          : { memberOf: auth.user?.id ?? 0 }
+    res.json((await listProjects(knex, visibility)).map(projectJson))
   })
 
   // The response carries the seeded Production SDK key with its full value: the only time anyone sees it.
@@ -76,9 +70,8 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
     const slug = projectSlug(name)
     await runtime.write(
       async (trx) => {
-        await assertSlugFree(trx, slug, id)
-        const updated = await trx(T.projects).where('id', id).update({ name, slug })
-        if (updated === 0) throw new HttpError('not_found', 'the project was just deleted')
+        if (!(await renameProject(trx, id, name, slug)))
+          throw new HttpError('not_found', 'the project was just deleted')
       },
       undefined,
       req,
@@ -88,22 +81,7 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
 
   router.delete('/:project_id', requireWorkspaceAdmin, project, async (req, res) => {
     const id = projectOf(req).id
-    await runtime.write(
-      async (trx, flags) => {
-        const total = await trx(T.projects).count({ n: '*' }).first()
-        if (!(await trx(T.projects).where('id', id).first('id'))) throw new HttpError('not_found', 'no such project')
-        if (Number(total?.n ?? 0) <= 1) {
-          throw new HttpError('validation_failed', 'cannot delete the last project: a workspace keeps at least one')
-        }
-        const environmentIds = (await trx(T.environments).where('project_id', id).pluck('id')) as string[]
-        // Its environments' flags and its segments go through the change log, so every stream hears of it.
-        await deleteEnvironmentFlags(flags, [...environmentIds, segmentScope(id)])
-        // Environments, members and SDK keys (and whatever later tables reference them) cascade.
-        await trx(T.projects).where('id', id).delete()
-      },
-      await auditOf(knex, req),
-      req,
-    )
+    await runtime.write((_trx, flags) => deleteProject(flags, id, segmentScope(id)), await auditOf(knex, req), req)
     noContent(res)
   })
 

@@ -2,15 +2,12 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
-import type { SdkKeyKind } from '../auth/secrets.js'
-import { insertSdkKey } from '../projects/queries.js'
-import { type SdkKeyRow, sdkKeyJson } from '../records.js'
+import { sdkKeyJson } from '../records.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
-import { createSdkKeySchema, intId, UUID_PATTERN } from '../schemas.js'
+import { createSdkKeySchema, intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { SERVICE_TABLES } from '../tables.js'
+import { deleteSdkKey, insertSdkKey, keyEnvironment, listSdkKeys, sdkKeyKind, serverKeyCount } from './queries.js'
 
-const T = SERVICE_TABLES
 const noKey = (raw: string) => new HttpError('not_found', `no SDK key ${JSON.stringify(raw)} in this project`)
 
 /**
@@ -23,23 +20,9 @@ const noKey = (raw: string) => new HttpError('not_found', `no SDK key ${JSON.str
 export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router({ mergeParams: true })
   const body = jsonBodyFor(options)
-  const { knex } = runtime
 
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
-    const rows = (await knex({ k: T.sdkKeys })
-      .join({ e: T.environments }, 'e.id', 'k.environment_id')
-      .where('k.project_id', projectOf(req).id)
-      .select(
-        'k.id',
-        'k.project_id',
-        'k.environment_id',
-        'e.name as environment_name',
-        'k.name',
-        'k.kind',
-        'k.prefix',
-        'k.created_at',
-      )
-      .orderBy('k.id')) as SdkKeyRow[]
+    const rows = await listSdkKeys(runtime.knex, projectOf(req).id)
     res.json(rows.map(sdkKeyJson))
   })
 
@@ -48,11 +31,7 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
     const projectId = projectOf(req).id
     const created = await runtime.write(
       async (trx) => {
-        const env = UUID_PATTERN.test(input.environment_id)
-          ? ((await trx(T.environments)
-              .where({ project_id: projectId, id: input.environment_id })
-              .first('id', 'name')) as { id: string; name: string } | undefined)
-          : undefined
+        const env = await keyEnvironment(trx, projectId, input.environment_id)
         if (!env) {
           const message = `no environment ${JSON.stringify(input.environment_id)} in this project`
           throw new HttpError('validation_failed', `invalid SDK key: environment_id: ${message}`, {
@@ -81,21 +60,18 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
     const projectId = projectOf(req).id
     await runtime.write(
       async (trx, flags) => {
-        const key = (await trx(T.sdkKeys).where({ project_id: projectId, id }).first('kind')) as
-          | { kind: SdkKeyKind }
-          | undefined
-        if (!key) throw noKey(raw)
+        const kind = await sdkKeyKind(trx, projectId, id)
+        if (!kind) throw noKey(raw)
         // A project keeps a server key (its SDKs and automation use it); client keys come and go freely.
-        if (key.kind === 'server') {
-          const count = await trx(T.sdkKeys).where({ project_id: projectId, kind: 'server' }).count({ n: '*' }).first()
-          if (Number(count?.n ?? 0) <= 1) {
+        if (kind === 'server') {
+          if ((await serverKeyCount(trx, projectId)) <= 1) {
             throw new HttpError(
               'validation_failed',
               'cannot delete the last server key of a project: create another first',
             )
           }
         }
-        await trx(T.sdkKeys).where({ project_id: projectId, id }).delete()
+        await deleteSdkKey(trx, projectId, id)
         recordRevocation(flags, `sdk_key:${id}`, runtime.clock()) // its open streams end now
       },
       undefined,

@@ -3,15 +3,13 @@ import { Router } from 'express'
 import { requireUser, userOf } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { displayPrefix, generateSecret, hashSecret, PAT_PREFIX } from '../auth/secrets.js'
-import { type TokenRow, tokenJson } from '../records.js'
+import { tokenJson } from '../records.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { createTokenSchema, intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { SERVICE_TABLES } from '../tables.js'
+import { deleteToken, insertToken, listTokens } from './queries.js'
 
-const T = SERVICE_TABLES
 const DAY_MS = 24 * 60 * 60 * 1000
-const TOKEN_COLUMNS = ['id', 'user_id', 'name', 'scope', 'prefix', 'created_at', 'last_used_at', 'expires_at'] as const
 const noToken = (raw: string) => new HttpError('not_found', `you have no token ${JSON.stringify(raw)}`)
 
 /**
@@ -22,15 +20,10 @@ const noToken = (raw: string) => new HttpError('not_found', `you have no token $
 export function createTokensRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router()
   const body = jsonBodyFor(options)
-  const { knex } = runtime
   router.use(requireUser)
 
   router.get('/', async (req, res) => {
-    const rows = (await knex(T.tokens)
-      .where('user_id', userOf(req).id)
-      .select(TOKEN_COLUMNS)
-      .orderBy('id')) as TokenRow[]
-    res.json(rows.map(tokenJson))
+    res.json((await listTokens(runtime.knex, userOf(req).id)).map(tokenJson))
   })
 
   router.post('/', ...body, async (req, res) => {
@@ -49,10 +42,8 @@ export function createTokensRouter(runtime: ServiceRuntime, options: RouterOptio
       expires_at: input.expires_in_days == null ? null : now + input.expires_in_days * DAY_MS,
     }
     // In a write, so a session or token revoked meanwhile cannot mint a new token (see verifyAccess).
-    const [inserted] = (await runtime.write((trx) => trx(T.tokens).insert(record, ['id']), undefined, req)) as Array<{
-      id: number | string
-    }>
-    res.json({ ...tokenJson({ ...record, id: Number(inserted?.id) }), token })
+    const id = await runtime.write((trx) => insertToken(trx, record), undefined, req)
+    res.json({ ...tokenJson({ ...record, id }), token })
   })
 
   router.delete('/:id', async (req, res) => {
@@ -62,8 +53,7 @@ export function createTokensRouter(runtime: ServiceRuntime, options: RouterOptio
     const user = userOf(req)
     await runtime.write(
       async (trx, flags) => {
-        const deleted = await trx(T.tokens).where({ id, user_id: user.id }).delete()
-        if (deleted === 0) throw noToken(raw)
+        if (!(await deleteToken(trx, user.id, id))) throw noToken(raw)
         recordRevocation(flags, `token:${id}`, runtime.clock()) // its open streams end now
       },
       undefined,

@@ -145,17 +145,21 @@ export function retryAfterMs(header: string | null, now: number): number | null 
   return Number.isNaN(date) ? null : Math.max(0, date - now)
 }
 
+/** The shortest wait a Retry-After sets: `0` or a past date would otherwise send again at once, in a loop. */
+export const MIN_RETRY_AFTER_MS = 1000
+
 /**
  * Exponential backoff with jitter: `baseMs · 2^(attempts-1)`, capped at
  * `maxMs`, scaled by a random factor in [0.5, 1) so failing deliveries of
- * many webhooks do not retry in step. A Retry-After replaces it (capped too).
+ * many webhooks do not retry in step. A Retry-After replaces it (at least
+ * `MIN_RETRY_AFTER_MS`, capped at `maxMs` too).
  */
 export function retryDelay(
   attempts: number,
   retryAfter: number | null,
   options: { baseMs: number; maxMs: number; random: () => number },
 ): number {
-  if (retryAfter !== null) return Math.min(retryAfter, options.maxMs)
+  if (retryAfter !== null) return Math.min(Math.max(retryAfter, MIN_RETRY_AFTER_MS), options.maxMs)
   const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)))
   return Math.max(1, Math.round(exponential * (0.5 + options.random() * 0.5)))
 }

@@ -104,6 +104,25 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     expect(target.received[1]?.id).toBe(first.id)
   })
 
+  it('Retry-After: 0 or a past date waits a second rather than send again at once', async () => {
+    const { target, project, hook } = await setup()
+    const past = new Date(h.clock.now - HOUR).toUTCString()
+    target.answer = () => ({
+      status: 503,
+      headers: { 'Retry-After': target.received.length < 2 ? '0' : past },
+    })
+    await putFlag(h, project.production, { key: 'at-once', is_enabled: true })
+    const first = await afterAttempts(hook.id, 1)
+    expect(Number(first.next_attempt_at) - Number(first.last_attempt_at)).toBe(SECOND)
+    // The clock stands still: a delivery due at once would be sent again and again meanwhile.
+    await new Promise((r) => setTimeout(r, 300))
+    expect(target.received).toHaveLength(1)
+    h.clock.advance(SECOND)
+    const second = await afterAttempts(hook.id, 2)
+    expect(Number(second.next_attempt_at) - Number(second.last_attempt_at)).toBe(SECOND)
+    await h.call(`/api/projects/${project.id}/webhooks/${hook.id}`, { method: 'DELETE', as: h.admin })
+  })
+
   it('a 410 disables the webhook: no more deliveries are queued for it', async () => {
     const { target, project, hook } = await setup()
     target.answer = () => ({ status: 410, body: 'gone' })

@@ -15,13 +15,18 @@ export function whoOf(entry: Pick<AuditEntryWire, 'actor' | 'declaredActor'>): s
 }
 
 /**
- * The people behind a change: `by B`, or for a change request's approval
- * `requested by A, approved by B` (the requester filed it, the approver applied it).
+ * The people behind a change: `by B`; for a change request's approval
+ * `requested by A, approved by B` (the requester filed it, the approver applied it);
+ * for a scheduled change `scheduled by A, approved by B` (the creator's change, applied at its time).
  */
 export function byOf(entry: Pick<AuditEntryWire, 'actor' | 'declaredActor' | 'source'>): string {
   const source = entry.source
   if (source?.type === 'change_request' && source.requestedBy) {
     return `requested by ${source.requestedBy.name}, approved by ${whoOf(entry)}`
+  }
+  if (source?.type === 'schedule') {
+    const approval = source.approvedBy ? `, approved by ${source.approvedBy.name}` : ''
+    return `scheduled by ${source.createdBy.name}${approval}`
   }
   return `by ${whoOf(entry)}`
 }
@@ -47,6 +52,8 @@ export function sourceOf(entry: Pick<AuditEntryWire, 'source'>): string {
       return `sync batch ${source.batchId.slice(0, 8)}… operation ${source.operationIndex + 1}`
     case 'change_request':
       return `change request #${source.id}`
+    case 'schedule':
+      return `applied schedule #${source.id}`
     default:
       return source.name
   }
@@ -59,7 +66,7 @@ const field = (flag: unknown, name: string) =>
  * The audit trail: a flag's history in one environment (with the changes of
  * the segments it used), or every change of a project (its segments too).
  * Who, when, what changed (before → after per field) and from which API
- * route, sync batch or change request.
+ * route, sync batch, change request or schedule.
  */
 export function History(props: { url: string; environmentName?: (id: string) => string | undefined; title: string }) {
   const inFlagHistory = /\/flags\/[^/]+\/history(\?|$)/.test(props.url)

@@ -3,7 +3,7 @@
 import { type ServiceAuditEntryWire, serviceAuditPageSchema } from '@flagsync/protocol'
 import { act, cleanup, render, screen } from '@testing-library/react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { byOf, History, headlineOf } from '../src/history.js'
+import { byOf, History, headlineOf, sourceOf } from '../src/history.js'
 import { QueryWrapper, resetQueryClient } from './query-wrapper.js'
 
 afterEach(() => {
@@ -62,6 +62,15 @@ describe('history rows', () => {
     expect(headlineOf(entry({}))).toBe('update checkout')
     expect(headlineOf(entry({ collection: 'segments', key: 'beta' }), true)).toBe(
       'update segment beta, which this flag uses',
+    )
+  })
+
+  it('name the creator and the approver of a scheduled change, and its schedule', () => {
+    const scheduled = entry({ actor: ann, source: { type: 'schedule', id: 12, createdBy: ann, approvedBy: bob } })
+    expect(byOf(scheduled)).toBe('scheduled by ann@example.com, approved by bob@example.com')
+    expect(sourceOf(scheduled)).toBe('applied schedule #12')
+    expect(byOf(entry({ actor: ann, source: { type: 'schedule', id: 13, createdBy: ann } }))).toBe(
+      'scheduled by ann@example.com',
     )
   })
 

@@ -62,6 +62,16 @@ export const auditEntrySchema = z.object({
         id: z.number().check(z.int()),
         requestedBy: z.optional(verifiedActor),
       }),
+      /**
+       * The flag service: this schedule applied the change at its `run_at`. The change is its creator's: `actor`
+       * and `createdBy` name them; `approvedBy` whoever approved the schedule (absent where nobody did).
+       */
+      z.object({
+        type: z.literal('schedule'),
+        id: z.number().check(z.int()),
+        createdBy: verifiedActor,
+        approvedBy: z.optional(verifiedActor),
+      }),
       z.object({ type: z.literal('other'), name: z.string() }),
     ]),
   ),

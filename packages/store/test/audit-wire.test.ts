@@ -42,6 +42,27 @@ describe('auditEntryToWire', () => {
     [{ source: 'api:PATCH /api/flags/:key' }, { type: 'api', route: 'PATCH /api/flags/:key' }],
     [{ source: 'change-request:12' }, { type: 'change_request', id: 12 }],
     [{ source: 'change-request:x' }, { type: 'other', name: 'change-request:x' }],
+    [
+      { source: 'schedule:12', actor: 'ann@example.com' },
+      { type: 'schedule', id: 12, createdBy: { name: 'ann@example.com', verified: true } },
+    ],
+    [
+      { source: 'schedule:12 approved by bob@example.com (token "ci")', actor: 'ann@example.com' },
+      {
+        type: 'schedule',
+        id: 12,
+        createdBy: { name: 'ann@example.com', verified: true },
+        approvedBy: { name: 'bob@example.com (token "ci")', verified: true },
+      },
+    ],
+    [
+      { source: 'schedule:12,13', actor: 'ann@example.com' },
+      { type: 'other', name: 'schedule:12,13' },
+    ],
+    [
+      { source: 'schedule:12', actor: null },
+      { type: 'other', name: 'schedule:12' },
+    ],
     [{ source: 'maintenance' }, { type: 'other', name: 'maintenance' }],
     [{ source: null }, null],
   ] as const)('parses the recorded source %j', (over, source) => {

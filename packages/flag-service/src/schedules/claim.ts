@@ -14,18 +14,22 @@ import { SCHEDULES_TABLE } from './tables.js'
  * Claims a batch of due schedules (see `batchesOf`) and applies them, in one transaction of the flag store: the
  * claim (`FOR UPDATE SKIP LOCKED` on PostgreSQL; SQLite's single writer holds the database), the flag writes, the
  * status updates and their webhook events commit together, so a crash before the commit leaves them pending and
- * one after leaves them done. Schedules another instance took meanwhile are skipped. Resolves how many it settled.
+ * one after leaves them done. Schedules another instance took meanwhile are skipped, and so are unapproved ones
+ * where the environment requires approval (turned on since they were found). Each change is recorded under its
+ * own schedule's audit context (`scheduleAudit`). Resolves how many it settled.
  */
 export async function claimAndApply(runtime: ServiceRuntime, batch: readonly DueSchedule[]): Promise<number> {
   const [first] = batch
   if (!first) return 0
   return runtime.write(async (trx, flags) => {
-    const rows = await claim(
+    const claimed = await claim(
       trx,
       runtime.db.config.dialect,
       batch.map((s) => s.id),
     )
-    if (rows.length === 0 || ((await requiresApproval(trx, first.environment_id)) && !allApproved(rows))) return 0
+    const approval = claimed.length > 0 && (await requiresApproval(trx, first.environment_id))
+    const rows = approval ? claimed.filter((r) => r.approved_at !== null) : claimed
+    if (rows.length === 0) return 0
     const env = (await trx('flagsync_environments').where('id', first.environment_id).first('project_id', 'name')) as {
       project_id: string
       name: string
@@ -35,14 +39,14 @@ export async function claimAndApply(runtime: ServiceRuntime, batch: readonly Due
     const now = runtime.clock()
     const settled: ScheduleRow[] = []
     for (const row of rows) {
-      const result = await applyOne(flags, target, row, now)
+      const result = await flags.withAudit(scheduleAudit(row), () => applyOne(flags, target, row, now))
       const status = 'changed' in result ? ('applied' as const) : ('failed' as const)
       settled.push({ ...row, status, applied_at: now, result: JSON.stringify(result) })
     }
     await settle(trx, settled, now)
     await emitScheduleOutcomes(trx, settled, env.project_id, now)
     return rows.length
-  }, scheduleAudit(batch))
+  })
 }
 
 /** The schedules of `ids` still pending, locked for this transaction (PostgreSQL skips rows another one holds). */
@@ -79,9 +83,6 @@ async function settle(trx: Knex.Transaction, rows: readonly ScheduleRow[], now: 
     ] as Knex.RawBinding[],
   )
 }
-
-// A batch shares its approver (see `batchesOf`): approved, or not, together.
-const allApproved = (rows: readonly ScheduleRow[]) => rows.every((r) => r.approved_at !== null)
 
 /** One schedule's patch through the write path; a refusal is its `failed` result, with the route's words. */
 async function applyOne(

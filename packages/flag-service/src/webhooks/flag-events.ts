@@ -42,11 +42,12 @@ export async function recordFlagEvents(
     trx,
     relevant.map((c) => c.revision),
   )
-  const actor = audit?.actor ?? audit?.declaredActor ?? null
-  const source = audit?.source ?? null
   const events = relevant.map((c): WebhookEvent => {
     const prior = before.get(c.revision) ?? null
-    const common = { actor, source, before: prior, after: c.flag, revision: c.revision }
+    // A change with its own audit context (a scheduled change applied with others) names its own author.
+    const who = c.audit ?? audit
+    const actor = who?.actor ?? who?.declaredActor ?? null
+    const common = { actor, source: who?.source ?? null, before: prior, after: c.flag, revision: c.revision }
     if (isSegmentScope(c.scope)) {
       const projectId = projectOfSegmentScope(c.scope)
       const action = c.flag === null ? 'deleted' : prior === null ? 'created' : 'updated'

@@ -57,7 +57,12 @@ describe.each(DIALECTS)('scheduled changes that need approval on %s', (dialect) 
     expect(more).toEqual([])
     expect(entry).toMatchObject({
       actor: { name: creator.email, verified: true },
-      source: { type: 'other', name: `schedule:${created.id} approved by ${reviewer.email}` },
+      source: {
+        type: 'schedule',
+        id: created.id,
+        createdBy: { name: creator.email, verified: true },
+        approvedBy: { name: reviewer.email, verified: true },
+      },
     })
     expect((await schedulesOf(h, p.production, reviewer.as).approve(created.id)).status).toBe(409)
   })

@@ -88,8 +88,10 @@ describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
       databaseUrl: db.url,
       clock: () => clock.now,
       storeOptions: {
-        beforeCommit: (_trx, _changes, audit) => {
-          if (failing && audit?.actor === 'bob@example.com') throw new Error('the database went away')
+        beforeCommit: (_trx, changes) => {
+          if (failing && changes.some((c) => c.audit?.actor === 'bob@example.com')) {
+            throw new Error('the database went away')
+          }
         },
       },
     })
@@ -99,15 +101,16 @@ describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
       workspaceName: 'Acme',
       adminName: 'Ann',
     })
-    const env = (await runtime.knex('flagsync_environments').first('id')) as { id: string }
+    const [bobs, anns] = (await runtime.knex('flagsync_environments').orderBy('id').pluck('id')) as string[]
+    const envOf = (who: string) => (who.startsWith('ann') ? anns : bobs) as string
     await runtime.write(async (_trx, flags) => {
-      flags.put({ key: 'anns', is_enabled: false }, env.id)
-      flags.put({ key: 'bobs', is_enabled: false }, env.id)
+      flags.put({ key: 'anns', is_enabled: false }, envOf('ann'))
+      flags.put({ key: 'bobs', is_enabled: false }, envOf('bob'))
     })
-    // Two creators: two transactions, the failing one first.
+    // Two environments: two transactions, the failing one first.
     await runtime.knex(SCHEDULES_TABLE).insert(
       ['bob@example.com', 'ann@example.com'].map((who) => ({
-        environment_id: env.id,
+        environment_id: envOf(who),
         flag_key: who.startsWith('ann') ? 'anns' : 'bobs',
         patch: '{"is_enabled":true}',
         run_at: T0,

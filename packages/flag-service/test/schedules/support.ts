@@ -51,5 +51,5 @@ export const scheduleRows = (h: Harness) => h.server.runtime.knex(SCHEDULES_TABL
 export async function scheduleEntries(h: Harness, environmentId: string, key: string): Promise<Json[]> {
   const res = await h.call(`/api/environments/${environmentId}/flags/${key}/history`, { as: h.admin })
   expect(res.status).toBe(200)
-  return res.body.entries.filter((e: Json) => e.source?.type === 'other' && e.source.name.startsWith('schedule:'))
+  return res.body.entries.filter((e: Json) => e.source?.type === 'schedule')
 }

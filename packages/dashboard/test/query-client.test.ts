@@ -8,17 +8,21 @@ import { queryKeys } from '../src/query-keys.js'
 
 afterEach(() => localStorage.clear())
 
+// The persister packages type the client with the query-core patch they pin; at run time any client does.
+type PersistedClient = Parameters<typeof persistQueryClientSave>[0]['queryClient']
+const asPersisted = (client: ReturnType<typeof createQueryClient>) => client as unknown as PersistedClient
+
 /** Saves `client` as the page's persister does, then restores it into a new client: the next visit's start. */
 async function nextVisit(save: (client: ReturnType<typeof createQueryClient>) => void) {
   const options = persistOptions(localStorage)
   const before = createQueryClient()
   save(before)
-  await persistQueryClientSave({ queryClient: before, ...options })
+  await persistQueryClientSave({ queryClient: asPersisted(before), ...options })
   // The persister writes at most every 200 ms, at the end of that window.
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(localStorage.getItem('flagsync.dashboard.cache')).not.toBeNull()
   const after = createQueryClient()
-  await persistQueryClientRestore({ queryClient: after, ...options })
+  await persistQueryClientRestore({ queryClient: asPersisted(after), ...options })
   return after
 }
 

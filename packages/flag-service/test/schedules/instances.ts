@@ -101,7 +101,7 @@ export function insertSchedules(databaseUrl: string, envs: string[], runAt: numb
 
 export interface Tally {
   byStatus: Record<string, number>
-  /** Change-log rows per schedule: on its flag, with a source that lists its id (`schedule:12` or `schedule:12,13`). */
+  /** Change-log rows per schedule: on its flag, with its source (`schedule:12`, `schedule:12 approved by …`). */
   changesPerSchedule: Map<number, number>
   /** Every change-log row a schedule wrote. */
   scheduleChanges: number
@@ -132,7 +132,7 @@ async function tally(client: pg.Client): Promise<Tally> {
   const perSchedule = await client.query(
     `select s.id, count(c.revision)::int as n from flagsync_schedules s
        left join flagsync_changes c on c.scope = s.environment_id and c.key = s.flag_key
-         and c.source ~ ('^schedule:([0-9]+,)*' || s.id || '(,| |$)')
+         and c.source ~ ('^schedule:' || s.id || '( |$)')
      group by s.id`,
   )
   const all = await client.query(`select count(*)::int as n from flagsync_changes where source like 'schedule:%'`)

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { OfrepRefetchEvent } from '@flagsync/protocol'
 import { formatSseEvent, parseLastEventId } from './sse.js'
 import { SseHub, type SseHubOptions } from './sse-hub.js'
-import { openBootstrapStream } from './sse-stream.js'
+import { openStream } from './sse-stream.js'
 
 /** What a scope's flags were last changed by: the change-log revision and when it was seen (unix seconds). */
 export interface OfrepVersion {
@@ -12,6 +12,14 @@ export interface OfrepVersion {
 
 /** Reports committed changes: the scopes they touched (`'*'`: every scope, e.g. after a reload) and the revision. */
 export type OfrepWatch = (onChange: (scopes: readonly string[] | '*', revision: number) => void) => () => void
+
+/** How a resuming provider's scope is checked against the change log (see {@link OfrepRefresh.open}). */
+export interface OfrepChanges {
+  /** Brings the scope's version up to commits of other processes first. */
+  catchUp?: () => Promise<void>
+  /** The scope's changes after `from` through `upTo`; undefined when the log cannot tell (pruned, too many). */
+  missed?: (scope: string, from: number, upTo: number) => Promise<readonly unknown[] | undefined>
+}
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
@@ -43,18 +51,33 @@ export class OfrepRefresh {
   }
 
   /**
-   * Opens a refresh stream on the scope (the shared engine's bootstrap open).
-   * Its bootstrap is empty, except for a `Last-Event-ID` older than the
-   * scope's version: one refetchEvaluation at once, since something changed
-   * while the provider was away.
+   * Opens a refresh stream on the scope (the shared engine's `openStream`).
+   * Its bootstrap is empty. A `Last-Event-ID` older than the scope's version
+   * gets one refetchEvaluation at once when `missed` (the change log read for
+   * the scope) finds changes to it after that id, or cannot tell (pruned, too
+   * far behind, no `missed`); a provider whose scope did not change while it
+   * was away (a server restart raised only the global revision) gets nothing.
    */
-  open(req: IncomingMessage, res: ServerResponse, scope: string, baseline: number): void {
-    const version = this.versionOf(scope, baseline)
-    const last = req.method === 'HEAD' ? undefined : parseLastEventId(req.headers['last-event-id'])
-    openBootstrapStream(this.hub, req, res, {
+  open(req: IncomingMessage, res: ServerResponse, scope: string, baseline: number, changes: OfrepChanges = {}) {
+    const version = () => this.versionOf(scope, baseline)
+    const stale = (from: number) => from < version().revision
+    return openStream<boolean>(this.hub, req, res, {
       hubScope: scope,
-      revision: () => version.revision,
-      bootstrap: () => (last !== undefined && last < version.revision ? refetchFrame(version) : []),
+      revision: () => version().revision,
+      catchUp: changes.catchUp,
+      // No id (or a current one): nothing to tell, and no change-log read.
+      bootstrap: () => {
+        const last = parseLastEventId(req.headers['last-event-id'])
+        return last !== undefined && stale(last) ? refetchFrame(version()) : []
+      },
+      ...(changes.missed && {
+        missed: async (from, upTo) => {
+          if (!stale(from)) return false
+          const found = await changes.missed?.(scope, from, upTo)
+          return found && found.length > 0
+        },
+      }),
+      resumeFrames: (_from, missed) => (missed ? refetchFrame(version()) : []),
     })
   }
 

@@ -8,7 +8,7 @@ import { HttpError, toHttpError } from './http-error.js'
 import { ifNoneMatchHits } from './if-none-match.js'
 import { jsonBody } from './json-body.js'
 import { methodNotAllowed } from './method-not-allowed.js'
-import { OfrepRefresh, type OfrepVersion, type OfrepWatch } from './ofrep-refresh.js'
+import { type OfrepChanges, OfrepRefresh, type OfrepVersion, type OfrepWatch } from './ofrep-refresh.js'
 import type { SseHubOptions } from './sse-hub.js'
 
 /** The flags a request evaluates against: one environment's (flag service) or the whole set (flat API). */
@@ -30,6 +30,12 @@ export interface OfrepRouterOptions {
   watch: OfrepWatch
   /** Catches up with changes committed by other processes: a re-fetch that names a newer version waits for it. */
   catchUp?(): Promise<void>
+  /**
+   * The change log's entries for a scope after `from` through `upTo` (undefined: it cannot tell). A provider
+   * resuming its refresh stream is told to re-fetch only when its scope has some; omitted, whenever its
+   * `Last-Event-ID` is below the scope's version.
+   */
+  missedChanges?: OfrepChanges['missed']
   /** `name` of GET /configuration. */
   name: string
   bodyLimit?: number | string
@@ -75,7 +81,7 @@ export function createOfrepRouter(options: OfrepRouterOptions): OfrepRouter {
   router.get('/configuration', ...auth, configurationRoute(options.name))
   router.get('/events', keyFromQuery('key'), ...auth, async (req, res) => {
     const scope = await options.resolveScope(req)
-    refresh.open(req, res, scope.id, scope.revision)
+    await refresh.open(req, res, scope.id, scope.revision, { catchUp: options.catchUp, missed: options.missedChanges })
   })
 
   router.all('/evaluate/flags/:key', methodNotAllowed('POST'))

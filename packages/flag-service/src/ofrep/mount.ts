@@ -5,6 +5,7 @@ import { authOf } from '../auth/guards.js'
 import type { FeatureMountContext } from '../feature-mount.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { readScopeChanges } from '../streams/resume.js'
 import { isSegmentScope, projectOfSegmentScope } from './expand.js'
 import type { FlagStreams } from './flag-streams.js'
 import { flagStreamsOf } from './index.js'
@@ -46,6 +47,12 @@ export function mountOfrepFeature(app: Express, runtime: ServiceRuntime, ctx: Fe
     resolveScope,
     watch: watchEnvironments(streams, projectOf),
     catchUp: () => streams.current(),
+    // A resuming provider re-fetches only if its environment (or its project's segments) changed meanwhile.
+    missedChanges: (env, from, upTo) => {
+      const projectId = projectOf.get(env)
+      if (projectId === undefined) return Promise.resolve(undefined)
+      return readScopeChanges(runtime.store, { environments: [{ id: env, projectId }], dashboard: false }, from, upTo)
+    },
     bodyLimit: ctx.routerOptions.bodyLimit,
     onStop: (stop) => runtime.onClose(stop),
   })

@@ -1,6 +1,6 @@
 import { DIALECTS } from '@flagsync/test-support/databases'
 import { ofrepClient, ofrepPost, openRefresh, refetches } from '@flagsync/test-support/ofrep'
-import type { SseReader } from '@flagsync/test-support/sse-reader'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type Harness, startHarness } from '../harness.js'
 import { createProject, flagsOf, putFlag, sdkKeyFor } from './support.js'
@@ -140,5 +140,36 @@ describe.each(DIALECTS)('OFREP on the flag service on %s', (dialect) => {
     // The segment belongs to the project: every environment of it that has providers re-fetches.
     await stagingStream.waitForCount(2)
     expect(refetches(stagingStream)[1]?.id).toBe(event?.id)
+  })
+
+  it('after a restart, re-fetches a resuming provider only if its own environment changed meanwhile', async () => {
+    const p = await seeded()
+    const stagingKey = await sdkKeyFor(h, p.id, p.staging)
+    // The last change both providers saw; then only staging changes while they are away.
+    const seen = Number((await putFlag(h, p.staging, { key: 'gate', is_enabled: true })).revision)
+    expect(seen).toBeGreaterThan(0)
+    await putFlag(h, p.staging, { key: 'gate', is_enabled: false })
+    // A restarted server on the same database: it knows no scope's version but from the change log.
+    const restarted = await startHarness(dialect, { databaseUrl: h.databaseUrl })
+    try {
+      const resume = (key: string) =>
+        openSse(`${restarted.url}/ofrep/v1/events?key=${encodeURIComponent(key)}`, { 'Last-Event-ID': String(seen) })
+      const prodStream = await resume(p.sdkKey)
+      const stagingStream = await resume(stagingKey)
+      readers.push(prodStream, stagingStream)
+      expect([prodStream.status, stagingStream.status]).toEqual([200, 200])
+      await stagingStream.waitForCount(1)
+      expect(refetches(stagingStream)).toMatchObject([{ type: 'refetchEvaluation' }])
+      // Production's stream opened first, with its first bytes: a re-fetch for it would be here by now.
+      expect(prodStream.events).toEqual([])
+
+      // A change to production after it resumed still reaches it.
+      await putFlag(restarted, p.production, { key: 'gate', is_enabled: false })
+      await prodStream.waitForCount(1)
+      expect(refetches(prodStream)).toMatchObject([{ type: 'refetchEvaluation' }])
+    } finally {
+      for (const r of readers.splice(0)) r.close()
+      await restarted.stop()
+    }
   })
 })

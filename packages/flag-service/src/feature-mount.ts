@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express'
-import type { FlagStreamOptions } from './flags/flag-stream-options.js'
 import type { ImpressionRetention } from './impressions/retention-config.js'
+import type { FlagStreamOptions } from './streams/options.js'
 import type { WebhookSettings } from './webhooks/settings.js'
 
 /** What `createServiceApp` hands each feature's mount function (a leaf, so features need not import each other). */

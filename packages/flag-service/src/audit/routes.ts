@@ -4,11 +4,11 @@ import { type AuditEntry, AuditLog, type AuditPage, auditEntryToWire, auditPageT
 import { type Response, Router } from 'express'
 import type { Knex } from 'knex'
 import { environmentOf, projectOf, requireProjectRole } from '../auth/guards.js'
-import { allowOnly } from '../routes/common.js'
+import { requestersOf } from '../change-requests/rows.js'
+import { environmentIds } from '../environments/queries.js'
+import { isSegmentScope, segmentScope } from '../flags/expand.js'
+import { allowOnly } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { SERVICE_TABLES } from '../tables.js'
-import { CHANGE_REQUESTS_TABLE } from './change-requests.js'
-import { isSegmentScope, segmentScope } from './expand.js'
 import { flagHistoryWithSegments } from './segment-history.js'
 
 /** One entry of the service's audit trail (`serviceAuditEntrySchema`). */
@@ -47,13 +47,7 @@ async function addRequesters(knex: Knex, entries: ServiceAuditEntry[]): Promise<
   const ids = new Set<number>()
   for (const e of entries) if (e.source?.type === 'change_request') ids.add(e.source.id)
   if (ids.size === 0) return
-  const rows = (await knex(CHANGE_REQUESTS_TABLE)
-    .whereIn('id', [...ids])
-    .select('id', 'environment_id', 'requested_by')) as Array<{
-    id: number | string
-    environment_id: string
-    requested_by: string
-  }>
+  const rows = await requestersOf(knex, [...ids])
   const byId = new Map(rows.map((r) => [Number(r.id), r]))
   for (const e of entries) {
     if (e.source?.type !== 'change_request') continue
@@ -94,10 +88,7 @@ export function createProjectChangesRouter(runtime: ServiceRuntime): Router {
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
     const query = auditQueryOf(req.query)
     const projectId = projectOf(req).id
-    const environments = (await runtime
-      .knex(SERVICE_TABLES.environments)
-      .where('project_id', projectId)
-      .pluck('id')) as string[]
+    const environments = await environmentIds(runtime.knex, projectId)
     const scopes = [...environments, segmentScope(projectId)]
     await sendAuditPage(runtime.knex, res, await audit.changes({ ...query, scopes }))
   })

@@ -1,6 +1,6 @@
 import type { AuditPageQuery } from '@flagsync/server-kit'
 import type { AuditEntry, AuditLog, AuditPage, StoredFlag } from '@flagsync/store'
-import { segmentKeysOf, segmentScope } from './expand.js'
+import { segmentKeysOf, segmentScope } from '../flags/expand.js'
 
 /** How many segment change rows one read of the log takes while looking for those a flag used. */
 const SEGMENT_SCAN = 200

@@ -1,6 +1,6 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import { loginSchema } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { workspaceOf } from '../setup.js'

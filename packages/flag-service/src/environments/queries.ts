@@ -1,12 +1,18 @@
 import { HttpError } from '@flagsync/server-kit'
-import type { FlagWriter } from '@flagsync/store'
+import { type FlagWriter, TABLES } from '@flagsync/store'
 import type { Knex } from 'knex'
-import { deleteEnvironmentFlags } from '../projects/queries.js'
 import type { EnvironmentRow } from '../records.js'
+import { UUID_PATTERN } from '../schemas.js'
 import { SERVICE_TABLES } from '../tables.js'
 
 const T = SERVICE_TABLES
 const ENV_COLUMNS = ['id', 'project_id', 'name', 'slug', 'color', 'is_default', 'require_approval', 'created_at']
+/** An environment's id and name. */
+export interface EnvironmentName {
+  id: string
+  name: string
+}
+
 const unprocessable = (message: string) => new HttpError('validation_failed', message)
 
 export const noEnvironment = (raw: string) =>
@@ -19,6 +25,50 @@ export async function findEnvironment(knex: Knex, projectId: string, id: string)
     | undefined
   if (!row) throw noEnvironment(id)
   return row
+}
+
+/** An environment's id and name, or undefined when the project has no environment with this id (or it is no id). */
+export async function environmentRef(trx: Knex, projectId: string, id: string): Promise<EnvironmentName | undefined> {
+  if (!UUID_PATTERN.test(id)) return undefined
+  return (await trx(T.environments).where({ project_id: projectId, id }).first('id', 'name')) as
+    | EnvironmentName
+    | undefined
+}
+
+/** The listed environments of a project that exist (ids that are not one of them are left out), in no order. */
+export const environmentRefs = async (
+  trx: Knex,
+  projectId: string,
+  ids: readonly string[],
+): Promise<EnvironmentName[]> =>
+  (await trx(T.environments)
+    .where('project_id', projectId)
+    .whereIn(
+      'id',
+      ids.filter((id) => UUID_PATTERN.test(id)),
+    )
+    .select('id', 'name')) as EnvironmentName[]
+
+/** The ids of a project's environments. */
+export const environmentIds = async (knex: Knex, projectId: string): Promise<string[]> =>
+  (await knex(T.environments).where('project_id', projectId).pluck('id')) as string[]
+
+/**
+ * Environments (id and project) in the dashboard's order (projects oldest first, then each project's order):
+ * the listed ones, those of the projects a user is a member of, or all.
+ */
+export async function environmentsInOrder(
+  knex: Knex,
+  which: { ids: readonly string[] } | { memberOf: number } | 'all',
+): Promise<Array<{ id: string; project_id: string }>> {
+  const query = knex({ e: T.environments })
+    .join({ p: T.projects }, 'p.id', 'e.project_id')
+    .orderBy([{ column: 'p.created_at' }, { column: 'p.name' }, { column: 'e.position' }])
+    .select('e.id', 'e.project_id')
+  if (which !== 'all' && 'ids' in which) query.whereIn('e.id', which.ids)
+  else if (which !== 'all')
+    query.whereIn('e.project_id', knex(T.members).select('project_id').where('user_id', which.memberOf))
+  return (await query) as Array<{ id: string; project_id: string }>
 }
 
 /** A project's environments in their order. */
@@ -88,4 +138,23 @@ export async function deleteEnvironment(flags: FlagWriter, projectId: string, id
   await deleteEnvironmentFlags(flags, [id])
   // Its SDK keys (and whatever later tables reference it) cascade.
   await trx(T.environments).where({ project_id: projectId, id }).delete()
+}
+
+/**
+ * Deletes the flags of these environments through the flag writer, so each
+ * deletion reaches the change log (and connected streams) in the same
+ * transaction that removes the environments.
+ */
+export async function deleteEnvironmentFlags(flags: FlagWriter, environmentIds: readonly string[]): Promise<void> {
+  if (environmentIds.length === 0) return
+  const rows = (await flags.trx(TABLES.flags).whereIn('scope', environmentIds).select('scope', 'key')) as Array<{
+    scope: string
+    key: string
+  }>
+  const byScope = new Map<string, string[]>()
+  for (const row of rows) byScope.set(row.scope, [...(byScope.get(row.scope) ?? []), row.key])
+  for (const [scope, keys] of byScope) {
+    await flags.load(keys, scope) // one query per environment instead of one per flag
+    for (const key of keys) await flags.delete(key, scope)
+  }
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, type Response, Router } from 'express'
+import { auditOf } from '../audit/flag-audit.js'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
-import { auditOf } from '../flags/flag-audit.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import { type EnvironmentRow, environmentJson } from '../records.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import {
   createEnvironmentSchema,
   DEFAULT_ENVIRONMENT_COLOR,

@@ -1,11 +1,10 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
+import { auditOf, flagJson, revisionIn, withoutRevision } from '../audit/flag-audit.js'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
-import { allowOnly, jsonBodyFor, type RouterOptions } from '../routes/common.js'
-import { UUID_PATTERN } from '../schemas.js'
+import { environmentRefs } from '../environments/queries.js'
+import { allowOnly, jsonBodyFor, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { SERVICE_TABLES } from '../tables.js'
-import { auditOf, flagJson, revisionIn, withoutRevision } from './flag-audit.js'
 import { createInEnvironmentsSchema, flagBodySchema } from './model.js'
 import { throwUnlessWritten, writeFlagIn } from './write-flag.js'
 
@@ -70,13 +69,7 @@ async function targetsIn(
   projectId: string,
   ids: string[],
 ): Promise<Target[]> {
-  const rows = (await trx(SERVICE_TABLES.environments)
-    .where('project_id', projectId)
-    .whereIn(
-      'id',
-      ids.filter((id) => UUID_PATTERN.test(id)),
-    )
-    .select('id', 'name')) as Target[]
+  const rows = await environmentRefs(trx, projectId, ids)
   const byId = new Map(rows.map((r) => [r.id, { id: r.id, name: r.name }]))
   const missing = ids.filter((id) => !byId.has(id))
   if (missing.length > 0) {

@@ -1,18 +1,19 @@
 import { flagKeySchema } from '@flagsync/protocol'
 import { baseRevisionOf, HttpError, parseOr422 } from '@flagsync/server-kit'
-import { TABLES, withRevision } from '@flagsync/store'
+import { withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import type { Knex } from 'knex'
+import { actorOf, auditOf, flagJson, revisionIn } from '../audit/flag-audit.js'
+import { sendFlagHistory } from '../audit/routes.js'
 import type { EnvironmentAccess } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
-import { UUID_PATTERN } from '../schemas.js'
+import { changeRequestFiler } from '../change-requests/file.js'
+import { changeRequestJson } from '../change-requests/json.js'
+import { environmentRef } from '../environments/queries.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { SERVICE_TABLES } from '../tables.js'
-import { sendFlagHistory } from './audit-router.js'
-import { changeRequestFiler, changeRequestJson } from './change-requests.js'
-import { actorOf, auditOf, flagJson, revisionIn } from './flag-audit.js'
 import { promoteSchema, type ServiceFlag } from './model.js'
+import { flagRow, listFlagRows } from './queries.js'
 import { throwUnlessWritten, type WriteTarget, writeFlag, writeFlagIn } from './write-flag.js'
 
 const noFlag = (key: string) => new HttpError('not_found', `no flag ${JSON.stringify(key)} in this environment`)
@@ -56,10 +57,7 @@ type FlagHandler = (req: Request, res: Response) => Promise<void>
 // Each flag carries its read-only `revision` (of its last change): the base of a later conflict-checked edit.
 function listFlags({ knex }: ServiceRuntime): FlagHandler {
   return async (req, res) => {
-    const rows = (await knex(TABLES.flags)
-      .where('scope', environmentOf(req).id)
-      .orderBy('key')
-      .select('data', 'revision')) as Array<{ data: string; revision: number | string }>
+    const rows = await listFlagRows(knex, environmentOf(req).id)
     res.type('application/json').send(`[${rows.map((r) => withRevision(r.data, Number(r.revision))).join(',')}]`)
   }
 }
@@ -67,9 +65,7 @@ function listFlags({ knex }: ServiceRuntime): FlagHandler {
 function getFlag({ knex }: ServiceRuntime): FlagHandler {
   return async (req, res) => {
     const key = keyOf(req)
-    const row = (await knex(TABLES.flags)
-      .where({ scope: environmentOf(req).id, key })
-      .first('data', 'revision')) as { data: string; revision: number | string } | undefined
+    const row = await flagRow(knex, environmentOf(req).id, key)
     if (!row) throw noFlag(key)
     const revision = Number(row.revision)
     res.setHeader('ETag', `"${revision}"`)
@@ -174,11 +170,7 @@ function promoteFlag(runtime: ServiceRuntime): FlagHandler {
 
 /** The environment of the project a flag is promoted to, with the caller's project role; else a 422. */
 async function promotionTarget(trx: Knex, env: EnvironmentAccess, targetId: string): Promise<WriteTarget> {
-  const target = UUID_PATTERN.test(targetId)
-    ? ((await trx(SERVICE_TABLES.environments)
-        .where({ id: targetId, project_id: env.projectId })
-        .first('id', 'name')) as { id: string; name: string } | undefined)
-    : undefined
+  const target = await environmentRef(trx, env.projectId, targetId)
   if (!target) throw badPromotionTarget('no environment with this id in the project')
   return { id: target.id, name: target.name, projectId: env.projectId, role: env.role }
 }

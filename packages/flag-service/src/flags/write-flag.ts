@@ -31,11 +31,11 @@ import {
   singleFlagConflict,
   writeFlagChange,
 } from '@flagsync/store'
+import { revisionIn, withoutRevision } from '../audit/flag-audit.js'
 import { type Role, roleAtLeast } from '../auth/context.js'
 import type { WriteCaller } from '../auth/verify-access.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { approvalRequired, assertFitsEnvironment, assertNoneDepend, stagedEnvironmentFlags } from './checks.js'
-import { revisionIn, withoutRevision } from './flag-audit.js'
 import { type FlagPatch, flagBodySchema, flagPatchSchema, mergeFlag, type ServiceFlag } from './model.js'
 
 /** The environment a write goes to, and the caller's role in its project. */

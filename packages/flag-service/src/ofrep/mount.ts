@@ -3,12 +3,12 @@ import { createOfrepRouter, HttpError, type OfrepWatch } from '@flagsync/server-
 import type { Express, Request } from 'express'
 import { authOf } from '../auth/guards.js'
 import type { FeatureMountContext } from '../feature-mount.js'
+import { isSegmentScope, projectOfSegmentScope } from '../flags/expand.js'
+import { flagStreamsOf } from '../flags/index.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import type { FlagStreams } from '../streams/flag-streams.js'
 import { readScopeChanges } from '../streams/resume.js'
-import { isSegmentScope, projectOfSegmentScope } from './expand.js'
-import type { FlagStreams } from './flag-streams.js'
-import { flagStreamsOf } from './index.js'
 
 /**
  * OFREP on the flag service (`/ofrep/v1`): an SDK key (`Authorization:

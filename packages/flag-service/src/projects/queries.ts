@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { HttpError } from '@flagsync/server-kit'
 import type { FlagWriter } from '@flagsync/store'
-import { TABLES } from '@flagsync/store'
 import type { Knex } from 'knex'
+import { deleteEnvironmentFlags, environmentIds } from '../environments/queries.js'
 import type { ProjectRow, SdkKeyRow } from '../records.js'
 import { insertSdkKey } from '../sdk-keys/queries.js'
 import { slugify } from '../slug.js'
@@ -101,25 +101,6 @@ export async function projectRow(knex: Knex, id: string): Promise<ProjectRow | u
   return (await projectsQuery(knex).where('p.id', id).first()) as ProjectRow | undefined
 }
 
-/**
- * Deletes the flags of these environments through the flag writer, so each
- * deletion reaches the change log (and connected streams) in the same
- * transaction that removes the environments.
- */
-export async function deleteEnvironmentFlags(flags: FlagWriter, environmentIds: readonly string[]): Promise<void> {
-  if (environmentIds.length === 0) return
-  const rows = (await flags.trx(TABLES.flags).whereIn('scope', environmentIds).select('scope', 'key')) as Array<{
-    scope: string
-    key: string
-  }>
-  const byScope = new Map<string, string[]>()
-  for (const row of rows) byScope.set(row.scope, [...(byScope.get(row.scope) ?? []), row.key])
-  for (const [scope, keys] of byScope) {
-    await flags.load(keys, scope) // one query per environment instead of one per flag
-    for (const key of keys) await flags.delete(key, scope)
-  }
-}
-
 /** Renames a project; false when it is gone. 409 when another project has the slug. */
 export async function renameProject(trx: Knex, id: string, name: string, slug: string): Promise<boolean> {
   await assertSlugFree(trx, slug, id)
@@ -139,7 +120,6 @@ export async function deleteProject(flags: FlagWriter, id: string, segmentScope:
   if (Number(total?.n ?? 0) <= 1) {
     throw new HttpError('validation_failed', 'cannot delete the last project: a workspace keeps at least one')
   }
-  const environmentIds = (await trx(T.environments).where('project_id', id).pluck('id')) as string[]
-  await deleteEnvironmentFlags(flags, [...environmentIds, segmentScope])
+  await deleteEnvironmentFlags(flags, [...(await environmentIds(trx, id)), segmentScope])
   await trx(T.projects).where('id', id).delete()
 }

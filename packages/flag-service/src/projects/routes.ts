@@ -1,5 +1,6 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
+import { auditOf } from '../audit/flag-audit.js'
 import {
   authOf,
   loadProject,
@@ -10,10 +11,9 @@ import {
 } from '../auth/guards.js'
 import { createEnvironmentsRouter } from '../environments/routes.js'
 import { segmentScope } from '../flags/expand.js'
-import { auditOf } from '../flags/flag-audit.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import { createMembersRouter } from '../members/routes.js'
 import { type ProjectRow, projectJson, sdkKeyJson } from '../records.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { projectNameSchema } from '../schemas.js'
 import { createSdkKeysRouter } from '../sdk-keys/routes.js'
 import type { ServiceRuntime } from '../service-runtime.js'

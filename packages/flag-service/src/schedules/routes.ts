@@ -2,17 +2,23 @@ import { flagKeySchema } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, type Response, Router } from 'express'
 import type { Knex } from 'knex'
+import { type Actor, actorOf } from '../audit/flag-audit.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { assertFitsEnvironment } from '../flags/checks.js'
-import { type Actor, actorOf } from '../flags/flag-audit.js'
 import { mergeFlag, type ServiceFlag, unprocessable } from '../flags/model.js'
-import { allowOnly, jsonBodyFor, type RouterOptions } from '../routes/common.js'
+import { allowOnly, jsonBodyFor, type RouterOptions } from '../http.js'
 import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { noFlag } from './apply.js'
-import { type ScheduleRow, scheduleJson } from './rows.js'
+import {
+  insertScheduleRow,
+  listScheduleRows,
+  type ScheduleRow,
+  scheduleJson,
+  scheduleRow,
+  updateSchedule,
+} from './rows.js'
 import { createScheduleSchema, runAtOf, scheduleQuerySchema } from './schema.js'
-import { SCHEDULES_TABLE } from './tables.js'
 
 type Handler = (req: Request, res: Response) => Promise<void>
 /** Wakes the runner after a change to the table (create, approve, cancel). */
@@ -111,8 +117,7 @@ async function insertSchedule(
     applied_at: null,
     result: null,
   }
-  const [inserted] = (await trx(SCHEDULES_TABLE).insert(record, ['id'])) as Array<{ id: number | string }>
-  return { id: Number(inserted?.id), ...record }
+  return { id: await insertScheduleRow(trx, record), ...record }
 }
 
 // Soonest run_at first; `?status=` filters (422 for anything but the four statuses).
@@ -120,12 +125,7 @@ function listSchedules({ knex, clock }: ServiceRuntime, scope: 'flag' | 'environ
   return async (req, res) => {
     const { status } = parseOr422(scheduleQuerySchema, req.query, 'query')
     const env = environmentOf(req)
-    const query = knex(SCHEDULES_TABLE)
-      .where('environment_id', env.id)
-      .orderBy([{ column: 'run_at' }, { column: 'id' }])
-    if (scope === 'flag') query.where('flag_key', keyOf(req))
-    if (status) query.where('status', status)
-    const rows = (await query.select('*')) as ScheduleRow[]
+    const rows = await listScheduleRows(knex, env.id, { flagKey: scope === 'flag' ? keyOf(req) : undefined, status })
     const now = clock()
     res.json(rows.map((row) => scheduleJson(row, env.requireApproval, now)))
   }
@@ -139,9 +139,7 @@ const notPending = (row: ScheduleRow) =>
 async function findPending(trx: Knex, req: Request): Promise<ScheduleRow> {
   const id = typeof req.params.id === 'string' ? intId(req.params.id) : undefined
   if (id === undefined) throw noSchedule(req.params.id)
-  const row = (await trx(SCHEDULES_TABLE)
-    .where({ id, environment_id: environmentOf(req).id })
-    .first()) as ScheduleRow | undefined
+  const row = await scheduleRow(trx, environmentOf(req).id, id)
   if (!row) throw noSchedule(id)
   if (row.status !== 'pending') throw notPending(row)
   return row
@@ -155,7 +153,7 @@ function cancelSchedule(runtime: ServiceRuntime, nudge: Nudge): Handler {
       async (trx) => {
         const found = await findPending(trx, req)
         const update = { status: 'cancelled' as const, result: JSON.stringify({ cancelled_by: actor.label }) }
-        await trx(SCHEDULES_TABLE).where('id', found.id).update(update)
+        await updateSchedule(trx, found.id, update)
         return { ...found, ...update }
       },
       undefined,
@@ -180,7 +178,7 @@ function approveSchedule(runtime: ServiceRuntime, nudge: Nudge): Handler {
           throw new HttpError('conflict', `schedule ${found.id} is approved already (by ${found.approved_by})`)
         }
         const update = { approved_by: actor.label, approved_by_actor: actor.name, approved_at: runtime.clock() }
-        await trx(SCHEDULES_TABLE).where('id', found.id).update(update)
+        await updateSchedule(trx, found.id, update)
         return { ...found, ...update }
       },
       undefined,

@@ -1,6 +1,8 @@
+import type { Knex } from 'knex'
 import type { FlagPatch } from '../flags/model.js'
 import { iso, isoOrNull } from '../records.js'
 import type { ScheduleStatus } from './schema.js'
+import { SCHEDULES_TABLE } from './tables.js'
 
 type Num = number | string
 
@@ -53,4 +55,33 @@ export function scheduleJson(row: ScheduleRow, requireApproval: boolean, now: nu
     approved_at: isoOrNull(row.approved_at),
     overdue: waitsForApproval && Number(row.run_at) <= now,
   }
+}
+
+/** Inserts a schedule and returns its id. */
+export async function insertScheduleRow(trx: Knex, record: Omit<ScheduleRow, 'id'>): Promise<number> {
+  const [inserted] = (await trx(SCHEDULES_TABLE).insert(record, ['id'])) as Array<{ id: Num }>
+  return Number(inserted?.id)
+}
+
+/** An environment's schedules (of one flag, of one status, when given), soonest run_at first. */
+export async function listScheduleRows(
+  knex: Knex,
+  environmentId: string,
+  filter: { flagKey?: string; status?: ScheduleStatus | undefined },
+): Promise<ScheduleRow[]> {
+  const query = knex(SCHEDULES_TABLE)
+    .where('environment_id', environmentId)
+    .orderBy([{ column: 'run_at' }, { column: 'id' }])
+  if (filter.flagKey !== undefined) query.where('flag_key', filter.flagKey)
+  if (filter.status) query.where('status', filter.status)
+  return (await query.select('*')) as ScheduleRow[]
+}
+
+/** One schedule of an environment, or undefined when it has none with this id. */
+export const scheduleRow = async (trx: Knex, environmentId: string, id: number): Promise<ScheduleRow | undefined> =>
+  (await trx(SCHEDULES_TABLE).where({ id, environment_id: environmentId }).first()) as ScheduleRow | undefined
+
+/** Changes a schedule's columns (a cancellation, an approval). */
+export async function updateSchedule(trx: Knex, id: Num, update: Partial<Omit<ScheduleRow, 'id'>>): Promise<void> {
+  await trx(SCHEDULES_TABLE).where('id', id).update(update)
 }

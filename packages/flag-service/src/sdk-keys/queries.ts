@@ -1,7 +1,6 @@
 import type { Knex } from 'knex'
 import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIXES, type SdkKeyKind } from '../auth/secrets.js'
 import type { SdkKeyRow } from '../records.js'
-import { UUID_PATTERN } from '../schemas.js'
 import { SERVICE_TABLES } from '../tables.js'
 
 const T = SERVICE_TABLES
@@ -22,18 +21,6 @@ export const listSdkKeys = async (knex: Knex, projectId: string): Promise<SdkKey
       'k.created_at',
     )
     .orderBy('k.id')) as SdkKeyRow[]
-
-/** The environment a new key is for, or undefined when the project has no environment with that id. */
-export async function keyEnvironment(
-  trx: Knex,
-  projectId: string,
-  environmentId: string,
-): Promise<{ id: string; name: string } | undefined> {
-  if (!UUID_PATTERN.test(environmentId)) return undefined
-  return (await trx(T.environments).where({ project_id: projectId, id: environmentId }).first('id', 'name')) as
-    | { id: string; name: string }
-    | undefined
-}
 
 /** Inserts an SDK key and returns its row and, this once, its full value. */
 export async function insertSdkKey(

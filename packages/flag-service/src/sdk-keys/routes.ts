@@ -2,11 +2,12 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
+import { environmentRef } from '../environments/queries.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import { sdkKeyJson } from '../records.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
 import { createSdkKeySchema, intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { deleteSdkKey, insertSdkKey, keyEnvironment, listSdkKeys, sdkKeyKind, serverKeyCount } from './queries.js'
+import { deleteSdkKey, insertSdkKey, listSdkKeys, sdkKeyKind, serverKeyCount } from './queries.js'
 
 const noKey = (raw: string) => new HttpError('not_found', `no SDK key ${JSON.stringify(raw)} in this project`)
 
@@ -31,7 +32,7 @@ export function createSdkKeysRouter(runtime: ServiceRuntime, options: RouterOpti
     const projectId = projectOf(req).id
     const created = await runtime.write(
       async (trx) => {
-        const env = await keyEnvironment(trx, projectId, input.environment_id)
+        const env = await environmentRef(trx, projectId, input.environment_id)
         if (!env) {
           const message = `no environment ${JSON.stringify(input.environment_id)} in this project`
           throw new HttpError('validation_failed', `invalid SDK key: environment_id: ${message}`, {

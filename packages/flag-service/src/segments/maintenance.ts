@@ -1,7 +1,7 @@
 import { TABLES } from '@flagsync/store'
+import { projectOfSegmentScope, SEGMENT_SCOPE_PREFIX } from '../flags/expand.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { SERVICE_TABLES } from '../tables.js'
-import { projectOfSegmentScope, SEGMENT_SCOPE_PREFIX } from './expand.js'
 
 /**
  * Deletes the segments of projects that no longer exist, through the flag

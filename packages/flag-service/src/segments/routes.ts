@@ -1,15 +1,15 @@
 import { flagKeySchema } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import { TABLES } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
+import { auditOf } from '../audit/flag-audit.js'
 import { roleAtLeast } from '../auth/context.js'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
+import { segmentUsage } from '../flags/checks.js'
+import { segmentScope } from '../flags/expand.js'
+import { createSegmentSchema, type Segment, updateSegmentSchema } from '../flags/model.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { segmentUsage } from './checks.js'
-import { segmentScope } from './expand.js'
-import { auditOf } from './flag-audit.js'
-import { createSegmentSchema, type Segment, updateSegmentSchema } from './model.js'
+import { approvalEnvironmentsUsing, listSegmentRows, segmentRow } from './queries.js'
 
 const noSegment = (key: string) => new HttpError('not_found', `no segment ${JSON.stringify(key)} in this project`)
 
@@ -46,10 +46,7 @@ type SegmentHandler = (req: Request, res: Response) => Promise<void>
 
 function listSegments({ knex }: ServiceRuntime): SegmentHandler {
   return async (req, res) => {
-    const rows = (await knex(TABLES.flags)
-      .where('scope', segmentScope(projectOf(req).id))
-      .orderBy('key')
-      .select('data')) as Array<{ data: string }>
+    const rows = await listSegmentRows(knex, projectOf(req).id)
     res.type('application/json').send(`[${rows.map((r) => r.data).join(',')}]`)
   }
 }
@@ -59,9 +56,7 @@ function getSegment({ knex }: ServiceRuntime): SegmentHandler {
   return async (req, res) => {
     const key = keyOf(req)
     const projectId = projectOf(req).id
-    const row = (await knex(TABLES.flags)
-      .where({ scope: segmentScope(projectId), key })
-      .first('data')) as { data: string } | undefined
+    const row = await segmentRow(knex, projectId, key)
     if (!row) throw noSegment(key)
     res.json({ ...(JSON.parse(row.data) as Segment), used_by: await segmentUsage(knex, projectId, key) })
   }
@@ -156,20 +151,4 @@ function deleteSegment(runtime: ServiceRuntime): SegmentHandler {
     )
     noContent(res)
   }
-}
-
-/** Names of the project's approval-required environments whose flags reference the segment. */
-async function approvalEnvironmentsUsing(
-  trx: Parameters<typeof segmentUsage>[0],
-  projectId: string,
-  key: string,
-): Promise<string[]> {
-  const usage = await segmentUsage(trx, projectId, key)
-  if (usage.length === 0) return []
-  const rows = (await trx('flagsync_environments')
-    .whereIn('id', [...new Set(usage.map((u) => u.environment_id))])
-    .where('require_approval', true)
-    .orderBy('position')
-    .select('name')) as Array<{ name: string }>
-  return rows.map((r) => r.name)
 }

@@ -1,5 +1,5 @@
 import type { SseConnection } from '@flagsync/server-kit'
-import type { EnvironmentRef } from './flag-stream-options.js'
+import type { EnvironmentRef } from './options.js'
 
 /**
  * The dashboard streams of a process and what each follows: the environments

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { type LiveEntry, type LiveFlagSet, withRevision } from '@flagsync/store'
-import { expandFlag, referencesSegments, type SegmentLookup } from './expand.js'
-import { connectedFrame, readyFrame, upsertFrame } from './stream-frames.js'
+import { expandFlag, referencesSegments, type SegmentLookup } from '../flags/expand.js'
+import { connectedFrame, readyFrame, upsertFrame } from './frames.js'
 
 /** A bootstrap update and the revision it carries as id (what merging several environments' orders by). */
 export interface ViewFrame {

@@ -3,11 +3,6 @@ import { CredentialStreams, openStream, SseHub, type StreamScope } from '@flagsy
 import { ChangeFeed, type FlagChange, LiveFlagSet, type StoredFlag, withRevision } from '@flagsync/store'
 import { ACCESS_SCOPE } from '../auth/revocations.js'
 import { ENVIRONMENT_ORDER_SCOPE } from '../environments/order.js'
-import { UUID_PATTERN } from '../schemas.js'
-import type { ServiceRuntime } from '../service-runtime.js'
-import { coalescedRun } from './coalesced-run.js'
-import { DashboardFollows } from './dashboard-follows.js'
-import { buildEnvironmentView, dashboardBootstrap, type EnvironmentView } from './environment-view.js'
 import {
   expandFlag,
   isSegmentScope,
@@ -16,15 +11,20 @@ import {
   type SegmentLookup,
   segmentKeysOf,
   segmentScope,
-} from './expand.js'
-import type { EnvironmentRef, FlagStreamOptions } from './flag-stream-options.js'
-import { startMaintenance } from './maintenance.js'
-import type { SegmentRule } from './model.js'
-import { deleteFrame, environmentsFrame, upsertFrame } from './stream-frames.js'
-import { type ResumeScope, readScopeChanges, resumeFrames } from './stream-resume.js'
-import { closeRevokedStreams } from './stream-revalidation.js'
+} from '../flags/expand.js'
+import type { SegmentRule } from '../flags/model.js'
+import { UUID_PATTERN } from '../schemas.js'
+import { startMaintenance } from '../segments/maintenance.js'
+import type { ServiceRuntime } from '../service-runtime.js'
+import { coalescedRun } from './coalesced-run.js'
+import { DashboardFollows } from './dashboard-follows.js'
+import { buildEnvironmentView, dashboardBootstrap, type EnvironmentView } from './environment-view.js'
+import { deleteFrame, environmentsFrame, upsertFrame } from './frames.js'
+import type { EnvironmentRef, FlagStreamOptions } from './options.js'
+import { type ResumeScope, readScopeChanges, resumeFrames } from './resume.js'
+import { closeRevokedStreams } from './revalidation.js'
 
-export type { EnvironmentRef, FlagStreamOptions } from './flag-stream-options.js'
+export type { EnvironmentRef, FlagStreamOptions } from './options.js'
 
 /** The hub scope of dashboard (session or token) connections; SDK-key connections use their environment id. */
 const DASHBOARD_SCOPE = 'dashboard'

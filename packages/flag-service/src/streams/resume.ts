@@ -1,9 +1,15 @@
 import { type FlagChange, type FlagStore, type LiveFlagSet, readMissedChanges } from '@flagsync/store'
 import { ENVIRONMENT_ORDER_SCOPE } from '../environments/order.js'
+import {
+  isSegmentScope,
+  projectOfSegmentScope,
+  type SegmentLookup,
+  segmentKeysOf,
+  segmentScope,
+} from '../flags/expand.js'
 import { sdkJson } from './environment-view.js'
-import { isSegmentScope, projectOfSegmentScope, type SegmentLookup, segmentKeysOf, segmentScope } from './expand.js'
-import type { EnvironmentRef } from './flag-stream-options.js'
-import { deleteFrame, environmentsFrame, readyFrame, resumedServiceFrame, upsertFrame } from './stream-frames.js'
+import { deleteFrame, environmentsFrame, readyFrame, resumedServiceFrame, upsertFrame } from './frames.js'
+import type { EnvironmentRef } from './options.js'
 
 /** A client further behind than this many changes to its scope gets a full bootstrap instead. */
 const MAX_RESUMED_CHANGES = 1000

@@ -4,9 +4,11 @@ import type { AuthContext, AuthUser } from '../auth/context.js'
 import { authOf, projectRole } from '../auth/guards.js'
 import { isSdkKeySecret } from '../auth/secrets.js'
 import { sessionCookieValue, sessionUser } from '../auth/sessions.js'
-import { allowOnly } from '../routes/common.js'
+import { environmentsInOrder } from '../environments/queries.js'
+import { allowOnly } from '../http.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { tokenUser } from '../tokens/queries.js'
 import type { EnvironmentRef, FlagStreams } from './flag-streams.js'
 
 /**
@@ -115,24 +117,10 @@ function currentUser(
 ): () => Promise<AuthUser | undefined> {
   return async () => {
     if (caller.kind === 'session') return sessionId === undefined ? undefined : sessionUser(runtime, sessionId)
-    if (caller.kind === 'pat' && caller.tokenId !== undefined) return tokenUser(runtime, caller.tokenId)
+    if (caller.kind === 'pat' && caller.tokenId !== undefined)
+      return tokenUser(runtime.knex, caller.tokenId, runtime.clock())
     return undefined
   }
-}
-
-/** The user of a personal access token that still exists and has not expired. */
-async function tokenUser(runtime: ServiceRuntime, tokenId: number): Promise<AuthUser | undefined> {
-  const row = (await runtime
-    .knex({ t: 'flagsync_tokens' })
-    .join({ u: 'flagsync_users' }, 'u.id', 't.user_id')
-    .where('t.id', tokenId)
-    .andWhere((q) => {
-      q.whereNull('t.expires_at').orWhere('t.expires_at', '>', runtime.clock())
-    })
-    .first('u.id', 'u.email', 'u.name', 'u.role')) as
-    | { id: number | string; email: string; name: string; role: AuthUser['role'] }
-    | undefined
-  return row ? { id: Number(row.id), email: row.email, name: row.name, role: row.role } : undefined
 }
 
 const MAX_LISTED_ENVIRONMENTS = 100
@@ -147,15 +135,10 @@ async function dashboardEnvironments(
   auth: AuthContext,
   raw: unknown,
 ): Promise<EnvironmentRef[]> {
-  const { knex } = runtime
   const listed = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw])
     .flatMap((v) => String(v).split(','))
     .map((v) => v.trim())
     .filter((v) => v !== '')
-  const query = knex({ e: 'flagsync_environments' })
-    .join({ p: 'flagsync_projects' }, 'p.id', 'e.project_id')
-    .orderBy([{ column: 'p.created_at' }, { column: 'p.name' }, { column: 'e.position' }])
-    .select('e.id', 'e.project_id')
   if (listed.length > MAX_LISTED_ENVIRONMENTS) {
     throw new HttpError('validation_failed', `environment_id: at most ${MAX_LISTED_ENVIRONMENTS} environments`, {
       issues: [{ path: 'environment_id', message: `at most ${MAX_LISTED_ENVIRONMENTS} environments` }],
@@ -164,7 +147,7 @@ async function dashboardEnvironments(
   if (listed.length > 0) {
     const bad = listed.find((id) => !UUID_PATTERN.test(id))
     if (bad !== undefined) throw new HttpError('not_found', `no environment ${JSON.stringify(bad)}`)
-    const rows = (await query.whereIn('e.id', [...new Set(listed)])) as Array<{ id: string; project_id: string }>
+    const rows = await environmentsInOrder(runtime.knex, { ids: [...new Set(listed)] })
     const roles = new Map<string, unknown>()
     for (const row of rows) {
       if (!roles.has(row.project_id)) roles.set(row.project_id, await projectRole(runtime, auth, row.project_id))
@@ -176,9 +159,6 @@ async function dashboardEnvironments(
   }
   const user = auth.user
   if (!user) return []
-  if (user.role !== 'admin') {
-    query.whereIn('e.project_id', knex('flagsync_project_members').select('project_id').where('user_id', user.id))
-  }
-  const rows = (await query) as Array<{ id: string; project_id: string }>
+  const rows = await environmentsInOrder(runtime.knex, user.role === 'admin' ? 'all' : { memberOf: user.id })
   return rows.map((r) => ({ id: r.id, projectId: r.project_id }))
 }

@@ -11,14 +11,15 @@ import {
 import { HttpError } from '@flagsync/server-kit'
 import type { FlagWriteIntent } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
+import { type Actor, actorOf } from '../audit/flag-audit.js'
 import { type EnvironmentAccess, roleAtLeast } from '../auth/context.js'
 import { authOf, environmentOf } from '../auth/guards.js'
 import { verifyAccess } from '../auth/verify-access.js'
-import { allowOnly, type RouterOptions } from '../routes/common.js'
+import { changeRequestFiler } from '../change-requests/file.js'
+import { type ChangeRequestRow, requestsOfBatch } from '../change-requests/rows.js'
+import { type ReviewFiler, type ServiceWriteResult, writeFlagIn } from '../flags/write-flag.js'
+import { allowOnly, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { type ChangeRequestRow, changeRequestFiler } from './change-requests.js'
-import { type Actor, actorOf } from './flag-audit.js'
-import { type ReviewFiler, type ServiceWriteResult, writeFlagIn } from './write-flag.js'
 
 /** A change request a batch operation filed instead of applying (approval environments). */
 interface FiledRequest {
@@ -81,12 +82,8 @@ function withFiledRequests(runtime: ServiceRuntime, res: Response, environmentId
     const answer = body as { batchId?: unknown; duplicate?: boolean }
     if (res.statusCode !== 200 || typeof answer?.batchId !== 'string') return json(body)
     if (!answer.duplicate) return json({ ...answer, change_requests: filed })
-    runtime
-      .knex('flagsync_change_requests')
-      .where({ batch_id: answer.batchId, environment_id: environmentId })
-      .orderBy('op_index')
-      .select('id', 'flag_key', 'op_index')
-      .then((rows: Array<{ id: number | string; flag_key: string; op_index: number | string }>) =>
+    requestsOfBatch(runtime.knex, answer.batchId, environmentId)
+      .then((rows) =>
         json({
           ...answer,
           change_requests: rows.map((r) => ({

@@ -1,9 +1,24 @@
 import type { Knex } from 'knex'
+import type { AuthUser } from '../auth/context.js'
 import type { TokenRow } from '../records.js'
 import { SERVICE_TABLES } from '../tables.js'
 
 const T = SERVICE_TABLES
 const TOKEN_COLUMNS = ['id', 'user_id', 'name', 'scope', 'prefix', 'created_at', 'last_used_at', 'expires_at'] as const
+
+/** The user of a personal access token that still exists and has not expired at `now`. */
+export async function tokenUser(knex: Knex, tokenId: number, now: number): Promise<AuthUser | undefined> {
+  const row = (await knex({ t: T.tokens })
+    .join({ u: T.users }, 'u.id', 't.user_id')
+    .where('t.id', tokenId)
+    .andWhere((q) => {
+      q.whereNull('t.expires_at').orWhere('t.expires_at', '>', now)
+    })
+    .first('u.id', 'u.email', 'u.name', 'u.role')) as
+    | { id: number | string; email: string; name: string; role: AuthUser['role'] }
+    | undefined
+  return row ? { id: Number(row.id), email: row.email, name: row.name, role: row.role } : undefined
+}
 
 /** A user's personal access tokens, oldest first (never their hashes). */
 export const listTokens = async (knex: Knex, userId: number): Promise<TokenRow[]> =>

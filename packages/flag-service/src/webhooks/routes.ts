@@ -3,10 +3,21 @@ import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, type Response, Router } from 'express'
 import type { Knex } from 'knex'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
-import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../routes/common.js'
+import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { eventBody, pendingDelivery } from './emit.js'
+import {
+  deleteWebhookRow,
+  deliveryPage,
+  deliveryRow,
+  insertDelivery,
+  insertWebhook,
+  listWebhookRows,
+  updateDelivery,
+  updateWebhookRow,
+  webhookRow,
+} from './queries.js'
 import {
   createWebhookSchema,
   deliveryJson,
@@ -16,10 +27,8 @@ import {
   webhookJson,
 } from './schemas.js'
 import { generateSecret } from './signer.js'
-import { type DeliveryRow, WEBHOOK_TABLES, WEBHOOK_TEST_EVENT, type WebhookRow } from './tables.js'
+import { type DeliveryRow, WEBHOOK_TEST_EVENT, type WebhookRow } from './tables.js'
 
-const W = WEBHOOK_TABLES.webhooks
-const D = WEBHOOK_TABLES.deliveries
 const DELIVERY_ID = /^msg_[0-9a-f]{32}$/
 
 const noWebhook = (raw: string) => new HttpError('not_found', `no webhook ${JSON.stringify(raw)} in this project`)
@@ -59,18 +68,14 @@ export function createWebhooksRouter(runtime: ServiceRuntime, poke: () => void, 
 /** The project's webhook named in the path, read with `knex` (a write's transaction inside one), or a 404. */
 async function findWebhook(knex: Knex, req: Request): Promise<WebhookRow> {
   const raw = String(req.params.wid)
-  const row = UUID_PATTERN.test(raw)
-    ? ((await knex(W)
-        .where({ id: raw.toLowerCase(), project_id: projectOf(req).id })
-        .first()) as WebhookRow | undefined)
-    : undefined
+  const row = UUID_PATTERN.test(raw) ? await webhookRow(knex, projectOf(req).id, raw.toLowerCase()) : undefined
   if (!row) throw noWebhook(raw)
   return row
 }
 
 function listWebhooks({ knex }: ServiceRuntime): Handler {
   return async (req, res) => {
-    const rows = (await knex(W).where('project_id', projectOf(req).id).orderBy(['created_at', 'id'])) as WebhookRow[]
+    const rows = await listWebhookRows(knex, projectOf(req).id)
     res.json(rows.map(webhookJson))
   }
 }
@@ -99,7 +104,7 @@ function createWebhook(runtime: ServiceRuntime): Handler {
       created_at: now,
       updated_at: now,
     }
-    await runtime.write((trx) => trx(W).insert(row), undefined, req)
+    await runtime.write((trx) => insertWebhook(trx, row), undefined, req)
     res.json({ ...webhookJson(row), secret: row.secret })
   }
 }
@@ -120,7 +125,7 @@ function updateWebhook(runtime: ServiceRuntime): Handler {
           changes.disabled_reason = input.enabled ? null : 'disabled by a project admin'
           changes.failing_since = null
         }
-        await trx(W).where('id', current.id).update(changes)
+        await updateWebhookRow(trx, current.id, changes)
         return { ...current, ...changes }
       },
       undefined,
@@ -135,7 +140,7 @@ function deleteWebhook(runtime: ServiceRuntime): Handler {
     await runtime.write(
       async (trx) => {
         const hook = await findWebhook(trx, req)
-        await trx(W).where('id', hook.id).delete()
+        await deleteWebhookRow(trx, hook.id)
       },
       undefined,
       req,
@@ -150,21 +155,7 @@ function listDeliveries({ knex }: ServiceRuntime): Handler {
     const hook = await findWebhook(knex, req)
     const query = parseOr422(deliveryQuerySchema, req.query, 'query')
     const limit = query.limit ?? WEBHOOK_LIMITS.pageSize
-    const q = knex(D).where('webhook_id', hook.id)
-    if (query.cursor) {
-      const [at, id] = query.cursor.split('.') as [string, string]
-      q.andWhere((w) => {
-        w.where('created_at', '<', Number(at)).orWhere((x) => {
-          x.where('created_at', Number(at)).andWhere('id', '<', id)
-        })
-      })
-    }
-    const rows = (await q
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .limit(limit + 1)) as DeliveryRow[]
+    const rows = await deliveryPage(knex, hook.id, query.cursor, limit + 1)
     const page = rows.slice(0, limit)
     const last = page[page.length - 1]
     res.setHeader('Cache-Control', 'no-store')
@@ -182,14 +173,17 @@ function redeliver(runtime: ServiceRuntime, poke: () => void): Handler {
     const row = await runtime.write(
       async (trx) => {
         const hook = await findWebhook(trx, req)
-        const found = DELIVERY_ID.test(raw)
-          ? ((await trx(D).where({ id: raw, webhook_id: hook.id }).first()) as DeliveryRow | undefined)
-          : undefined
+        const found = DELIVERY_ID.test(raw) ? await deliveryRow(trx, hook.id, raw) : undefined
         // What the path names comes first: an unknown delivery is a 404 whether or not its webhook is enabled.
         if (!found) throw noDelivery(raw)
         if (!hook.enabled) throw disabled(hook)
-        const again = { status: 'pending', next_attempt_at: runtime.clock(), lease_owner: null, lease_until: null }
-        await trx(D).where('id', found.id).update(again)
+        const again = {
+          status: 'pending' as const,
+          next_attempt_at: runtime.clock(),
+          lease_owner: null,
+          lease_until: null,
+        }
+        await updateDelivery(trx, found.id, again)
         return { ...found, ...again } as DeliveryRow
       },
       undefined,
@@ -211,7 +205,7 @@ function sendTest(runtime: ServiceRuntime, poke: () => void): Handler {
         const now = runtime.clock()
         const data = { project_id: project.id, webhook_id: hook.id, message: 'a test delivery from flagsync' }
         const delivery = pendingDelivery(hook.id, WEBHOOK_TEST_EVENT, eventBody(WEBHOOK_TEST_EVENT, now, data), now)
-        await trx(D).insert(delivery)
+        await insertDelivery(trx, delivery)
         return delivery
       },
       undefined,

@@ -5,6 +5,7 @@ import { requiresApproval } from '../flags/checks.js'
 import type { FlagPatch } from '../flags/model.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { writeScheduledPatch } from './apply.js'
+import { creatorCheck, creatorRefused } from './creator.js'
 import { type DueSchedule, scheduleAudit } from './due.js'
 import { emitScheduleOutcomes } from './events.js'
 import type { ScheduleResult, ScheduleRow } from './rows.js'
@@ -15,7 +16,8 @@ import { SCHEDULES_TABLE } from './tables.js'
  * claim (`FOR UPDATE SKIP LOCKED` on PostgreSQL; SQLite's single writer holds the database), the flag writes, the
  * status updates and their webhook events commit together, so a crash before the commit leaves them pending and
  * one after leaves them done. Schedules another instance took meanwhile are skipped, and so are unapproved ones
- * where the environment requires approval (turned on since they were found). Each change is recorded under its
+ * where the environment requires approval (turned on since they were found). A schedule whose creator may no longer
+ * write flags in the project (removed, made a viewer, a deleted key) fails. Each change is recorded under its
  * own schedule's audit context (`scheduleAudit`). Resolves how many it settled.
  */
 export async function claimAndApply(runtime: ServiceRuntime, batch: readonly DueSchedule[]): Promise<number> {
@@ -38,8 +40,11 @@ export async function claimAndApply(runtime: ServiceRuntime, batch: readonly Due
     await prefetch(flags, target.id, rows)
     const now = runtime.clock()
     const settled: ScheduleRow[] = []
+    const mayWrite = creatorCheck(trx, env.project_id)
     for (const row of rows) {
-      const result = await flags.withAudit(scheduleAudit(row), () => applyOne(flags, target, row, now))
+      const result = (await mayWrite(row))
+        ? await flags.withAudit(scheduleAudit(row), () => applyOne(flags, target, row, now))
+        : creatorRefused(row, Math.max(0, now - Number(row.run_at)))
       const status = 'changed' in result ? ('applied' as const) : ('failed' as const)
       settled.push({ ...row, status, applied_at: now, result: JSON.stringify(result) })
     }

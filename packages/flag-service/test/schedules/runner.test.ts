@@ -28,6 +28,10 @@ function manualTimers() {
   return { timers, armed, next }
 }
 
+/** The workspace admin's user id: a schedule's creator must still be allowed to write flags when it runs. */
+const adminId = async (runtime: ServiceRuntime) =>
+  Number(((await runtime.knex('flagsync_users').first('id')) as { id: number | string }).id)
+
 describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
   let db: TestDatabase
   let runtime: ServiceRuntime
@@ -65,6 +69,7 @@ describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
       status: 'pending',
       created_by: 'ann@example.com',
       created_by_actor: 'ann@example.com',
+      created_by_user_id: await adminId(runtime),
       created_at: T0,
     })
     runner.nudge()
@@ -108,6 +113,7 @@ describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
       flags.put({ key: 'bobs', is_enabled: false }, envOf('bob'))
     })
     // Two environments: two transactions, the failing one first.
+    const creator = await adminId(runtime)
     await runtime.knex(SCHEDULES_TABLE).insert(
       ['bob@example.com', 'ann@example.com'].map((who) => ({
         environment_id: envOf(who),
@@ -117,6 +123,7 @@ describe.each(DIALECTS)('the schedule runner on %s', (dialect) => {
         status: 'pending',
         created_by: who,
         created_by_actor: who,
+        created_by_user_id: creator, // one who may write flags: the names only tell the audit contexts apart
         created_at: T0,
       })),
     )

@@ -136,6 +136,34 @@ describe.each(DIALECTS)('scheduled flag changes on %s', (dialect) => {
     expect(entries[0].source).not.toHaveProperty('approvedBy')
   })
 
+  it('fails, changing nothing, when its creator may no longer change flags here: deleted or made a viewer', async () => {
+    const gone = await member(h, p.id, 'editor', 'editor')
+    const demoted = await member(h, p.id, 'editor', 'editor')
+    const stays = await member(h, p.id, 'editor', 'editor')
+    const made = []
+    for (const who of [gone, demoted, stays]) {
+      const key = await fresh()
+      made.push({ key, id: (await schedule(h, p.production, key, { is_enabled: true }, 60_000, who.as)).id })
+    }
+    expect((await h.call(`/api/users/${gone.id}`, { method: 'DELETE', as: h.admin })).status).toBe(204)
+    const demote = { method: 'PATCH', as: h.admin, body: { role: 'viewer' } } as const
+    expect((await h.call(`/api/projects/${p.id}/members/${demoted.id}`, demote)).status).toBe(200)
+    h.clock.advance(60_000)
+    const [byGone, byDemoted, byStays] = await Promise.all(made.map((m) => settled(h, p.production, m.id)))
+    for (const [done, who] of [
+      [byGone, gone],
+      [byDemoted, demoted],
+    ] as const) {
+      expect(done).toMatchObject({ status: 'failed', result: { code: 'forbidden', late_ms: 0 } })
+      expect(done.result.reason).toContain(`its creator (${who.email}) may no longer change flags`)
+    }
+    expect(byStays).toMatchObject({ status: 'applied', result: { changed: true } })
+    const enabled = await Promise.all(
+      made.map(async (m) => (await flagsOf(h, p.production).get(m.key)).body.is_enabled),
+    )
+    expect(enabled).toEqual([false, false, true])
+  })
+
   it('cancels a pending schedule, which then never runs; cancelling again or after it ran is a 409', async () => {
     const key = await fresh()
     const created = await schedule(h, p.production, key, { is_enabled: true }, 1000)

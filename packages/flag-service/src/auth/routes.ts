@@ -1,7 +1,6 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
-import { loginSchema } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { workspaceOf } from '../setup.js'
 import { userByEmail } from '../users/queries.js'
@@ -10,6 +9,7 @@ import type { AuthUser } from './context.js'
 import { lockoutState } from './lockout.js'
 import { admitLoginAttempt, clearLoginFailures, pruneLoginFailures } from './login-attempts.js'
 import { dummyPasswordHash, verifyPassword } from './passwords.js'
+import { loginSchema } from './schema.js'
 import { clearedSessionCookie, createSession, deleteSession, sessionCookie, sessionCookieValue } from './sessions.js'
 
 export interface AuthRouterOptions extends RouterOptions {

@@ -1,9 +1,9 @@
 import { HttpError } from '@flagsync/server-kit'
 import { type FlagWriter, TABLES } from '@flagsync/store'
 import type { Knex } from 'knex'
-import type { EnvironmentRow } from '../records.js'
 import { UUID_PATTERN } from '../schemas.js'
 import { SERVICE_TABLES } from '../tables.js'
+import type { EnvironmentRow } from './rows.js'
 
 const T = SERVICE_TABLES
 const ENV_COLUMNS = ['id', 'project_id', 'name', 'slug', 'color', 'is_default', 'require_approval', 'created_at']

@@ -4,15 +4,7 @@ import { type Request, type Response, Router } from 'express'
 import { auditOf } from '../audit/flag-audit.js'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
-import { type EnvironmentRow, environmentJson } from '../records.js'
-import {
-  createEnvironmentSchema,
-  DEFAULT_ENVIRONMENT_COLOR,
-  reorderEnvironmentsSchema,
-  requireApprovalSchema,
-  UUID_PATTERN,
-  updateEnvironmentSchema,
-} from '../schemas.js'
+import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { slugify } from '../slug.js'
 import { reorderEnvironments } from './order.js'
@@ -26,6 +18,14 @@ import {
   noEnvironment,
   updateEnvironment as updateEnvironmentRow,
 } from './queries.js'
+import { type EnvironmentRow, environmentJson } from './rows.js'
+import {
+  createEnvironmentSchema,
+  DEFAULT_ENVIRONMENT_COLOR,
+  reorderEnvironmentsSchema,
+  requireApprovalSchema,
+  updateEnvironmentSchema,
+} from './schema.js'
 
 /** A slug from the name when none is given, by the projects' rule; a name that leaves nothing is a 422. */
 function environmentSlug(name: string): string {

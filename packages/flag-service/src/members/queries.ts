@@ -1,8 +1,8 @@
 import { HttpError } from '@flagsync/server-kit'
 import type { Knex } from 'knex'
 import type { Role } from '../auth/context.js'
-import type { MemberRow } from '../records.js'
 import { SERVICE_TABLES } from '../tables.js'
+import type { MemberRow } from './rows.js'
 
 const T = SERVICE_TABLES
 

@@ -3,10 +3,11 @@ import { type Request, Router } from 'express'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
-import { memberJson } from '../records.js'
-import { addMemberSchema, intId, updateMemberSchema } from '../schemas.js'
+import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { deleteMember, insertMember, listMembers, memberRow, updateMemberRole } from './queries.js'
+import { memberJson } from './rows.js'
+import { addMemberSchema, updateMemberSchema } from './schema.js'
 
 const noMember = (raw: string) =>
   new HttpError('not_found', `user ${JSON.stringify(raw)} is not a member of this project`)

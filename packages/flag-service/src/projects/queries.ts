@@ -3,10 +3,11 @@ import { HttpError } from '@flagsync/server-kit'
 import type { FlagWriter } from '@flagsync/store'
 import type { Knex } from 'knex'
 import { deleteEnvironmentFlags, environmentIds } from '../environments/queries.js'
-import type { ProjectRow, SdkKeyRow } from '../records.js'
 import { insertSdkKey } from '../sdk-keys/queries.js'
+import type { SdkKeyRow } from '../sdk-keys/rows.js'
 import { slugify } from '../slug.js'
 import { SERVICE_TABLES } from '../tables.js'
+import type { ProjectRow } from './rows.js'
 
 const T = SERVICE_TABLES
 

@@ -13,9 +13,8 @@ import { createEnvironmentsRouter } from '../environments/routes.js'
 import { segmentScope } from '../flags/expand.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import { createMembersRouter } from '../members/routes.js'
-import { type ProjectRow, projectJson, sdkKeyJson } from '../records.js'
-import { projectNameSchema } from '../schemas.js'
 import { createSdkKeysRouter } from '../sdk-keys/routes.js'
+import { sdkKeyJson } from '../sdk-keys/rows.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import {
   createProject,
@@ -26,6 +25,8 @@ import {
   projectSlug,
   renameProject,
 } from './queries.js'
+import { type ProjectRow, projectJson } from './rows.js'
+import { projectNameSchema } from './schema.js'
 
 /**
  * /api/projects and everything under a project (members, environments, SDK

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex'
 import { displayPrefix, generateSecret, hashSecret, SDK_KEY_PREFIXES, type SdkKeyKind } from '../auth/secrets.js'
-import type { SdkKeyRow } from '../records.js'
 import { SERVICE_TABLES } from '../tables.js'
+import type { SdkKeyRow } from './rows.js'
 
 const T = SERVICE_TABLES
 

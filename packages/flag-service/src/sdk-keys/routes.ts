@@ -4,10 +4,11 @@ import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { environmentRef } from '../environments/queries.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
-import { sdkKeyJson } from '../records.js'
-import { createSdkKeySchema, intId } from '../schemas.js'
+import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { deleteSdkKey, insertSdkKey, listSdkKeys, sdkKeyKind, serverKeyCount } from './queries.js'
+import { sdkKeyJson } from './rows.js'
+import { createSdkKeySchema } from './schema.js'
 
 const noKey = (raw: string) => new HttpError('not_found', `no SDK key ${JSON.stringify(raw)} in this project`)
 

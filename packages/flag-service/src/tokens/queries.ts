@@ -1,7 +1,7 @@
 import type { Knex } from 'knex'
 import type { AuthUser } from '../auth/context.js'
-import type { TokenRow } from '../records.js'
 import { SERVICE_TABLES } from '../tables.js'
+import type { TokenRow } from './rows.js'
 
 const T = SERVICE_TABLES
 const TOKEN_COLUMNS = ['id', 'user_id', 'name', 'scope', 'prefix', 'created_at', 'last_used_at', 'expires_at'] as const

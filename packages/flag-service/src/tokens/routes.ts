@@ -4,10 +4,11 @@ import { requireUser, userOf } from '../auth/guards.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { displayPrefix, generateSecret, hashSecret, PAT_PREFIX } from '../auth/secrets.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
-import { tokenJson } from '../records.js'
-import { createTokenSchema, intId } from '../schemas.js'
+import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { deleteToken, insertToken, listTokens } from './queries.js'
+import { tokenJson } from './rows.js'
+import { createTokenSchema } from './schema.js'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 const noToken = (raw: string) => new HttpError('not_found', `you have no token ${JSON.stringify(raw)}`)

@@ -1,8 +1,8 @@
 import { HttpError } from '@flagsync/server-kit'
 import type { Knex } from 'knex'
 import type { Role } from '../auth/context.js'
-import type { UserRow } from '../records.js'
 import { SERVICE_TABLES } from '../tables.js'
+import type { UserRow } from './rows.js'
 
 const T = SERVICE_TABLES
 const USER_COLUMNS = ['id', 'email', 'name', 'role', 'created_at'] as const

@@ -4,10 +4,11 @@ import { requireUser, requireWorkspaceAdmin, userOf } from '../auth/guards.js'
 import { hashPassword } from '../auth/passwords.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
-import { userJson } from '../records.js'
-import { createUserSchema, intId } from '../schemas.js'
+import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { adminCount, deleteUser, insertUser, listUsers, userRole } from './queries.js'
+import { userJson } from './rows.js'
+import { createUserSchema } from './schema.js'
 
 const noUser = (raw: string) => new HttpError('not_found', `no user ${JSON.stringify(raw)}`)
 

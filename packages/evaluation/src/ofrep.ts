@@ -7,7 +7,7 @@ import type {
   OfrepReason,
 } from '@flagsync/protocol'
 import { evaluate } from './evaluate.js'
-import { murmur3 } from './murmur3.js'
+import { type HashPair, murmur3From, murmur3Prefix } from './murmur3.js'
 import { fromOpenFeatureContext, variantName } from './resolution.js'
 import type { EvaluationContext, EvaluationErrorCode, EvaluationResult, GetFlag } from './types.js'
 
@@ -119,10 +119,14 @@ export function ofrepBulk(
  * ofrepEtag('42', { user_id: 'u-1' }) // '"42-1a2b3c4d5e6f7a8b"'
  */
 export function ofrepEtag(version: string, context: EvaluationContext): string {
-  const text = canonicalJson(context)
+  // murmur3(text, 1) and murmur3(text, 2) in one pass over the text.
+  const { a, b } = murmur3From(ETAG_SEEDS, canonicalJson(context), etagHashes)
   const hex = (n: number) => n.toString(16).padStart(8, '0')
-  return `"${version.replace(/["\\]/g, '')}-${hex(murmur3(text, 1))}${hex(murmur3(text, 2))}"`
+  return `"${version.replace(/["\\]/g, '')}-${hex(a)}${hex(b)}"`
 }
+
+const ETAG_SEEDS = murmur3Prefix('', 1, 2)
+const etagHashes: HashPair = { a: 0, b: 0 }
 
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`

@@ -1,5 +1,11 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
-import { bearerToken, ifNoneMatchHits, openBootstrapStream, secretsEqual, securityHeaders } from '@flagsync/server-kit'
+import {
+  bearerToken,
+  ifNoneMatchHits,
+  openBootstrapStream,
+  secretsMatcher,
+  securityHeaders,
+} from '@flagsync/server-kit'
 import type { LiveEntry, SerializedList } from '@flagsync/store'
 import type { Express } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
@@ -49,7 +55,8 @@ function createFastPath({
   clientKey,
 }: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const security = captureSecurityHeaders()
-  const authorized = (req: IncomingMessage) => keyAdmits(bearerToken(req.headers.authorization), sdkKey, clientKey)
+  const admits = keyAdmits(sdkKey, clientKey)
+  const authorized = (req: IncomingMessage) => admits(bearerToken(req.headers.authorization))
   // Each answer's body and header list are built once per flag version (or list revision) and
   // reused until it changes: a request costs a map lookup and one writeHead with a flat array,
   // which node:http writes without building a per-request header object. Entries and lists are
@@ -145,7 +152,7 @@ export function withFastPath(app: Express, options: FastPathOptions): RequestLis
   const { sdkKey, clientKey } = options
   const ofrepBulk = ofrepBulkFastPath({
     runtime: options.runtime,
-    admits: (token) => keyAdmits(token, sdkKey, clientKey),
+    admits: keyAdmits(sdkKey, clientKey),
     security: captureSecurityHeaders().flat(),
     fallback: app,
   })
@@ -155,7 +162,8 @@ export function withFastPath(app: Express, options: FastPathOptions): RequestLis
 }
 
 /** Whether a presented key may read flags: the SDK key or the client key; anything when no SDK key is set. */
-function keyAdmits(token: string | undefined, sdkKey: string | undefined, clientKey: string | undefined): boolean {
-  if (!sdkKey) return true
-  return token !== undefined && (secretsEqual(token, sdkKey) || (!!clientKey && secretsEqual(token, clientKey)))
+function keyAdmits(sdkKey: string | undefined, clientKey: string | undefined): (token: string | undefined) => boolean {
+  if (!sdkKey) return () => true
+  const isKey = secretsMatcher([sdkKey, clientKey || undefined])
+  return (token) => token !== undefined && isKey(token)
 }

@@ -126,8 +126,7 @@ function answerFrom(
     if (jsonDepthExceeds(parsed)) return false
     const read = ofrepReadRequest(parsed)
     if (!read.ok) return false
-    const origin = `${(req.socket as TLSSocket).encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`
-    answer = answerBulk(read.context, eventsUrl(origin, '/ofrep/v1', req.headers), req.headers['if-none-match'])
+    answer = answerBulk(read.context, refreshUrl(req), req.headers['if-none-match'])
   } catch {
     return false
   }
@@ -141,6 +140,25 @@ function answerFrom(
     res.end(answer.body)
   }
   return true
+}
+
+/** Refresh URLs by scheme, host and key: clients of one server send the same few, and `new URL` is not free. */
+const refreshUrls = new Map<string, string>()
+const REFRESH_URLS_KEPT = 256
+
+/** The bulk answer's refresh connection for this request (`eventsUrl`), built once per scheme, host and key. */
+function refreshUrl(req: IncomingMessage): string {
+  const { headers } = req
+  const origin = `${(req.socket as TLSSocket).encrypted ? 'https' : 'http'}://${headers.host ?? 'localhost'}`
+  const apiKey = headers['x-api-key']
+  const memo = `${origin}\n${headers.authorization ?? ''}\n${typeof apiKey === 'string' ? apiKey : ''}`
+  let url = refreshUrls.get(memo)
+  if (url === undefined) {
+    url = eventsUrl(origin, '/ofrep/v1', headers)
+    if (refreshUrls.size >= REFRESH_URLS_KEPT) refreshUrls.clear()
+    refreshUrls.set(memo, url)
+  }
+  return url
 }
 
 /**

@@ -12,6 +12,23 @@ export function secretsEqual(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected))
 }
 
+/**
+ * {@link secretsEqual} against fixed secrets, their hashes taken once: a
+ * request hashes only the token it presents. Undefined secrets are skipped.
+ * @example
+ * const isKey = secretsMatcher([sdkKey, clientKey])
+ * isKey('presented-token') // true when it equals either
+ */
+export function secretsMatcher(secrets: ReadonlyArray<string | undefined>): (given: string) => boolean {
+  const expected = secrets.filter((s): s is string => s !== undefined).map(digest)
+  return (given) => {
+    const hash = digest(given)
+    let equal = false
+    for (const e of expected) equal = timingSafeEqual(hash, e) || equal
+    return equal
+  }
+}
+
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')

@@ -2,7 +2,7 @@ export type { AuditPageQuery } from './audit-query.js'
 export { auditQueryOf } from './audit-query.js'
 export { baseRevisionOf } from './base-revision.js'
 export type { BearerAuthOptions, QueryKeyOptions } from './bearer-auth.js'
-export { bearerAuth, bearerToken, keyFromQuery, presentedToken, secretsEqual } from './bearer-auth.js'
+export { bearerAuth, bearerToken, keyFromQuery, presentedToken, secretsEqual, secretsMatcher } from './bearer-auth.js'
 export type { Env } from './config-env.js'
 export { ConfigError, envByteSize, envInt } from './config-env.js'
 /** @public `ACTOR_HEADER` is in the README: the header a client declares its actor in. */

@@ -1,4 +1,4 @@
-import { HttpError, STATUS_BY_CODE, secretsEqual, toHttpError } from '@flagsync/server-kit'
+import { HttpError, STATUS_BY_CODE, secretsEqual, secretsMatcher, toHttpError } from '@flagsync/server-kit'
 import { StoreError } from '@flagsync/store'
 import { describe, expect, it } from 'vitest'
 
@@ -48,5 +48,14 @@ describe('secretsEqual', () => {
     expect(secretsEqual('abc', 'abc')).toBe(true)
     expect(secretsEqual('abc', 'abcd')).toBe(false)
     expect(secretsEqual('', 'abc')).toBe(false)
+  })
+})
+
+describe('secretsMatcher', () => {
+  it('admits exactly the given secrets, skipping undefined ones', () => {
+    const isKey = secretsMatcher(['sdk-key', undefined, 'client-key'])
+    expect(['sdk-key', 'client-key'].map(isKey)).toEqual([true, true])
+    expect(['sdk-ke', 'sdk-keyx', '', 'undefined'].map(isKey)).toEqual([false, false, false, false])
+    expect(secretsMatcher([])('anything')).toBe(false)
   })
 })

@@ -42,12 +42,14 @@ describe('bundle-size: first load and lazy chunks', () => {
       // nothing the entry imports statically is left uncounted.
       expect(figures.min + lazy.min).toBeGreaterThan(whole * 0.97)
     }
-    // Both flag clients load their IndexedDB impression queue (indexeddb-rows.ts, ~1.5 kB minified) on first use;
-    // the evaluator has nothing loaded later.
+    // Both flag clients load their IndexedDB impression queue (indexeddb-rows.ts, ~1.5 kB minified) on first use, the
+    // rules-mode client its snapshot poller (~1 kB) too; esbuild emits the poller's chunk for the remote client's
+    // bundle as well (the package entry imports both clients), though nothing there loads it. The evaluator has nothing
+    // loaded later.
     for (const r of rows.filter((row) => row.id.startsWith('bundle.flag_client'))) {
       for (const figures of [r.esbuild, r.rollup]) {
         expect(figures.lazy?.min).toBeGreaterThan(1000)
-        expect(figures.lazy?.min).toBeLessThan(3000)
+        expect(figures.lazy?.min).toBeLessThan(4000)
       }
     }
     const evaluate = rows.find((r) => r.id === 'bundle.evaluate')

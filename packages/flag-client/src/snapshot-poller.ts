@@ -1,9 +1,10 @@
-import { parseSnapshot } from '@flagsync/protocol'
+import type { parseSnapshot } from '@flagsync/protocol'
 import type { ClientFlag, Clock } from './types.js'
 
 /**
  * Polls the flag service's `/flags/snapshot` while the stream is down; the flag
  * client starts it after N failed reconnects and stops it when the stream is back.
+ * It is loaded lazily: the caller passes the snapshot parser its own code already holds, so this chunk shares none.
  */
 export class SnapshotPoller {
   #timer: unknown
@@ -17,6 +18,7 @@ export class SnapshotPoller {
     private readonly intervalMs: number,
     private readonly onSnapshot: (flags: Map<string, ClientFlag>) => void,
     private readonly onError: (error: Error) => void,
+    private readonly parse: typeof parseSnapshot,
   ) {}
 
   get active(): boolean {
@@ -40,7 +42,7 @@ export class SnapshotPoller {
     try {
       const res = await this.fetchImpl(this.url, { headers: { Accept: 'application/json', ...this.headers } })
       if (!res.ok) throw new Error(`snapshot answered ${res.status}`)
-      const flags = parseSnapshot(await res.json())
+      const flags = this.parse(await res.json())
       if (!flags) throw new Error('snapshot is not an array of flags')
       if (this.#running) this.onSnapshot(new Map(flags.map((f) => [f.key, f as ClientFlag])))
     } catch (error) {

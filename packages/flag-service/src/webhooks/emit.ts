@@ -19,7 +19,7 @@ export const eventBody = (type: string, now: number, data: Record<string, unknow
   JSON.stringify({ type, timestamp: new Date(now).toISOString(), data })
 
 /** Whether a webhook's event list (as stored, a JSON array) takes the type. */
-export function subscribes(events: string, type: string): boolean {
+function subscribes(events: string, type: string): boolean {
   const list = JSON.parse(events) as string[]
   return list.includes('*') || list.includes(type)
 }

@@ -9,12 +9,7 @@ import { webhookMigration } from './tables.js'
 import { DeliveryWorker, type WorkerDeps } from './worker.js'
 
 export { isRefusedAddress } from './address-policy.js'
-export { type EmitOptions, emitWebhookEvent, emitWebhookEvents, type WebhookEvent } from './emit.js'
-export { type WebhookSettings, webhookSettingsFromEnv } from './settings.js'
-export { generateSecret, signatureOf, signedHeaders } from './signer.js'
-export { WEBHOOK_EVENT_TYPES, WEBHOOK_TABLES, WEBHOOK_TEST_EVENT, type WebhookEventType } from './tables.js'
-export type { TargetResponse, WebhookTransport } from './transport.js'
-export { DeliveryWorker, type WorkerDeps } from './worker.js'
+export { WEBHOOK_TABLES } from './tables.js'
 
 /** Webhooks and their deliveries; named 0300_… so they sort after the flag feature's. */
 export const webhookMigrations: ServiceMigration[] = [webhookMigration]
@@ -25,7 +20,7 @@ const workers = new WeakMap<ServiceRuntime, DeliveryWorker>()
  * The runtime's delivery worker, started on first use: woken by the runtime's
  * committed flag changes, stopped (in-flight attempts recorded) on `runtime.close()`.
  */
-export function webhookWorkerOf(
+function webhookWorkerOf(
   runtime: ServiceRuntime,
   settings: WebhookSettings = webhookSettingsFromEnv({}),
   deps: Partial<Pick<WorkerDeps, 'transport' | 'setTimer' | 'clearTimer' | 'random'>> = {},

@@ -146,7 +146,7 @@ export function retryAfterMs(header: string | null, now: number): number | null 
 }
 
 /** The shortest wait a Retry-After sets: `0` or a past date would otherwise send again at once, in a loop. */
-export const MIN_RETRY_AFTER_MS = 1000
+const MIN_RETRY_AFTER_MS = 1000
 
 /**
  * Exponential backoff with jitter: `baseMs · 2^(attempts-1)`, capped at

@@ -23,7 +23,7 @@ export interface WebhookSettings {
   maxResponseBytes: number
 }
 
-export const HOUR_MS = 60 * 60 * 1000
+const HOUR_MS = 60 * 60 * 1000
 
 function envBoolean(env: Record<string, string | undefined>, name: string): boolean {
   const raw = (env[name] ?? '').trim().toLowerCase()

@@ -2,7 +2,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto'
 
 // Standard Webhooks (https://www.standardwebhooks.com) signing, pure: no I/O, no clock.
 
-export const SECRET_PREFIX = 'whsec_'
+const SECRET_PREFIX = 'whsec_'
 
 /** A new signing secret: `whsec_` and the base64 of 32 random bytes (the spec asks for 24 to 64). */
 export function generateSecret(): string {
@@ -15,7 +15,7 @@ export function generateMessageId(): string {
 }
 
 /** `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`, keyed with the secret's decoded bytes. */
-export function signatureOf(secret: string, id: string, timestampSeconds: number, body: string): string {
+function signatureOf(secret: string, id: string, timestampSeconds: number, body: string): string {
   const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64')
   const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')
   return `v1,${mac}`

@@ -59,10 +59,13 @@ export function decisionOf(slot: number, flag: CheckedFlag): Decision {
  * @example
  * const slot = compileFlag(flag, getFlag)({ user_id: 'u-1', country: 'DE' })
  */
-export function compileFlag(flag: CheckedFlag, getFlag: GetFlag | undefined): CompiledFlag {
+export function compileFlag(flag: CheckedFlag, getFlag: GetFlag | undefined, shared?: SharedRules): CompiledFlag {
   if (!flag.is_enabled) return () => SLOT_DISABLED
   if ((flag.prerequisites?.length ?? 0) > 0) return (context) => slotOf(decideChecked(flag, context, getFlag), flag)
-  const tests = (flag.rules ?? []).map(compileRule)
+  const tests = (flag.rules ?? []).map((rule) => {
+    const test = compileRule(rule)
+    return shared && test !== never ? shared.share(rule as FullTargetingRule, test) : test
+  })
   const after = compileRollout(flag)
   const count = tests.length
   if (count === 0) return after
@@ -73,6 +76,51 @@ export function compileFlag(flag: CheckedFlag, getFlag: GetFlag | undefined): Co
 }
 
 type RuleTest = (context: EvaluationContext) => boolean
+
+/**
+ * Rule results shared by the compiled flags of one set: flags often repeat a
+ * rule (the same attribute, operator and values), which is then tested once
+ * per context. Call `next()` before each context: results are kept for the
+ * context in hand only.
+ * @example
+ * const shared = new SharedRules()
+ * const runs = flags.map((f) => compileFlag(f, getFlag, shared))
+ * shared.next()
+ * const slots = runs.map((run) => run(context))
+ */
+export class SharedRules {
+  private readonly ids = new Map<string, number>()
+  private readonly tests: RuleTest[] = []
+  private readonly rounds: number[] = []
+  private readonly results: boolean[] = []
+  private round = 0
+
+  /** Starts a new context: every shared rule is tested again when first asked. */
+  next(): void {
+    this.round++
+  }
+
+  /** The test of `rule` (compiled as `test`) through the results of the context in hand. */
+  share(rule: FullTargetingRule, test: RuleTest): RuleTest {
+    const key = `${rule.attribute}\u0000${rule.operator}\u0000${JSON.stringify(rule.values)}`
+    let id = this.ids.get(key)
+    if (id === undefined) {
+      id = this.tests.length
+      this.ids.set(key, id)
+      this.tests.push(test)
+      this.rounds.push(-1)
+      this.results.push(false)
+    }
+    const at = id
+    return (context) => {
+      if (this.rounds[at] === this.round) return this.results[at] as boolean
+      const result = (this.tests[at] as RuleTest)(context)
+      this.rounds[at] = this.round
+      this.results[at] = result
+      return result
+    }
+  }
+}
 
 const never: RuleTest = () => false
 

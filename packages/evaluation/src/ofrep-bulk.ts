@@ -1,6 +1,6 @@
 import type { EvaluableFlag } from '@flagsync/protocol'
 import { type CheckedFlag, checkFlag } from './check-flag.js'
-import { type CompiledFlag, compileFlag, decisionOf } from './compile-flag.js'
+import { type CompiledFlag, compileFlag, decisionOf, SharedRules } from './compile-flag.js'
 import { ofrepAnswer, ofrepBulk, ofrepEvaluate } from './ofrep.js'
 import { totalWeight } from './pick-variant.js'
 import { present } from './present.js'
@@ -28,6 +28,8 @@ class PreparedFlag {
 export interface PreparedFlags {
   readonly entries: readonly PreparedFlag[]
   readonly getFlag: GetFlag
+  /** The rule results the set's flags share within one context: `next()` before each. */
+  readonly rules: SharedRules
   /** Whether every answer cached so far is ASCII (then a body's Latin-1 bytes are its UTF-8 bytes). */
   ascii: boolean
 }
@@ -58,6 +60,7 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
   const byKey = new Map<string, EvaluableFlag>()
   for (const flag of flags) if (typeof flag?.key === 'string') byKey.set(flag.key, flag)
   const getFlag: GetFlag = (key) => byKey.get(key)
+  const rules = new SharedRules()
   const entries: PreparedFlag[] = []
   let run = '' // the answers of consecutive flags that cannot depend on the context: one piece
   const endRun = () => {
@@ -70,12 +73,12 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
     if (dependsOnContext(flag)) {
       endRun()
       const checked = flag as CheckedFlag
-      entries.push(new PreparedFlag(key, prefix, undefined, checked, compileFlag(checked, getFlag)))
+      entries.push(new PreparedFlag(key, prefix, undefined, checked, compileFlag(checked, getFlag, rules)))
     } else run += prefix + JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body)
   }
   endRun()
   const ascii = entries.every((entry) => !NOT_ASCII.test(entry.json ?? ''))
-  const ready: PreparedFlags = { entries, getFlag, ascii }
+  const ready: PreparedFlags = { entries, getFlag, rules, ascii }
   prepared.set(flags, ready)
   return ready
 }
@@ -97,6 +100,7 @@ export function ofrepBulkJson(flags: readonly EvaluableFlag[], context: Evaluati
   const set = prepareFlags(flags)
   const { entries } = set
   if (entries.length === 0) return { text: '[]', ascii: true }
+  set.rules.next()
   let text = ''
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as PreparedFlag

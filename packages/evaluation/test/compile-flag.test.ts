@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { checkFlag } from '../src/check-flag.js'
-import { compileFlag, decisionOf, slotOf } from '../src/compile-flag.js'
+import { compileFlag, decisionOf, SharedRules, slotOf } from '../src/compile-flag.js'
 import { decideChecked } from '../src/decide.js'
 import type { EvaluationContext, GetFlag } from '../src/types.js'
 
@@ -106,6 +106,32 @@ describe('compileFlag', () => {
             for (const context of contexts) {
               expect(compiled(run, context)).toEqual(interpreted(flag as never, context, getFlag))
             }
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    )
+  })
+
+  it('decides as decideChecked with rule results shared across the set, context after context', () => {
+    fc.assert(
+      fc.property(
+        fc.array(flagArb, { minLength: 1, maxLength: 6 }),
+        fc.array(contextArb, { minLength: 2, maxLength: 8 }),
+        (set, contexts) => {
+          const byKey = new Map(set.map((flag) => [flag.key, flag]))
+          const getFlag: GetFlag = (key) => byKey.get(key) as never
+          const shared = new SharedRules()
+          const runs = set.map((flag) => {
+            checkFlag(flag)
+            return compileFlag(flag, getFlag, shared)
+          })
+          for (const context of contexts) {
+            shared.next()
+            set.forEach((flag, i) => {
+              const run = runs[i] as (typeof runs)[number]
+              expect(compiled(run, context)).toEqual(interpreted(flag as never, context, getFlag))
+            })
           }
         },
       ),

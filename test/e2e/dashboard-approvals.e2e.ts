@@ -160,6 +160,14 @@ describe('change requests, SDK keys and members in the dashboard', () => {
     expect(refused.status).toBe(403)
     await admin.getByRole('button', { name: 'I have copied it' }).click()
     expect(await admin.locator('tr[data-key="web page"] td').nth(1).textContent()).toBe('client')
+    // On a phone the keys and members lists scroll inside their own box; the page never scrolls sideways.
+    await admin.setViewportSize({ width: 390, height: 844 })
+    expect(await admin.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await admin.getByRole('tab', { name: 'Members' }).click()
+    await admin.locator('tr[data-member]').first().waitFor()
+    expect(await admin.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await screenshot(admin, 'dashboard-members-390')
+    await admin.setViewportSize({ width: 1280, height: 860 })
     expect(errors).toEqual([])
   })
 

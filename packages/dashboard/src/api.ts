@@ -72,7 +72,11 @@ export async function api<T>(
 /** A one-line message for an error: the service's own words, plus the fields its 422 names. */
 export function errorText(error: unknown): string {
   if (error instanceof ApiError) {
-    const issues = error.body.issues?.map((i) => `${i.path}: ${i.message}`).join('; ')
+    // The message usually names the first issue already: list only the ones it does not.
+    const issues = error.body.issues
+      ?.map((i) => `${i.path}: ${i.message}`)
+      .filter((text) => !error.message.includes(text))
+      .join('; ')
     return issues ? `${error.message} (${issues})` : error.message
   }
   return error instanceof Error ? error.message : String(error)

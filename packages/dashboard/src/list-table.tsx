@@ -5,22 +5,25 @@ import type { ReactNode } from 'react'
  * `columns` plus an actions column named for screen readers only, and the rows.
  */
 export function ListTable(props: { columns: string[]; children: ReactNode }) {
+  // Scrolls inside its wrapper, so a narrow screen (390 px) scrolls the table, not the page.
   return (
-    <table className="list">
-      <thead>
-        <tr>
-          {props.columns.map((c) => (
-            <th scope="col" key={c}>
-              {c}
+    <div className="table-wrap">
+      <table className="list">
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th scope="col" key={c}>
+                {c}
+              </th>
+            ))}
+            <th scope="col">
+              <span className="sr-only">Actions</span>
             </th>
-          ))}
-          <th scope="col">
-            <span className="sr-only">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>{props.children}</tbody>
-    </table>
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
   )
 }
 

@@ -21,7 +21,6 @@ const LONG_REASON = /^\/\/ long: \S/
  * entry with the split that makes it short.
  */
 const PENDING: readonly { file: string; fn?: string }[] = [
-  { file: 'packages/sync-client/src/delivery-pipeline.ts', fn: 'createDeliveryPipeline' },
   { file: 'packages/sync-client/src/sync-client.ts', fn: 'createSyncClient' },
 ]
 

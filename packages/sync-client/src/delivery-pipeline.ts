@@ -77,15 +77,9 @@ export function createDeliveryPipeline(
   signal: AbortSignal,
   events: PipelineEvents,
 ): DeliveryPipeline {
-  const { clock, requestTimeoutMs } = o
-  /**
-   * For records this client delivered an operation with a base to: the
-   * highest such base. A queued operation whose base is not above it was
-   * edited before that delivery, and the receiver would take this client's own
-   * delivered edit for someone else's (see `CutOptions.staleBase`).
-   */
-  const deliveredBases = new Map<string, number>()
   const pipeline: DeliveryPipeline = { attempting: false, currentAttempt: null, drain }
+  const [cutOptions, rememberBases] = deliveredBases(o)
+  const [send, releaseUnsent] = attempts(store, o, signal, events, pipeline)
   return pipeline
 
   async function drain(keepAlive: (ms: number) => Promise<boolean>, force: boolean): Promise<DrainResult> {
@@ -121,8 +115,8 @@ export function createDeliveryPipeline(
         // The drain ends offline, on close, when the delivery lock is lost, or while the batch backs off (unless
         // forced): then it is due again at `stopAt`.
         const off = signal.aborted || !o.online.isOnline()
-        const stopAt = !off && !force && batch.nextAttemptAt > clock.now() ? batch.nextAttemptAt : null
-        if (off || stopAt !== null || !(await keepAlive(requestTimeoutMs + SENDING_MARGIN_MS))) {
+        const stopAt = !off && !force && batch.nextAttemptAt > o.clock.now() ? batch.nextAttemptAt : null
+        if (off || stopAt !== null || !(await keepAlive(o.requestTimeoutMs + SENDING_MARGIN_MS))) {
           await releaseUnsent(current)
           return done(stopAt)
         }
@@ -172,68 +166,88 @@ export function createDeliveryPipeline(
       await acknowledging
     }
   }
+}
 
-  /**
-   * How to cut a batch in a drain: marked as about to be sent, read from where
-   * the last cut stopped (`view`), and with the records of batches cut but not
-   * yet acknowledged in IndexedDB (`onWire` and those in `unrecorded`) taken as
-   * existing or not as those batches leave them.
-   */
-  function cutOptions(view: CutOptions['view'], unrecorded: readonly BatchRow[], onWire?: BatchRow): CutOptions {
-    const now = clock.now()
-    const pending = onWire ? [...unrecorded, onWire] : [...unrecorded]
-    return {
-      batchSize: o.batchSize,
-      newBatchId: o.generateId,
-      now,
-      sendingUntil: now + requestTimeoutMs + SENDING_MARGIN_MS,
-      view,
-      unrecorded: pending,
-      staleBase: (key, base) =>
-        (deliveredBases.get(key) ?? -1) >= base ||
-        pending.some((b) => b.operations.some((op) => (op.baseRevision ?? -1) >= base && recordKey(op) === key)),
-    }
-  }
+/** How to cut a batch in a drain (`cutOptions`), and how to remember a delivered batch's bases (`rememberBases`). */
+type BaseMemory = [
+  cutOptions: (view: CutOptions['view'], unrecorded: readonly BatchRow[], onWire?: BatchRow) => CutOptions,
+  rememberBases: (operations: readonly Operation[]) => void,
+]
 
-  function rememberBases(operations: readonly Operation[]): void {
-    for (const op of operations) {
-      if (op.baseRevision === undefined) continue
-      const key = recordKey(op)
-      const base = Math.max(op.baseRevision, deliveredBases.get(key) ?? -1)
-      deliveredBases.delete(key) // re-inserted last: the oldest entries go first
-      deliveredBases.set(key, base)
-      if (deliveredBases.size > DELIVERED_BASES_KEPT) {
-        deliveredBases.delete(deliveredBases.keys().next().value as string)
+/**
+ * For records this client delivered an operation with a base to: the highest such base. A queued operation whose
+ * base is not above it was edited before that delivery, and the receiver would take this client's own delivered edit
+ * for someone else's (see `CutOptions.staleBase`). A pair rather than an object: property names survive minifying.
+ */
+function deliveredBases(o: PipelineOptions): BaseMemory {
+  const bases = new Map<string, number>()
+  return [
+    // A cut is marked as about to be sent, read from where the last cut stopped (`view`), and takes the records of
+    // batches cut but not yet acknowledged in IndexedDB (`onWire` and those in `unrecorded`) as those batches leave them.
+    (view, unrecorded, onWire) => {
+      const now = o.clock.now()
+      const pending = onWire ? [...unrecorded, onWire] : [...unrecorded]
+      return {
+        batchSize: o.batchSize,
+        newBatchId: o.generateId,
+        now,
+        sendingUntil: now + o.requestTimeoutMs + SENDING_MARGIN_MS,
+        view,
+        unrecorded: pending,
+        staleBase: (key, base) =>
+          (bases.get(key) ?? -1) >= base ||
+          pending.some((b) => b.operations.some((op) => (op.baseRevision ?? -1) >= base && recordKey(op) === key)),
       }
-    }
-  }
+    },
+    (operations) => {
+      for (const op of operations) {
+        if (op.baseRevision === undefined) continue
+        const key = recordKey(op)
+        const base = Math.max(op.baseRevision, bases.get(key) ?? -1)
+        bases.delete(key) // re-inserted last: the oldest entries go first
+        bases.set(key, base)
+        if (bases.size > DELIVERED_BASES_KEPT) bases.delete(bases.keys().next().value as string)
+      }
+    },
+  ]
+}
 
-  /** A batch this drain cut to send next and did not send: another tab may discard from it again. */
-  async function releaseUnsent(next: NextBatch): Promise<void> {
-    if (next.fresh && next.batch) await store.releaseUnsent(next.batch.batchId).catch(() => undefined)
-  }
-
-  /** One HTTP attempt of a persisted batch; 'gone' when it was discarded before it could be marked as sending. */
-  async function send(batch: BatchRow): Promise<DeliveryOutcome | 'gone'> {
-    const now = clock.now()
-    // A batch cut for this drain is marked already; mark again only if that might run out before the request does.
-    if (batch.sendingUntil < now + requestTimeoutMs + SENDING_MARGIN_MS / 2) {
-      const until = now + requestTimeoutMs + SENDING_MARGIN_MS
-      if (!(await store.markSending(batch.batchId, until))) return 'gone'
-      batch.sendingUntil = until
-      batch.sent = true
-    }
-    pipeline.attempting = true
-    events.attemptStarted()
-    try {
-      return await deliver(o, batch, await o.headers(), signal)
-    } catch (error) {
-      // Only the headers function can throw here; count it like a failed request.
-      return { kind: 'network', error, timedOut: false, aborted: false }
-    } finally {
-      pipeline.attempting = false
-    }
-  }
+/**
+ * One HTTP attempt of a persisted batch (`send`: 'gone' when it was discarded before it could be marked as sending),
+ * and the release of a batch a drain cut to send next and did not send (`releaseUnsent`: another tab may discard
+ * from it again). A pair, like `deliveredBases`.
+ */
+function attempts(
+  store: OutboxDb,
+  o: PipelineOptions,
+  signal: AbortSignal,
+  events: PipelineEvents,
+  pipeline: DeliveryPipeline,
+): [send: (batch: BatchRow) => Promise<DeliveryOutcome | 'gone'>, releaseUnsent: (next: NextBatch) => Promise<void>] {
+  return [
+    async (batch) => {
+      const until = o.clock.now() + o.requestTimeoutMs + SENDING_MARGIN_MS
+      // A batch cut for this drain is marked already; mark again only if that might run out before the request does.
+      if (batch.sendingUntil < until - SENDING_MARGIN_MS / 2) {
+        if (!(await store.markSending(batch.batchId, until))) return 'gone'
+        batch.sendingUntil = until
+        batch.sent = true
+      }
+      pipeline.attempting = true
+      events.attemptStarted()
+      try {
+        return await deliver(o, batch, await o.headers(), signal)
+      } catch (error) {
+        // Only the headers function can throw here; count it like a failed request.
+        return { kind: 'network', error, timedOut: false, aborted: false }
+      } finally {
+        pipeline.attempting = false
+      }
+    },
+    async (next) => {
+      if (next.fresh && next.batch) await store.releaseUnsent(next.batch.batchId).catch(() => undefined)
+    },
+  ]
 }
 
 /** The bookkeeping of a failed attempt in IndexedDB: dead letters, or the next attempt's time (backoff). */
@@ -277,5 +291,6 @@ async function recordFailure(
 
 /** The reference receiver answers a replayed batchId with `duplicate: true`: nothing was applied this time. */
 function isDuplicateAck(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && (body as { duplicate?: unknown }).duplicate === true
+  // Any other body (text, a number, none) has no such property: reading it is false, not a throw.
+  return (body as { duplicate?: unknown } | null | undefined)?.duplicate === true
 }

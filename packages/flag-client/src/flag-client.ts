@@ -3,7 +3,7 @@ import type { EvaluableFlag } from '@flagsync/protocol'
 import { systemClock } from './clock.js'
 import { flagEdits, outboxView } from './flag-outbox.js'
 import { type FlagConnection, flagStream } from './flag-sources.js'
-import { flagState } from './flag-state.js'
+import { flagState, loadSets } from './flag-state.js'
 import { clientReporter } from './impressions/client-reporter.js'
 import type { ImpressionReporter } from './impressions/impression-reporter.js'
 import { checkIndexedDbOptions } from './indexeddb-env.js'
@@ -37,7 +37,7 @@ export function createFlagClient(options: FlagClientOptions): FlagClient {
   const sync = options.syncClient
   const stream = flagStream(options, net, state, environmentKnown, () => sync?.retryNow?.())
   const outbox = outboxView(sync, state.local, state.changed, clock)
-  state.load(environmentKnown, outbox.attach)
+  loadSets(state, options, environmentKnown, outbox.attach)
   stream.start()
 
   return {

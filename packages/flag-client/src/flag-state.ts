@@ -21,17 +21,14 @@ export interface FlagState {
   /** `connectedAt`: the set is a stream bootstrap, which holds every edit acknowledged before it. */
   useSet(flags: Map<string, ClientFlag>, source: FlagSource, connectedAt?: number): void
   persistSoon(): void
-  /**
-   * Shows the bootstrap, then the cached set (`environmentKnown` hears its environment), then calls `attach`: the
-   * localStorage copy answers at once, IndexedDB once it has opened.
-   */
-  load(environmentKnown: (environmentId: string | null) => void, attach: () => void): void
+  /** The flag cache (`<dbName>:flags`), unless `persist: false` or there is no storage. */
+  readonly cache: FlagCache | undefined
   /** Runs `closing`, saves an authoritative set and closes the cache, then reports `closed`. */
   close(closing: () => Promise<unknown>): Promise<void>
 }
 
 /**
- * The flag client's state, with its cache (`<dbName>:flags`) unless `persist: false`.
+ * The flag client's state, with its cache (`<dbName>:flags`) unless `persist: false`; `loadSets` fills it.
  * @example
  * const state = flagState(options, url, clock)
  * state.useSet(flags, 'snapshot')
@@ -50,6 +47,7 @@ export function flagState(options: FlagClientOptions, url: URL, clock: Clock): F
   // Only the server's own sets are saved: one read from the cache already is, and a bootstrap names no environment.
   const authoritative = () => s.status.source === 'stream' || s.status.source === 'snapshot'
   const s: FlagState = {
+    cache,
     local: new LocalView(options.collection ?? 'flags'),
     status: { state: 'connecting', source: 'none', environmentId: null, failures: 0, lastError: null },
     listeners: new Set(),
@@ -85,30 +83,6 @@ export function flagState(options: FlagClientOptions, url: URL, clock: Clock): F
         void save()
       }, 50)
     },
-    load(environmentKnown, attach) {
-      /** The cached set replaces nothing but a bootstrap it is newer than (a server-rendered page keeps its flags). */
-      const fromCache = (saved: SavedSet | undefined) => {
-        if (!saved || (s.status.source !== 'none' && s.status.source !== 'bootstrap')) return
-        // The stream URL's environment, whichever set is served: impressions can be addressed before the stream.
-        environmentKnown(saved.environmentId)
-        if (s.status.source === 'none' || isNewerFlagSet(saved.flags, s.local.serverFlags.values())) {
-          s.useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
-        }
-      }
-      const bootstrap = bootstrapSet(options.bootstrap)
-      if (bootstrap) s.useSet(bootstrap, 'bootstrap')
-      const saved = cache?.loadNow()
-      if (cache && !saved) {
-        void cache
-          .load()
-          .then(fromCache)
-          .catch(() => {})
-          .then(attach)
-      } else {
-        fromCache(saved)
-        attach()
-      }
-    },
     async close(closing) {
       if (persistTimer !== undefined) clock.clearTimeout(persistTimer)
       await closing()
@@ -120,4 +94,39 @@ export function flagState(options: FlagClientOptions, url: URL, clock: Clock): F
     },
   }
   return s
+}
+
+/**
+ * Shows the bootstrap, then the cached set (`environmentKnown` hears its environment), then calls `attach`: the
+ * localStorage copy answers at once, IndexedDB once it has opened.
+ */
+export function loadSets(
+  s: FlagState,
+  options: FlagClientOptions,
+  environmentKnown: (environmentId: string | null) => void,
+  attach: () => void,
+): void {
+  /** The cached set replaces nothing but a bootstrap it is newer than (a server-rendered page keeps its flags). */
+  const fromCache = (saved: SavedSet | undefined) => {
+    if (!saved || (s.status.source !== 'none' && s.status.source !== 'bootstrap')) return
+    // The stream URL's environment, whichever set is served: impressions can be addressed before the stream.
+    environmentKnown(saved.environmentId)
+    if (s.status.source === 'none' || isNewerFlagSet(saved.flags, s.local.serverFlags.values())) {
+      s.useSet(new Map(saved.flags.map((f) => [f.key, f])), 'cache')
+    }
+  }
+  const bootstrap = bootstrapSet(options.bootstrap)
+  if (bootstrap) s.useSet(bootstrap, 'bootstrap')
+  const { cache } = s
+  const saved = cache?.loadNow()
+  if (cache && !saved) {
+    void cache
+      .load()
+      .then(fromCache)
+      .catch(() => {})
+      .then(attach)
+  } else {
+    fromCache(saved)
+    attach()
+  }
 }

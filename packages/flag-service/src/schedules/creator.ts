@@ -11,7 +11,7 @@ const WRITES: ReadonlySet<Role | undefined> = new Set(['editor', 'admin'])
  * them: a user who is still an editor or admin there, or a server key of the project that was not deleted. A
  * deleted user's schedules keep neither id (`created_by_user_id` is set null), so they may not.
  */
-export async function creatorMayWrite(trx: Knex, row: ScheduleRow, projectId: string): Promise<boolean> {
+async function creatorMayWrite(trx: Knex, row: ScheduleRow, projectId: string): Promise<boolean> {
   if (row.created_by_user_id !== null) {
     const user = (await trx(SERVICE_TABLES.users).where('id', Number(row.created_by_user_id)).first('id', 'role')) as
       | { id: number; role: Role }

@@ -47,8 +47,10 @@ describe('bundle-size: first load and lazy chunks', () => {
     // bundle as well (the package entry imports both clients), though nothing there loads it. The evaluator has nothing
     // loaded later.
     for (const r of rows.filter((row) => row.id.startsWith('bundle.flag_client'))) {
+      // The rules-mode client's lazy chunks hold both (over 2 kB): the poller is not in its first load.
+      const least = r.id === 'bundle.flag_client' ? 2000 : 1000
       for (const figures of [r.esbuild, r.rollup]) {
-        expect(figures.lazy?.min).toBeGreaterThan(1000)
+        expect(figures.lazy?.min).toBeGreaterThan(least)
         expect(figures.lazy?.min).toBeLessThan(4000)
       }
     }

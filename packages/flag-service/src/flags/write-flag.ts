@@ -54,7 +54,7 @@ export type ReviewFiler<R> = (flags: FlagWriter, needs: NeedsApproval, environme
 
 export interface WriteFlagOptions<R> {
   /**
-   * Where approval is required, files a patch as a change request (`changeRequestFiler` of change-requests.ts); or
+   * Where approval is required, files a patch as a change request (`changeRequestFiler`, change-requests/file.ts); or
    * `'approved'`: the write is a change request's approval, past the gate. Only a patch is ever filed.
    */
   review?: ReviewFiler<R> | 'approved'

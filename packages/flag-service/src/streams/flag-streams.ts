@@ -132,7 +132,7 @@ export class FlagStreams {
   /**
    * Opens an SDK-key stream on the key's environment: connected, bootstrap,
    * ready, then live updates; or, for a `Last-Event-ID` the change log still
-   * covers, `resumed`, the updates missed, ready (`stream-resume.ts`).
+   * covers, `resumed`, the updates missed, ready (`resume.ts`).
    */
   async openEnvironmentStream(
     req: IncomingMessage,
@@ -177,7 +177,7 @@ export class FlagStreams {
     })
   }
 
-  /** A scope's resume: the change log read for it, framed from the live set (`stream-resume.ts`). */
+  /** A scope's resume: the change log read for it, framed from the live set (`resume.ts`). */
   private resumable(scope: ResumeScope): Omit<StreamScope<FlagChange[]>, 'hubScope' | 'bootstrap'> {
     return {
       revision: () => this.feed.revision,

@@ -5,13 +5,15 @@ import { leaseDeliveryLock } from './lease-lock.js'
 import { asideOps } from './outbox-aside.js'
 import { discardOps } from './outbox-discard.js'
 import { repairOps } from './outbox-repair.js'
+import type { OutboxDexie } from './outbox-schema.js'
 import { foldOps } from './remote-fold.js'
 import { lookupOps } from './remote-lookup.js'
 
 // The sync client's code for rare paths, one chunk that bundlers load on first use (see `loadLazyOps` in lazy.ts):
 // conflicts (a 409, `resolve()`, the cut's delete while records are held), `discard()`, dead letters, the delivery
 // lease (no Web Locks), the fold of `remoteKeys`, its Bloom filters and its lookups (insert … delete of one record in
-// the queue). A page that only queues, delivers and backs off never loads it.
+// the queue), and the backoff's reset when the browser comes back online or the app calls `retryNow()`. A page that
+// only queues, delivers and backs off never loads it.
 //
 // It imports nothing from the eager modules at run time: what it uses of them comes in as `kit`. A module imported by
 // both the eager code and this chunk is moved by esbuild into a third chunk, a separate request compressed on its own
@@ -30,6 +32,11 @@ export function lazyOps(kit: LazyKit) {
     ...lookupOps(kit),
     leaseDeliveryLock,
     deleteTakenAmongHeld,
+    cutShortNetworkBackoff: (db: OutboxDexie, now: number) =>
+      db.batches
+        .filter((row) => row.nextAttemptAt > now && row.lastError?.kind === 'network')
+        .modify({ nextAttemptAt: now }),
+    resetBackoff: (db: OutboxDexie) => db.batches.toCollection().modify({ attempts: 0, nextAttemptAt: 0 }),
   }
 }
 

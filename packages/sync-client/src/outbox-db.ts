@@ -229,15 +229,13 @@ export class OutboxDb {
    * a batch the server answered (5xx, 429, Retry-After) keeps its wait.
    * Resolves how many batches were made due.
    */
-  cutShortNetworkBackoff(now: number): Promise<number> {
-    return this.db.batches
-      .filter((row) => row.nextAttemptAt > now && row.lastError?.kind === 'network')
-      .modify({ nextAttemptAt: now })
+  async cutShortNetworkBackoff(now: number): Promise<number> {
+    return (await loadLazyOps()).cutShortNetworkBackoff(this.db, now)
   }
 
   /** Back to a fresh schedule (the browser came back online); the error stays until a success. */
   async resetBackoff(): Promise<void> {
-    await this.db.batches.toCollection().modify({ attempts: 0, nextAttemptAt: 0 })
+    await (await loadLazyOps()).resetBackoff(this.db)
   }
 
   /**

@@ -1,7 +1,7 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { SyncClient, SyncClientOptions } from '../src/index.js'
-import { FakeLocks, ModelReceiver, status, useMockServer, WEBHOOK } from './helpers.js'
+import { FakeLocks, ModelReceiver, networkError, status, useMockServer, WEBHOOK } from './helpers.js'
 
 // The rare paths live in a chunk of their own, loaded on first use (lazy-ops.ts, loaded by lazy.ts). The other
 // suites load it up front (useMockServer); here every test starts from a fresh module graph, so the chunk is not
@@ -136,6 +136,38 @@ describe('the lazy chunk', () => {
     await client.flush()
     expect(loaded()).toBe(true)
     expect((await client.conflicts()).map((c) => [c.recordId, c.kind])).toEqual([['a', 'field']])
+  })
+
+  it('is loaded by retryNow, which then sends a batch waiting out a network failure at once', async () => {
+    const r = new ModelReceiver()
+    server.use(r.handler)
+    r.reply(networkError)
+    const { client, loaded } = await fresh({ retry: { baseMs: 60_000, maxMs: 600_000 } })
+    await client.insert('c', { id: '1' })
+    await client.flush()
+    expect((await client.status()).state).toBe('backoff')
+    client.start()
+    expect(loaded()).toBe(false)
+    client.retryNow()
+    await vi.waitFor(() => expect(r.appliedBatches).toHaveLength(1))
+    expect(loaded()).toBe(true)
+  })
+
+  it('is loaded when the browser comes back online, which resets the backoff and sends at once', async () => {
+    const r = new ModelReceiver()
+    server.use(r.handler)
+    r.reply(status(503))
+    const { manualOnlineSource } = await import('../src/index.js')
+    const online = manualOnlineSource()
+    const { client, loaded } = await fresh({ online, retry: { baseMs: 60_000, maxMs: 600_000 } })
+    await client.insert('c', { id: '1' })
+    await client.flush()
+    client.start()
+    online.setOnline(false)
+    expect(loaded()).toBe(false)
+    online.setOnline(true)
+    await vi.waitFor(() => expect(r.appliedBatches).toHaveLength(1))
+    expect(loaded()).toBe(true)
   })
 
   it('fails a call with storage_failed when it cannot be loaded, loses nothing, and works once it can', async () => {

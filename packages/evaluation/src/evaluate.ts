@@ -20,11 +20,26 @@ const EMPTY: EvaluationContext = Object.freeze({})
  * const { value } = evaluate(flag, { user_id: 'u-42', country: 'DE' })
  */
 export function evaluate(flag: EvaluableFlag, context?: EvaluationContext | null, getFlag?: GetFlag): EvaluationResult {
+  return evaluateObserved(flag, context, getFlag)
+}
+
+/**
+ * `evaluate`, also handing the decision to `observe` (when one was reached):
+ * `explain` reads the deciding rule or bucket from it without deciding twice.
+ */
+export function evaluateObserved(
+  flag: EvaluableFlag,
+  context: EvaluationContext | null | undefined,
+  getFlag: GetFlag | undefined,
+  observe?: (decision: Decision, context: EvaluationContext) => void,
+): EvaluationResult {
   try {
     const ctx = context ?? EMPTY
     if (typeof ctx !== 'object') return failure('INVALID_CONTEXT', 'the context must be an object of attributes')
+    const decision = decideOrDisable(flag, ctx, getFlag)
+    observe?.(decision, ctx)
     // decide() has checked the flag's shape by the time it returns.
-    return present(flag as unknown as CheckedFlag, decideOrDisable(flag, ctx, getFlag))
+    return present(flag as unknown as CheckedFlag, decision)
   } catch (error) {
     if (error instanceof EvaluationError) return failure(error.code, error.message)
     return failure('GENERAL', error instanceof Error ? error.message : 'a non-Error value was thrown')

@@ -1,6 +1,8 @@
 export { jsonEqual } from '@flagsync/protocol/json-equal'
 export { bucket, ROLLOUT_SEED, VARIANT_SEED } from './bucket.js'
 export { evaluate } from './evaluate.js'
+export type { Explanation } from './explain.js'
+export { explain } from './explain.js'
 export { matchesRule } from './match-rule.js'
 export { murmur3 } from './murmur3.js'
 export type { OfrepOutcome, OfrepRequestRead } from './ofrep.js'

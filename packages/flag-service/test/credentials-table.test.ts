@@ -73,6 +73,12 @@ const ROUTES: Record<string, RouteRow> = {
   },
   'POST /api/auth/logout': { access: 'optional', path: () => '/api/auth/logout' },
   'GET /api/auth/me': { access: 'user', path: () => '/api/auth/me' },
+  // A too-short new password: a 422 before the current one is checked, so no failed attempt locks the admin out.
+  'POST /api/auth/password': {
+    access: 'user',
+    path: () => '/api/auth/password',
+    body: () => ({ current_password: 'correct horse battery', new_password: 'short' }),
+  },
   'GET /api/users': { access: 'user', path: () => '/api/users' },
   'POST /api/users': {
     access: 'user',
@@ -83,6 +89,19 @@ const ROUTES: Record<string, RouteRow> = {
     access: 'user',
     path: async (f) => `/api/users/${await f.h.createUser({ email: `${unique('gone')}@example.com`, role: 'viewer' })}`,
   },
+  'PATCH /api/users/:param': {
+    access: 'user',
+    path: async (f) =>
+      `/api/users/${await f.h.createUser({ email: `${unique('renamed')}@example.com`, role: 'viewer' })}`,
+    body: () => ({ name: unique('Renamed') }),
+  },
+  'POST /api/users/:param/password': {
+    access: 'user',
+    path: async (f) =>
+      `/api/users/${await f.h.createUser({ email: `${unique('reset')}@example.com`, role: 'viewer' })}/password`,
+    body: () => ({ password: 'password-456' }),
+  },
+  'GET /api/users/audit': { access: 'user', path: () => '/api/users/audit' },
   'GET /api/tokens': { access: 'user', path: () => '/api/tokens' },
   'POST /api/tokens': { access: 'user', path: () => '/api/tokens', body: () => ({ name: 't', scope: 'read_only' }) },
   'DELETE /api/tokens/:param': {
@@ -174,6 +193,10 @@ const ROUTES: Record<string, RouteRow> = {
       operations: [{ action: 'update', collection: 'flags', recordId: 'f0', changes: { description: 'y' } }],
     }),
   },
+  'POST /api/environments/:param/evaluate': {
+    path: (f) => `${e(f)}/evaluate`,
+    body: () => ({ context: { user_id: 'u1' } }),
+  },
   'GET /api/environments/:param/changes': { path: (f) => `${e(f)}/changes` },
   'GET /api/projects/:param/changes': { path: (f) => `${p(f)}/changes` },
   'POST /api/projects/:param/flags': {
@@ -259,6 +282,7 @@ function expectedFor(route: string, row: RouteRow, credential: Credential): Expe
     if (route === 'GET /api/auth/me') return 401 // "no valid session": a key is nobody's session
     return row.access === 'user' ? 403 : 'admitted'
   }
+  if (route === 'POST /api/auth/password' && credential.startsWith('PAT')) return 403 // a session's own change
   const refusedWrite = credential === 'PAT read_only' || credential === 'session, no CSRF header'
   if (write && refusedWrite) return 403
   if (OFREP_ROUTE.test(route)) return ['admitted', 403] // OFREP is for keys; whether a user may call it is its own

@@ -70,6 +70,13 @@ const CASES: RouteCase[] = [
   },
   { route: 'POST /api/auth/logout', path: () => '/api/auth/logout', as: 'throwaway' },
   { route: 'GET /api/auth/me', path: () => '/api/auth/me' },
+  {
+    // A too-short new password keeps every variant a 422: a wrong current password would count toward the
+    // admin's lockout, and a valid change would replace the admin's password for the cases after it.
+    route: 'POST /api/auth/password',
+    path: () => '/api/auth/password',
+    body: () => ({ current_password: 'correct horse battery', new_password: 'short' }),
+  },
   { route: 'GET /api/users', path: () => '/api/users' },
   {
     route: 'POST /api/users',
@@ -77,6 +84,17 @@ const CASES: RouteCase[] = [
     body: () => ({ name: 'Eve', email: 'eve@example.com', role: 'viewer', password: 'password-123' }),
   },
   { route: 'DELETE /api/users/:param', path: (ids) => `/api/users/${ids.userId}` },
+  {
+    route: 'PATCH /api/users/:param',
+    path: (ids) => `/api/users/${ids.userId}`,
+    body: () => ({ role: 'editor', name: 'M' }),
+  },
+  {
+    route: 'POST /api/users/:param/password',
+    path: (ids) => `/api/users/${ids.userId}/password`,
+    body: () => ({ password: 'password-456' }),
+  },
+  { route: 'GET /api/users/audit', path: () => '/api/users/audit', query: AUDIT },
   { route: 'GET /api/tokens', path: () => '/api/tokens' },
   {
     route: 'POST /api/tokens',
@@ -191,6 +209,11 @@ const CASES: RouteCase[] = [
         { action: 'update', collection: 'flags', recordId: 'f0', changes: { description: 'y' } },
       ],
     }),
+  },
+  {
+    route: 'POST /api/environments/:param/evaluate',
+    path: (ids) => `${e(ids)}/evaluate`,
+    body: () => ({ context: { user_id: 'u1', country: 'NL' }, keys: ['f0', 'missing'] }),
   },
   { route: 'GET /api/environments/:param/changes', path: (ids) => `${e(ids)}/changes`, query: AUDIT },
   { route: 'GET /api/projects/:param/changes', path: (ids) => `${p(ids)}/changes`, query: AUDIT },

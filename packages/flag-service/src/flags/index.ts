@@ -3,6 +3,7 @@ import { createEnvironmentChangesRouter, createProjectChangesRouter } from '../a
 import { loadEnvironment, loadProject } from '../auth/guards.js'
 import { createChangeRequestsRouter } from '../change-requests/routes.js'
 import { changeRequestBaseMigration, changeRequestMigration } from '../change-requests/tables.js'
+import { createEvaluateRouter } from '../evaluate/routes.js'
 import type { FeatureMountContext } from '../feature-mount.js'
 import { createSegmentsRouter } from '../segments/routes.js'
 import type { ServiceRuntime } from '../service-runtime.js'
@@ -55,6 +56,12 @@ export function mountFlagFeature(app: Express, runtime: ServiceRuntime, ctx: Fea
     auth,
     loadEnvironment(runtime),
     createEnvironmentFlagsRouter(runtime, ctx.routerOptions),
+  )
+  app.use(
+    '/api/environments/:env_id/evaluate',
+    auth,
+    loadEnvironment(runtime),
+    createEvaluateRouter(streams, ctx.routerOptions),
   )
   app.use(
     '/api/environments/:env_id/change-requests',

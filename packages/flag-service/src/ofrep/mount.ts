@@ -1,4 +1,3 @@
-import type { EvaluableFlag } from '@flagsync/protocol'
 import { createOfrepRouter, HttpError, type OfrepWatch } from '@flagsync/server-kit'
 import type { Express, Request } from 'express'
 import { authOf } from '../auth/guards.js'
@@ -9,6 +8,7 @@ import { UUID_PATTERN } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import type { FlagStreams } from '../streams/flag-streams.js'
 import { readScopeChanges } from '../streams/resume.js'
+import { snapshotFlags } from '../streams/snapshot-flags.js'
 
 /**
  * OFREP on the flag service (`/ofrep/v1`): an SDK key (`Authorization:
@@ -20,7 +20,6 @@ import { readScopeChanges } from '../streams/resume.js'
 export function mountOfrepFeature(app: Express, runtime: ServiceRuntime, ctx: FeatureMountContext): void {
   const streams = flagStreamsOf(runtime, ctx.flags)
   const projectOf = new Map<string, string>()
-  const parsed = new WeakMap<Buffer, EvaluableFlag[]>()
 
   const resolveScope = async (req: Request) => {
     const key = authOf(req).sdkKey
@@ -31,13 +30,7 @@ export function mountOfrepFeature(app: Express, runtime: ServiceRuntime, ctx: Fe
     if (req.path === '/events' && req.method === 'GET' && req.res) streams.sdkKeyStreams.track(req.res, key.id)
     await streams.ready()
     projectOf.set(key.environmentId, key.projectId)
-    const { body } = streams.snapshot(key.environmentId, key.projectId)
-    // The snapshot buffer is the same until the environment changes: parsed once per change, not per request.
-    let flags = parsed.get(body)
-    if (!flags) {
-      flags = JSON.parse(body.toString('utf8')) as EvaluableFlag[]
-      parsed.set(body, flags)
-    }
+    const flags = snapshotFlags(streams, key.environmentId, key.projectId)
     return { id: key.environmentId, flags, revision: streams.live.revision }
   }
 

@@ -1,0 +1,40 @@
+import { jsonDepthExceeds } from '@flagsync/server-kit'
+import { z } from 'zod'
+
+/** Contexts are flat attributes; a few levels leave room for list values, and no more is ever read. */
+export const CONTEXT_MAX_DEPTH = 4
+/** The context's JSON text, at most (an impression keeps 4 096 characters; a test case may carry more). */
+export const CONTEXT_MAX_LENGTH = 16_384
+/** Keys one call may ask for. */
+export const EVALUATE_MAX_KEYS = 1_000
+
+const contextSchema = z
+  .record(z.string(), z.unknown())
+  .refine((c) => !jsonDepthExceeds(c, CONTEXT_MAX_DEPTH), `nested deeper than ${CONTEXT_MAX_DEPTH} levels`)
+  .refine((c) => JSON.stringify(c).length <= CONTEXT_MAX_LENGTH, `longer than ${CONTEXT_MAX_LENGTH} characters of JSON`)
+
+/**
+ * The body of `POST /api/environments/:env_id/evaluate`: the context to test
+ * and, optionally, the flags to evaluate (every flag of the environment when absent).
+ * @example { "context": { "user_id": "u-42", "country": "NL" }, "keys": ["theme"] }
+ */
+export const evaluateRequestSchema = z.strictObject({
+  context: contextSchema,
+  // Any string: a key that cannot exist is answered FLAG_NOT_FOUND like one that does not.
+  keys: z.optional(z.array(z.string().max(200)).max(EVALUATE_MAX_KEYS)),
+})
+
+export type EvaluateRequest = z.infer<typeof evaluateRequestSchema>
+
+/** One flag's answer: what it serves this context and what decided it. */
+export interface EvaluatedFlag {
+  key: string
+  value: unknown
+  variant: string | null
+  reason: string
+  /** The index of the matching rule, in the rules as SDKs receive them (segments expanded). */
+  rule_index?: number
+  /** The context's rollout bucket (0–99) for a split. */
+  bucket?: number
+  error?: string
+}

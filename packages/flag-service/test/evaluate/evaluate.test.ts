@@ -1,0 +1,196 @@
+import { createFlagClient, type FlagClient } from '@flagsync/sync-client'
+import { DIALECTS } from '@flagsync/test-support/databases'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createProject, member, type Project, putFlag } from '../flags/support.js'
+import { type Harness, startHarness } from '../harness.js'
+
+/** Flags that exercise every decision: rules of each operator, a segment, prerequisites, rollouts, variants. */
+const FLAGS = [
+  { key: 'gate', is_enabled: true, rollout_percentage: 50 },
+  {
+    key: 'theme',
+    is_enabled: true,
+    flag_type: 'string',
+    default_value: 'light',
+    disabled_value: 'off',
+    rollout_percentage: 80,
+    rules: [
+      { attribute: 'country', operator: 'equals', values: ['NL'], variant: 'dark' },
+      { segment_key: 'staff', variant: 'staff' },
+      { attribute: 'plan', operator: 'not_equals', values: ['free'], variant: 'paid' },
+    ],
+    variants: [
+      { value: 'blue', weight: 3 },
+      { value: 'green', weight: 1 },
+    ],
+  },
+  {
+    key: 'checkout-v2',
+    is_enabled: true,
+    prerequisites: [{ flag_key: 'gate' }],
+    rules: [{ attribute: 'age', operator: 'greater_than_or_equal', values: ['40'] }],
+    rollout_percentage: 30,
+  },
+  {
+    key: 'limit',
+    is_enabled: true,
+    flag_type: 'integer',
+    default_value: 10,
+    disabled_value: 0,
+    prerequisites: [{ flag_key: 'theme', required_value: 'dark' }],
+    rules: [
+      { attribute: 'age', operator: 'less_than', values: ['18'], variant: 1 },
+      { attribute: 'age', operator: 'greater_than', values: ['60'], variant: 5 },
+      { attribute: 'age', operator: 'less_than_or_equal', values: ['20'], variant: 2 },
+    ],
+  },
+  {
+    key: 'banner',
+    is_enabled: true,
+    flag_type: 'string',
+    default_value: 'none',
+    rules: [{ attribute: 'email', operator: 'contains', values: ['beta'], variant: 'beta' }],
+    variants: [
+      { value: 'a', weight: 1 },
+      { value: 'b', weight: 1 },
+      { value: 'c', weight: 2 },
+    ],
+  },
+  { key: 'retired', is_enabled: false, rules: [{ attribute: 'country', operator: 'equals', values: ['DE'] }] },
+]
+
+const STAFF = [
+  { attribute: 'email', operator: 'ends_with', values: ['@acme.test'] },
+  { attribute: 'email', operator: 'starts_with', values: ['ops.'] },
+]
+
+const contextArb = fc.record(
+  {
+    user_id: fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 10_000 })),
+    country: fc.constantFrom('NL', 'DE', 'FR', 'US'),
+    plan: fc.constantFrom('free', 'pro', 'team'),
+    age: fc.oneof(fc.integer({ min: 0, max: 99 }), fc.constantFrom('17', 'forty')),
+    email: fc.constantFrom('ann@acme.test', 'ops.bo@else.test', 'beta-cy@else.test', 'dee@else.test'),
+  },
+  { requiredKeys: [] },
+)
+
+interface Entry {
+  key: string
+  value: unknown
+  variant: string | null
+  reason: string
+  rule_index?: number
+  bucket?: number
+  error?: string
+}
+
+describe.each(DIALECTS)('POST /api/environments/:env_id/evaluate on %s', (dialect) => {
+  let h: Harness
+  let p: Project
+  let client: FlagClient
+  const evaluate = async (body: unknown, as = h.admin) =>
+    h.call(`/api/environments/${p.production}/evaluate`, { method: 'POST', as, body })
+
+  beforeAll(async () => {
+    h = await startHarness(dialect)
+    p = await createProject(h)
+    const seg = await h.call(`/api/projects/${p.id}/segments`, {
+      method: 'POST',
+      as: h.admin,
+      body: { key: 'staff', name: 'Staff', rules: STAFF },
+    })
+    expect(seg.status).toBe(200)
+    for (const flag of FLAGS) await putFlag(h, p.production, flag)
+    client = createFlagClient({ persist: false, streamUrl: `${h.url}/stream`, sdkKey: p.sdkKey })
+    await client.ready()
+  })
+  afterAll(async () => {
+    await client?.close()
+    await h?.dispose()
+  })
+
+  it('answers 100 random contexts exactly as the flag client evaluates them', async () => {
+    const contexts = fc.sample(contextArb, { numRuns: 100, seed: 20261128 })
+    const reasons = new Set<string>()
+    for (const context of contexts) {
+      const res = await evaluate({ context })
+      expect(res.status).toBe(200)
+      const flags = res.body.flags as Entry[]
+      expect(flags.map((f) => f.key)).toEqual(client.allFlags().map((f) => f.key))
+      for (const entry of flags) {
+        const local = client.evaluate(entry.key, context)
+        reasons.add(entry.reason)
+        expect({ key: entry.key, value: entry.value, variant: entry.variant, reason: entry.reason }).toEqual({
+          key: entry.key,
+          value: local.value ?? null,
+          variant: local.variant ?? null,
+          reason: local.reason,
+        })
+        expect(entry.error ?? null).toBe(local.errorCode ?? null)
+        expect(entry.rule_index !== undefined).toBe(local.reason === 'TARGETING_MATCH')
+        expect(entry.bucket !== undefined).toBe(local.reason === 'SPLIT')
+      }
+    }
+    // The sample reached every kind of decision.
+    expect([...reasons].sort()).toEqual(['DEFAULT', 'DISABLED', 'ERROR', 'SPLIT', 'TARGETING_MATCH'])
+  })
+
+  it('names the deciding rule (segments expanded) and the rollout bucket', async () => {
+    const res = await evaluate({
+      context: { user_id: 'u-1', country: 'FR', plan: 'free', email: 'ops.x@else.test', age: 70 },
+      keys: ['theme', 'gate', 'limit', 'retired'],
+    })
+    expect(res.status).toBe(200)
+    const [theme, gate, limit, retired] = res.body.flags as Entry[]
+    // Rule 1 (the staff segment) expands to two conditions: the second one matched, at index 2.
+    expect(theme).toEqual({ key: 'theme', value: 'staff', variant: null, reason: 'TARGETING_MATCH', rule_index: 2 })
+    expect(gate).toMatchObject({ key: 'gate', reason: 'SPLIT' })
+    expect(gate?.bucket).toBeTypeOf('number')
+    expect(gate?.value).toBe((gate?.bucket as number) < 50)
+    expect(limit).toEqual({ key: 'limit', value: 0, variant: null, reason: 'DISABLED' })
+    expect(retired).toEqual({ key: 'retired', value: false, variant: null, reason: 'DISABLED' })
+  })
+
+  it('answers an unknown key with FLAG_NOT_FOUND and a split without user_id with its error', async () => {
+    const res = await evaluate({ context: { country: 'DE' }, keys: ['nope', 'gate'] })
+    expect(res.status).toBe(200)
+    expect(res.body.flags).toEqual([
+      { key: 'nope', value: null, variant: null, reason: 'ERROR', error: 'FLAG_NOT_FOUND' },
+      { key: 'gate', value: null, variant: null, reason: 'ERROR', error: 'TARGETING_KEY_MISSING' },
+    ])
+  })
+
+  it('refuses a bad context with a 422 naming the field', async () => {
+    const deep = { a: { b: { c: { d: { e: 1 } } } } }
+    for (const context of [[], 'u-1', null, deep, { big: 'x'.repeat(20_000) }]) {
+      const res = await evaluate({ context })
+      expect(res.status, JSON.stringify(context).slice(0, 40)).toBe(422)
+      expect(res.body).toMatchObject({ code: 'validation_failed' })
+      expect(res.body.issues[0].path).toBe('context')
+    }
+    const missing = await evaluate({ keys: ['gate'] })
+    expect(missing.status).toBe(422)
+    expect(missing.body.issues[0].path).toBe('context')
+    const keys = await evaluate({ context: {}, keys: 'gate' })
+    expect(keys.status).toBe(422)
+    expect(keys.body.issues[0].path).toBe('keys')
+  })
+
+  it('is for viewers and above and server keys, not client keys or strangers', async () => {
+    const viewer = await member(h, p.id, 'editor', 'viewer')
+    expect((await evaluate({ context: { user_id: 'u' } }, viewer.as)).status).toBe(200)
+    expect((await evaluate({ context: {} }, { kind: 'bearer', secret: p.sdkKey })).status).toBe(200)
+    const outsider = await member(h, undefined, 'editor')
+    expect((await evaluate({ context: {} }, outsider.as)).status).toBe(404)
+    const key = await h.call(`/api/projects/${p.id}/keys`, {
+      method: 'POST',
+      as: h.admin,
+      body: { name: 'web', environment_id: p.production, kind: 'client' },
+    })
+    const refused = await evaluate({ context: {} }, { kind: 'bearer', secret: key.body.key })
+    expect(refused.status).toBe(403)
+    expect(refused.body).toMatchObject({ code: 'forbidden', key_kind: 'client' })
+  })
+})

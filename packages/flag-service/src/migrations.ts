@@ -5,6 +5,7 @@ import { flagMigrations } from './flags/index.js'
 import { impressionMigrations } from './impressions/index.js'
 import { scheduleMigrations } from './schedules/index.js'
 import { SERVICE_MIGRATIONS_TABLE, type ServiceMigration } from './tables.js'
+import { peopleMigrations } from './users/migrations.js'
 import { webhookMigrations } from './webhooks/index.js'
 
 // The one place that knows every feature's migrations: near the top, beside the app's assembly, so no feature
@@ -19,6 +20,7 @@ const migrationSource: Knex.MigrationSource<ServiceMigration> = {
       ...impressionMigrations,
       ...webhookMigrations,
       ...scheduleMigrations,
+      ...peopleMigrations,
     ].sort((a, b) => a.name.localeCompare(b.name)),
   getMigrationName: (m) => m.name,
   getMigration: async (m) => ({ up: m.up, down: async () => {} }),

@@ -14,6 +14,8 @@ export const SERVICE_TABLES = {
   members: 'flagsync_project_members',
   environments: 'flagsync_environments',
   sdkKeys: 'flagsync_sdk_keys',
+  /** Who changed which user's role, name or password, and when (never the password). */
+  peopleAudit: 'flagsync_people_audit',
   /** The flags feature's (its `CHANGE_REQUESTS_TABLE` and migration); named here too so this list has every table. */
   changeRequests: 'flagsync_change_requests',
 } as const

@@ -1,7 +1,7 @@
 import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICE_TABLES } from '../src/tables.js'
-import { anonymous, bearer, type Caller, type Harness, startHarness } from './harness.js'
+import { ADMIN_PASSWORD, anonymous, bearer, type Caller, type Harness, startHarness } from './harness.js'
 
 /**
  * The role table of the README, cell by cell. Each caller is one kind of
@@ -31,6 +31,8 @@ const ME: Cell[] = [Y, Y, Y, Y, Y, Y, 401, 401, Y, Y, 401]
 const ANY_USER: Cell[] = [Y, Y, Y, Y, Y, Y, 403, 403, Y, Y, 401]
 const USER_WRITE: Cell[] = [Y, Y, Y, Y, Y, Y, 403, 403, 403, Y, 401]
 const WS_ADMIN: Cell[] = [Y, 403, 403, 403, 403, 403, 403, 403, 403, 403, 401]
+const SESSION_ONLY: Cell[] = [Y, Y, Y, Y, Y, Y, 403, 403, 403, 403, 401]
+const WS_ADMIN_READ: Cell[] = [Y, 403, 403, 403, 403, 403, 403, 403, Y, 403, 401]
 const ANY_CALLER: Cell[] = [Y, Y, Y, Y, Y, Y, Y, Y, Y, Y, 401]
 const PROJECT_READ: Cell[] = [Y, Y, Y, Y, Y, 404, Y, 404, Y, Y, 401]
 const PROJECT_ADMIN: Cell[] = [Y, Y, 403, 403, 403, 404, Y, 404, 403, 403, 401]
@@ -66,6 +68,17 @@ const ROUTES: Route[] = [
     run: (c, as) => status(c.h.call('/api/auth/workspace', { as })),
   },
   { name: 'GET /api/auth/me', cells: ME, success: 200, run: (c, as) => status(c.h.call('/api/auth/me', { as })) },
+  {
+    // Each user keeps their password (set again to itself): the other routes log nobody in afterwards anyway.
+    name: 'POST /api/auth/password',
+    cells: SESSION_ONLY,
+    success: 204,
+    run: (c, as, name) => {
+      const current = name === 'A' ? ADMIN_PASSWORD : 'password-123'
+      const body = { current_password: current, new_password: current }
+      return status(c.h.call('/api/auth/password', { method: 'POST', as, body }))
+    },
+  },
   { name: 'GET /api/users', cells: ANY_USER, success: 200, run: (c, as) => status(c.h.call('/api/users', { as })) },
   {
     name: 'POST /api/users',
@@ -85,6 +98,32 @@ const ROUTES: Route[] = [
     cells: WS_ADMIN,
     success: 204,
     run: async (c, as) => status(c.h.call(`/api/users/${await c.freshUserId()}`, { method: 'DELETE', as })),
+  },
+  {
+    name: 'PATCH /api/users/:id',
+    cells: WS_ADMIN,
+    success: 200,
+    run: async (c, as) =>
+      status(c.h.call(`/api/users/${await c.freshUserId()}`, { method: 'PATCH', as, body: { name: 'Renamed' } })),
+  },
+  {
+    name: 'POST /api/users/:id/password',
+    cells: WS_ADMIN,
+    success: 204,
+    run: async (c, as) =>
+      status(
+        c.h.call(`/api/users/${await c.freshUserId()}/password`, {
+          method: 'POST',
+          as,
+          body: { password: 'new-pass-1' },
+        }),
+      ),
+  },
+  {
+    name: 'GET /api/users/audit',
+    cells: WS_ADMIN_READ,
+    success: 200,
+    run: (c, as) => status(c.h.call('/api/users/audit', { as })),
   },
   { name: 'GET /api/tokens', cells: ANY_USER, success: 200, run: (c, as) => status(c.h.call('/api/tokens', { as })) },
   {

@@ -1,15 +1,18 @@
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import { Router } from 'express'
+import { type Request, type Response, Router } from 'express'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { workspaceOf } from '../setup.js'
-import { userByEmail } from '../users/queries.js'
+import { recordPeopleAudit } from '../users/audit.js'
+import { setPassword, userByEmail, userById } from '../users/queries.js'
 import { authenticate } from './authenticate.js'
 import type { AuthUser } from './context.js'
+import { userOf } from './guards.js'
 import { lockoutState } from './lockout.js'
 import { admitLoginAttempt, clearLoginFailures, pruneLoginFailures } from './login-attempts.js'
-import { dummyPasswordHash, verifyPassword } from './passwords.js'
-import { loginSchema } from './schema.js'
+import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.js'
+import { recordRevocation } from './revocations.js'
+import { changePasswordSchema, loginSchema } from './schema.js'
 import { clearedSessionCookie, createSession, deleteSession, sessionCookie, sessionCookieValue } from './sessions.js'
 
 export interface AuthRouterOptions extends RouterOptions {
@@ -80,6 +83,8 @@ export function createAuthRouter(runtime: ServiceRuntime, options: AuthRouterOpt
     noContent(res)
   })
 
+  router.post('/password', authenticate(runtime), ...body, (req, res) => changeOwnPassword(runtime, req, res))
+
   router.get('/me', authenticate(runtime), async (req, res) => {
     const user = req.auth?.user
     if (!user) throw new HttpError('unauthorized', 'no valid session: log in (or use a personal access token)')
@@ -91,5 +96,53 @@ export function createAuthRouter(runtime: ServiceRuntime, options: AuthRouterOpt
   allowOnly(router, '/login', 'POST')
   allowOnly(router, '/logout', 'POST')
   allowOnly(router, '/me', 'GET')
+  allowOnly(router, '/password', 'POST')
   return router
+}
+
+/**
+ * POST /api/auth/password: a signed-in user (session only) changes their own password with the current one. A
+ * wrong current password is a 403 and counts toward the login lockout (429 while locked), so a borrowed session
+ * cannot guess it. Their other sessions end and their open streams close; this session and their personal access
+ * tokens stay (tokens are revoked one by one, or all at once by an admin's password reset).
+ */
+async function changeOwnPassword(runtime: ServiceRuntime, req: Request, res: Response): Promise<void> {
+  const user = userOf(req)
+  const sessionHash = req.auth?.kind === 'session' ? req.auth.sessionHash : undefined
+  if (sessionHash === undefined) {
+    throw new HttpError('forbidden', 'changing your password needs a session (log in), not a personal access token')
+  }
+  const input = parseOr422(changePasswordSchema, req.body, 'password change')
+  const admission = await admitLoginAttempt(runtime, user.email)
+  if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds)
+  const stored = (await userById(runtime.knex, user.id))?.password_hash
+  if (!stored || !(await verifyPassword(input.current_password, stored))) {
+    await pruneLoginFailures(runtime)
+    const after = lockoutState([...admission.earlier, admission.at], admission.at)
+    if (after.locked) throw rateLimited(after.retryAfterSeconds)
+    throw new HttpError('forbidden', 'current_password is wrong', { attempts_remaining: after.attemptsRemaining })
+  }
+  await clearLoginFailures(runtime, user.email, admission.attemptId)
+  const passwordHash = await hashPassword(input.new_password)
+  await runtime.write(
+    async (trx, flags) => {
+      // Checked again under the write lock: a reset that landed since the check wins.
+      if ((await userById(trx, user.id))?.password_hash !== stored) {
+        throw new HttpError('conflict', 'your password was changed while this request ran; nothing was changed')
+      }
+      const ended = await setPassword(trx, user.id, passwordHash, { keepSessionHash: sessionHash, revokeTokens: false })
+      const now = runtime.clock()
+      await recordPeopleAudit(trx, {
+        at: now,
+        actor: user.id,
+        action: 'user.password_changed',
+        targetUserId: user.id,
+        details: { sessions_ended: ended.sessions },
+      })
+      if (ended.sessions > 0) recordRevocation(flags, 'session', now)
+    },
+    undefined,
+    req,
+  )
+  noContent(res)
 }

@@ -40,6 +40,44 @@ export async function adminCount(trx: Knex): Promise<number> {
   return Number(admins?.n ?? 0)
 }
 
+/**
+ * The last-admin rule, for every write that takes the admin role from a user (deleting or demoting them): true
+ * when `role` (the user's current one) is admin and no other admin exists. Run it inside the write transaction:
+ * writes serialize on the store's lock, so two admins demoting each other cannot both pass.
+ */
+export async function isLastAdmin(trx: Knex, role: string): Promise<boolean> {
+  return role === 'admin' && (await adminCount(trx)) <= 1
+}
+
+/** A user with their password hash, by id: for password changes only. */
+export const userById = async (trx: Knex, id: number): Promise<UserRow | undefined> =>
+  (await trx(T.users).where('id', id).first('id', 'email', 'name', 'role', 'password_hash', 'created_at')) as
+    | UserRow
+    | undefined
+
+/** Sets a user's role and/or name. */
+export async function updateUser(trx: Knex, id: number, changes: { role?: Role; name?: string }): Promise<void> {
+  await trx(T.users).where('id', id).update(changes)
+}
+
+/**
+ * Sets a user's password hash and ends their sessions (all but `keepSessionHash`, the caller's own) and, with
+ * `revokeTokens`, their personal access tokens. Resolves how many of each ended.
+ */
+export async function setPassword(
+  trx: Knex,
+  id: number,
+  passwordHash: string,
+  options: { keepSessionHash?: string; revokeTokens: boolean },
+): Promise<{ sessions: number; tokens: number }> {
+  await trx(T.users).where('id', id).update({ password_hash: passwordHash })
+  const sessions = trx(T.sessions).where('user_id', id)
+  if (options.keepSessionHash !== undefined) sessions.whereNot('id_hash', options.keepSessionHash)
+  const ended = await sessions.delete()
+  const tokens = options.revokeTokens ? await trx(T.tokens).where('user_id', id).delete() : 0
+  return { sessions: ended, tokens }
+}
+
 /** Deletes a user; sessions, tokens and project memberships go with it (ON DELETE CASCADE). */
 export async function deleteUser(trx: Knex, id: number): Promise<void> {
   await trx(T.users).where('id', id).delete()

@@ -1,18 +1,36 @@
-import { HttpError, parseOr422 } from '@flagsync/server-kit'
-import { Router } from 'express'
+import { auditQueryOf, HttpError, parseOr422 } from '@flagsync/server-kit'
+import { type Request, type Response, Router } from 'express'
 import { requireUser, requireWorkspaceAdmin, userOf } from '../auth/guards.js'
 import { hashPassword } from '../auth/passwords.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
-import { adminCount, deleteUser, insertUser, listUsers, userRole } from './queries.js'
+import { peopleAuditPage, recordPeopleAudit } from './audit.js'
+import {
+  deleteUser,
+  insertUser,
+  isLastAdmin,
+  listUsers,
+  setPassword,
+  updateUser,
+  userById,
+  userRole,
+} from './queries.js'
 import { userJson } from './rows.js'
-import { createUserSchema } from './schema.js'
+import { createUserSchema, resetPasswordSchema, updateUserSchema } from './schema.js'
 
 const noUser = (raw: string) => new HttpError('not_found', `no user ${JSON.stringify(raw)}`)
 
-/** /api/users: every user may list; workspace admins create and delete. */
+/** The `:id` of a request as a user id, or a 404 naming it. */
+function targetId(req: Request): { id: number; raw: string } {
+  const raw = String(req.params.id)
+  const id = intId(raw)
+  if (id === undefined) throw noUser(raw)
+  return { id, raw }
+}
+
+/** /api/users: every user may list; workspace admins create, change, reset passwords, delete and read the audit. */
 export function createUsersRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
   const router = Router()
   const body = jsonBodyFor(options)
@@ -33,19 +51,24 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
     res.json(userJson(row))
   })
 
+  router.get('/audit', requireWorkspaceAdmin, async (req, res) => {
+    const page = await peopleAuditPage(runtime.knex, auditQueryOf(req.query))
+    res.setHeader('Cache-Control', 'no-store')
+    res.json(page)
+  })
+
+  router.patch('/:id', requireWorkspaceAdmin, ...body, (req, res) => patchUser(runtime, req, res))
+  router.post('/:id/password', requireWorkspaceAdmin, ...body, (req, res) => resetPassword(runtime, req, res))
+
   router.delete('/:id', requireWorkspaceAdmin, async (req, res) => {
     const caller = userOf(req)
-    const raw = String(req.params.id)
-    const id = intId(raw)
-    if (id === undefined) throw noUser(raw)
+    const { id, raw } = targetId(req)
     await runtime.write(
       async (trx, flags) => {
         const role = await userRole(trx, id)
         if (role === undefined) throw noUser(raw)
-        if (role === 'admin') {
-          if ((await adminCount(trx)) <= 1) {
-            throw new HttpError('validation_failed', 'cannot delete the last admin: make another user admin first')
-          }
+        if (await isLastAdmin(trx, role)) {
+          throw new HttpError('validation_failed', 'cannot delete the last admin: make another user admin first')
         }
         if (id === caller.id) throw new HttpError('validation_failed', 'you cannot delete yourself')
         await deleteUser(trx, id)
@@ -58,6 +81,69 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
   })
 
   allowOnly(router, '/', 'GET, POST')
-  allowOnly(router, '/:id', 'DELETE')
+  allowOnly(router, '/audit', 'GET')
+  allowOnly(router, '/:id', 'PATCH, DELETE')
+  allowOnly(router, '/:id/password', 'POST')
   return router
+}
+
+/** PATCH /api/users/:id: role and/or name; demoting the last admin is a 409, decided under the write lock. */
+async function patchUser(runtime: ServiceRuntime, req: Request, res: Response): Promise<void> {
+  const caller = userOf(req)
+  const { id, raw } = targetId(req)
+  const input = parseOr422(updateUserSchema, req.body, 'user')
+  const row = await runtime.write(
+    async (trx, flags) => {
+      const user = await userById(trx, id)
+      if (!user) throw noUser(raw)
+      if (input.role !== undefined && input.role !== 'admin' && (await isLastAdmin(trx, user.role))) {
+        throw new HttpError('conflict', 'cannot demote the last admin: make another user admin first')
+      }
+      const details: Record<string, { from: string; to: string }> = {}
+      if (input.role !== undefined && input.role !== user.role) details.role = { from: user.role, to: input.role }
+      if (input.name !== undefined && input.name !== user.name) details.name = { from: user.name, to: input.name }
+      if (Object.keys(details).length === 0) return user
+      await updateUser(trx, id, {
+        ...(details.role && { role: input.role }),
+        ...(details.name && { name: input.name }),
+      })
+      const now = runtime.clock()
+      await recordPeopleAudit(trx, { at: now, actor: caller.id, action: 'user.updated', targetUserId: id, details })
+      // A lower role may hide projects from their open streams: those re-check their access now.
+      if (details.role) recordRevocation(flags, `user:${id}`, now)
+      return { ...user, role: input.role ?? user.role, name: input.name ?? user.name }
+    },
+    undefined,
+    req,
+  )
+  res.json(userJson(row))
+}
+
+/**
+ * POST /api/users/:id/password: an admin sets a user's password. Every session and personal access token of
+ * that user ends in the same transaction, and their open streams close.
+ */
+async function resetPassword(runtime: ServiceRuntime, req: Request, res: Response): Promise<void> {
+  const caller = userOf(req)
+  const { id, raw } = targetId(req)
+  const input = parseOr422(resetPasswordSchema, req.body, 'password reset')
+  const passwordHash = await hashPassword(input.password)
+  await runtime.write(
+    async (trx, flags) => {
+      if (!(await userById(trx, id))) throw noUser(raw)
+      const ended = await setPassword(trx, id, passwordHash, { revokeTokens: true })
+      const now = runtime.clock()
+      await recordPeopleAudit(trx, {
+        at: now,
+        actor: caller.id,
+        action: 'user.password_reset',
+        targetUserId: id,
+        details: { sessions_ended: ended.sessions, tokens_revoked: ended.tokens },
+      })
+      recordRevocation(flags, `user:${id}`, now)
+    },
+    undefined,
+    req,
+  )
+  noContent(res)
 }

@@ -1,5 +1,7 @@
 export { jsonEqual } from '@flagsync/protocol/json-equal'
 export { bucket, ROLLOUT_SEED, VARIANT_SEED } from './bucket.js'
+export type { DescribedSegment } from './describe-flag.js'
+export { describeFlag } from './describe-flag.js'
 export { evaluate } from './evaluate.js'
 export type { Explanation } from './explain.js'
 export { explain } from './explain.js'

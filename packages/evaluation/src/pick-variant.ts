@@ -3,7 +3,7 @@
  * a positive finite number, else 0 (a weight-0 variant is switched off; an
  * unreadable one is treated the same rather than failing the whole flag).
  */
-function weightOf(variant: unknown): number {
+export function weightOf(variant: unknown): number {
   if (typeof variant !== 'object' || variant === null) return 0
   const weight = (variant as { weight?: unknown }).weight
   return typeof weight === 'number' && weight > 0 && weight < Number.POSITIVE_INFINITY ? weight : 0

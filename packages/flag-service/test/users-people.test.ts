@@ -99,6 +99,27 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
         }
       }
     })
+
+    it('two admins each demoting themselves at once: exactly one succeeds, the other is a 409', async () => {
+      for (let round = 0; round < 4; round++) {
+        const email = `self-${round}@example.com`
+        const otherId = await h.createUser({ email, role: 'admin', password: 'password-123' })
+        const other = await h.login(email, 'password-123')
+        const me = await h.login('admin@example.com', ADMIN_PASSWORD)
+        const results = await Promise.all([
+          h.call(`/api/users/${h.adminId}`, { method: 'PATCH', as: me, body: { role: 'editor' } }),
+          h.call(`/api/users/${otherId}`, { method: 'PATCH', as: other, body: { role: 'editor' } }),
+        ])
+        expect(results.map((r) => r.status).sort()).toEqual([200, 409])
+        const admins = await h.server.runtime.knex(SERVICE_TABLES.users).where('role', 'admin').pluck('id')
+        expect(admins).toHaveLength(1)
+        // The setup admin is the admin of the next round.
+        if (Number(admins[0]) !== h.adminId) {
+          await h.call(`/api/users/${h.adminId}`, { method: 'PATCH', as: other, body: { role: 'admin' } })
+          await h.call(`/api/users/${otherId}`, { method: 'PATCH', as: h.admin, body: { role: 'viewer' } })
+        }
+      }
+    })
   })
 
   describe('POST /api/users/:id/password', () => {

@@ -1,4 +1,5 @@
-import { type FlagRow, servedAtGlance } from './flag-view.js'
+import { describeFlag } from '@flagsync/evaluation'
+import type { FlagRow } from './flag-view.js'
 import type { Environment, Flag } from './types.js'
 
 /** What a cell's buttons do and whether the switch may be used (`blocked`: why not). */
@@ -90,7 +91,6 @@ function FlagRowView(props: CellActions & { row: FlagRow; environments: Environm
 
 function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag: Flag }) {
   const { rowKey, env, flag } = props
-  const served = servedAtGlance(flag)
   return (
     <td data-env={env.slug} data-enabled={String(flag.is_enabled)}>
       <button
@@ -105,10 +105,7 @@ function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag:
       >
         {flag.is_enabled ? 'On' : 'Off'}
       </button>
-      <span className="served" title="what users matching no rule get">
-        {served.value}
-      </span>
-      {served.varies.length ? <span className="varies">{served.varies.join(' · ')}</span> : null}
+      <span className="served">{describeFlag(flag)}</span>
       <button
         type="button"
         className="ghost"

@@ -1,42 +1,7 @@
 import { applyPending, type ClientFlag } from '@flagsync/flag-client'
-import type { FlagType, FlagValue, Operation } from '@flagsync/protocol'
+import type { FlagType, Operation } from '@flagsync/protocol'
 import type { LiveState } from './live-flags.js'
 import type { Flag, Role } from './types.js'
-
-/** How a flag value reads in a cell: strings quoted, JSON compact, absent values as the type's fallback. */
-function formatValue(value: FlagValue | undefined): string {
-  if (value === undefined) return '—'
-  if (typeof value === 'string') return JSON.stringify(value)
-  return JSON.stringify(value)
-}
-
-/**
- * What an environment serves, at a glance, in the evaluator's order. `value`
- * is what users matching no rule get: off → the disabled value; on → the
- * default, or with a rollout below 100 % who gets what ("25 % get true, the
- * rest false": users outside a rollout get the disabled value), or the variant
- * split. `varies` is what comes first: each rule with what it serves, and
- * prerequisites (unmet → the disabled value). Boolean flags without values
- * serve true/false, as the evaluator does.
- */
-export function servedAtGlance(flag: Flag): { value: string; varies: string[] } {
-  const isBoolean = (flag.flag_type ?? 'boolean') === 'boolean'
-  const off = flag.disabled_value ?? (isBoolean ? false : undefined)
-  if (!flag.is_enabled) return { value: formatValue(off), varies: [] }
-  // Without a disabled value a non-boolean flag serves nothing there: the app's own fallback.
-  const disabled = off === undefined ? "the app's fallback" : formatValue(off)
-  const fallback = formatValue(flag.default_value ?? (isBoolean ? true : undefined))
-  const rules = flag.rules ?? []
-  const varies = rules
-    .slice(0, 2)
-    .map((rule, i) => `rule ${i + 1} → ${rule.variant === undefined ? fallback : formatValue(rule.variant)}`)
-  if (rules.length > 2) varies.push(`${rules.length - 2} more rule${rules.length === 3 ? '' : 's'}`)
-  if ((flag.prerequisites?.length ?? 0) > 0) varies.push(`prerequisites unmet → ${disabled}`)
-  const split = (flag.variants?.length ?? 0) > 0 ? `${flag.variants.length}-way split` : null
-  const rollout = flag.rollout_percentage ?? 100
-  if (rollout >= 100) return { value: split ?? fallback, varies }
-  return { value: `${rollout} % get ${split ? `a ${split}` : fallback}, the rest ${disabled}`, varies }
-}
 
 export type StateFilter = 'all' | 'on' | 'off' | 'mixed'
 

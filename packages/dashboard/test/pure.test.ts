@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { approvalConflictOf, conflictRows, patchDiff } from '../src/diff.js'
 import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
-import { explainCycle, type FlagFilter, flagRows, servedAtGlance, tagsOf } from '../src/flag-view.js'
+import { explainCycle, type FlagFilter, flagRows, tagsOf } from '../src/flag-view.js'
 import { sourceOf, whoOf } from '../src/history.js'
 import { type FlagsByEnv, LiveFlags } from '../src/live-flags.js'
 import { promotionDiff } from '../src/promote.js'
@@ -85,52 +85,6 @@ describe('the flag table', () => {
     expect(keys({ state: 'off' })).toEqual(['b'])
     expect(keys({ state: 'on' })).toEqual([])
     expect(tagsOf('Copy #checkout and #Beta-2')).toEqual(['checkout', 'beta-2'])
-  })
-  it('says what an environment serves at a glance', () => {
-    expect(servedAtGlance(flag({ is_enabled: false }))).toEqual({ value: 'false', varies: [] })
-    expect(servedAtGlance(flag({}))).toEqual({ value: 'true', varies: [] })
-    expect(
-      servedAtGlance(
-        flag({
-          flag_type: 'string',
-          default_value: 'Buy',
-          rollout_percentage: 20,
-          rules: [{ attribute: 'a', operator: 'equals', values: ['1'] }],
-        }),
-      ),
-    ).toEqual({ value: '20 % get "Buy", the rest the app\'s fallback', varies: ['rule 1 → "Buy"'] })
-    expect(servedAtGlance(flag({ variants: [{ value: 1, weight: 1 }] })).value).toBe('1-way split')
-  })
-  it('says what users outside a rollout get, and what each rule serves', () => {
-    expect(
-      servedAtGlance(
-        flag({ rollout_percentage: 25, rules: [{ attribute: 'plan', operator: 'equals', values: ['pro'] }] }),
-      ),
-    ).toEqual({ value: '25 % get true, the rest false', varies: ['rule 1 → true'] })
-    expect(
-      servedAtGlance(
-        flag({
-          flag_type: 'string',
-          default_value: 'light',
-          disabled_value: 'classic',
-          rollout_percentage: 50,
-          variants: [
-            { value: 'dark', weight: 1 },
-            { value: 'light', weight: 1 },
-          ],
-          rules: [
-            { attribute: 'a', operator: 'equals', values: ['1'], variant: 'dark' },
-            { attribute: 'b', operator: 'equals', values: ['1'] },
-            { attribute: 'c', operator: 'equals', values: ['1'] },
-          ],
-          prerequisites: [{ flag_key: 'base', required_value: true }],
-        }),
-      ),
-    ).toEqual({
-      value: '50 % get a 2-way split, the rest "classic"',
-      varies: ['rule 1 → "dark"', 'rule 2 → "light"', '1 more rule', 'prerequisites unmet → "classic"'],
-    })
-    expect(servedAtGlance(flag({ rollout_percentage: 0 })).value).toBe('0 % get true, the rest false')
   })
 })
 

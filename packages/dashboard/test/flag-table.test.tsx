@@ -19,6 +19,8 @@ const env = (id: string, name: string): Environment => ({
 const flag = (over: Partial<Flag>): Flag => ({
   key: 'theme',
   is_enabled: true,
+  rollout_percentage: null,
+  description: null,
   flag_type: 'boolean',
   rules: [],
   variants: [],

@@ -56,6 +56,8 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
     res.setHeader('Cache-Control', 'no-store')
     res.json(page)
   })
+  // Before the `/:id` routes, so another method on /audit is a 405, not a PATCH or DELETE of a user "audit".
+  allowOnly(router, '/audit', 'GET')
 
   router.patch('/:id', requireWorkspaceAdmin, ...body, (req, res) => patchUser(runtime, req, res))
   router.post('/:id/password', requireWorkspaceAdmin, ...body, (req, res) => resetPassword(runtime, req, res))
@@ -81,7 +83,6 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
   })
 
   allowOnly(router, '/', 'GET, POST')
-  allowOnly(router, '/audit', 'GET')
   allowOnly(router, '/:id', 'PATCH, DELETE')
   allowOnly(router, '/:id/password', 'POST')
   return router

@@ -2,11 +2,11 @@ import { jsonDepthExceeds } from '@flagsync/server-kit'
 import { z } from 'zod'
 
 /** Contexts are flat attributes; a few levels leave room for list values, and no more is ever read. */
-export const CONTEXT_MAX_DEPTH = 4
+const CONTEXT_MAX_DEPTH = 4
 /** The context's JSON text, at most (an impression keeps 4 096 characters; a test case may carry more). */
-export const CONTEXT_MAX_LENGTH = 16_384
+const CONTEXT_MAX_LENGTH = 16_384
 /** Keys one call may ask for. */
-export const EVALUATE_MAX_KEYS = 1_000
+const EVALUATE_MAX_KEYS = 1_000
 
 const contextSchema = z
   .record(z.string(), z.unknown())
@@ -23,8 +23,6 @@ export const evaluateRequestSchema = z.strictObject({
   // Any string: a key that cannot exist is answered FLAG_NOT_FOUND like one that does not.
   keys: z.optional(z.array(z.string().max(200)).max(EVALUATE_MAX_KEYS)),
 })
-
-export type EvaluateRequest = z.infer<typeof evaluateRequestSchema>
 
 /** One flag's answer: what it serves this context and what decided it. */
 export interface EvaluatedFlag {

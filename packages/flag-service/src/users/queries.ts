@@ -35,7 +35,7 @@ export const userRole = async (trx: Knex, id: number): Promise<string | undefine
   ((await trx(T.users).where('id', id).first('id', 'role')) as { role: string } | undefined)?.role
 
 /** How many workspace admins there are. */
-export async function adminCount(trx: Knex): Promise<number> {
+async function adminCount(trx: Knex): Promise<number> {
   const admins = await trx(T.users).where('role', 'admin').count({ n: '*' }).first()
   return Number(admins?.n ?? 0)
 }

@@ -69,11 +69,13 @@ function restText(flag: CheckedFlag, afterRules: boolean, off: string): string {
     if (rollout >= 100) return `${everyone} gets ${on}`
     return `${afterRules ? 'of everyone else, ' : ''}${percent(rollout)} get ${on}, the rest ${off}`
   }
-  const shares = variants
+  const weighted = variants
     .map((v, i) => ({ weight: weightOf(v), value: servedValue(flag, { kind: 'variant', index: i }) }))
     .filter((s) => s.weight > 0)
-    .map((s) => `${percent((rollout * s.weight) / total)} get ${valueText(s.value)}`)
-  const split = shares.join(', ')
+  // One variant served to all of them is no split: say who gets it, not "100 % get".
+  const only = weighted.length === 1 ? weighted[0] : undefined
+  if (only && rollout >= 100) return `${everyone} gets ${valueText(only.value)}`
+  const split = weighted.map((s) => `${percent((rollout * s.weight) / total)} get ${valueText(s.value)}`).join(', ')
   const rest = rollout >= 100 ? '' : `, the rest ${off}`
   return `${afterRules ? 'of everyone else, ' : ''}${split}${rest}`
 }

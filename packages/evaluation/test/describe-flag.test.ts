@@ -79,6 +79,17 @@ describe('describeFlag', () => {
     )
   })
 
+  it('says everyone gets the one variant that has weight, rather than a 100 % split', () => {
+    const base = { key: 'f', is_enabled: true, flag_type: 'string', variants: [{ value: 'control', weight: 1 }] }
+    expect(describeFlag(base)).toBe('Everyone gets `control`')
+    expect(describeFlag({ ...base, rules: [rule('equals', ['pro'], 'control')] })).toBe(
+      'Users matching rule 1 (a is pro) get `control`; everyone else gets `control`',
+    )
+    expect(describeFlag({ ...base, rollout_percentage: 40, disabled_value: 'off' })).toBe(
+      '40 % get `control`, the rest `off`',
+    )
+  })
+
   it('lists later rules after the first, a rule without variant serving the default', () => {
     const flag = {
       key: 'f',

@@ -27,20 +27,6 @@ export interface Delivery {
   created_at: string
 }
 
-/** The event types a webhook can subscribe to (the service's `WEBHOOK_EVENT_TYPES`). */
-export const WEBHOOK_EVENTS = [
-  'flag.created',
-  'flag.updated',
-  'flag.deleted',
-  'segment.updated',
-  'change_request.created',
-  'change_request.approved',
-  'change_request.rejected',
-  'change_request.cancelled',
-  'schedule.applied',
-  'schedule.failed',
-] as const
-
 const webhooksKey = queryKeys.webhooks
 const deliveriesKey = queryKeys.deliveries
 

@@ -1,9 +1,10 @@
+import { WEBHOOK_EVENT_TYPES } from '@flagsync/protocol'
 import { useState } from 'react'
 import { errorText } from './api.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
 import { ListTable, RowAction } from './list-table.js'
 import { SecretNotice } from './projects.js'
-import { useDeliveries, useWebhooks, WEBHOOK_EVENTS, type Webhook } from './use-webhooks.js'
+import { useDeliveries, useWebhooks, type Webhook } from './use-webhooks.js'
 
 /**
  * A project's outbound webhooks: create (the signing secret is shown once),
@@ -190,7 +191,7 @@ function CreateWebhook(props: {
       {all ? null : (
         <fieldset>
           <legend>Events</legend>
-          {WEBHOOK_EVENTS.map((type) => (
+          {WEBHOOK_EVENT_TYPES.map((type) => (
             <label key={type}>
               <input type="checkbox" checked={events.includes(type)} onChange={() => toggle(type)} /> {type}
             </label>

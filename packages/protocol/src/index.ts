@@ -127,3 +127,4 @@ export {
   syncBatchSchema,
   updateOperationSchema,
 } from './sync.js'
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks.js'

@@ -6,21 +6,8 @@ export const WEBHOOK_TABLES = {
   deliveries: 'flagsync_webhook_deliveries',
 } as const
 
-/** Every event a webhook can subscribe to; `*` subscribes to all of them, also to types added later. */
-export const WEBHOOK_EVENT_TYPES = [
-  'flag.created',
-  'flag.updated',
-  'flag.deleted',
-  'segment.updated',
-  'change_request.created',
-  'change_request.approved',
-  'change_request.rejected',
-  'change_request.cancelled',
-  'schedule.applied',
-  'schedule.failed',
-] as const
-
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
+// The event list is part of the wire contract, shared with the dashboard.
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@flagsync/protocol'
 
 /** The ping `POST …/webhooks/:wid/test` sends to one webhook, whatever it subscribes to. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test'

@@ -1,32 +1,36 @@
 import { type Explanation, explain } from '@flagsync/evaluation'
+import type { EvaluableFlag } from '@flagsync/protocol'
 import { parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, type RouterOptions } from '../http.js'
 import type { FlagStreams } from '../streams/flag-streams.js'
 import { snapshotFlags } from '../streams/snapshot-flags.js'
-import { type EvaluatedFlag, evaluateRequestSchema } from './schema.js'
+import { type DecidingRule, type EvaluatedFlag, evaluateRequestSchema } from './schema.js'
 
 /**
  * POST /api/environments/:env_id/evaluate (after `loadEnvironment`), viewers
  * and above: what each flag serves a given context and why. It evaluates the
  * flags exactly as SDKs receive them (the stream's snapshot, segments expanded)
- * with the evaluator every client runs, prerequisites included.
+ * with the evaluator every client runs, prerequisites included. Unsaved flags
+ * in the body (`flags`) replace the saved ones of their keys for this call
+ * only, expanded with the project's segments the same way.
  */
 export function createEvaluateRouter(streams: FlagStreams, options: RouterOptions = {}): Router {
   const router = Router({ mergeParams: true })
   router.post('/', requireProjectRole('viewer'), ...jsonBodyFor(options), async (req, res) => {
-    const { context, keys } = parseOr422(evaluateRequestSchema, req.body, 'evaluation request')
+    const { context, keys, flags: drafts } = parseOr422(evaluateRequestSchema, req.body, 'evaluation request')
     const env = environmentOf(req)
     await streams.ready()
-    const flags = snapshotFlags(streams, env.id, env.projectId)
-    const byKey = new Map(flags.map((f) => [f.key, f]))
+    const saved = snapshotFlags(streams, env.id, env.projectId)
+    const byKey = new Map(saved.map((f) => [f.key, f]))
+    for (const draft of drafts ?? []) byKey.set(draft.key, streams.sdkView(draft, env.projectId) as EvaluableFlag)
     const getFlag = (key: string) => byKey.get(key)
-    const wanted = keys ?? flags.map((f) => f.key)
+    const wanted = keys ?? [...byKey.keys()]
     const answers = wanted.map((key): EvaluatedFlag => {
       const flag = byKey.get(key)
       if (!flag) return { key, value: null, variant: null, reason: 'ERROR', error: 'FLAG_NOT_FOUND' }
-      return entryOf(key, explain(flag, context, getFlag))
+      return entryOf(key, explain(flag, context, getFlag), flag)
     })
     res.json({ flags: answers })
   })
@@ -34,10 +38,21 @@ export function createEvaluateRouter(streams: FlagStreams, options: RouterOption
   return router
 }
 
-function entryOf(key: string, e: Explanation): EvaluatedFlag {
+function entryOf(key: string, e: Explanation, flag: EvaluableFlag): EvaluatedFlag {
   const entry: EvaluatedFlag = { key, value: e.value ?? null, variant: e.variant ?? null, reason: e.reason }
-  if (e.ruleIndex !== undefined) entry.rule_index = e.ruleIndex
+  if (e.ruleIndex !== undefined) {
+    entry.rule_index = e.ruleIndex
+    const rule = decidingRule(flag, e.ruleIndex)
+    if (rule) entry.rule = rule
+  }
   if (e.bucket !== undefined) entry.bucket = e.bucket
   if (e.errorCode !== undefined) entry.error = e.errorCode
   return entry
+}
+
+/** The matched rule's condition; a rule that matched has all three fields (the evaluator checked them). */
+function decidingRule(flag: EvaluableFlag, index: number): DecidingRule | undefined {
+  const rule = (flag.rules as unknown[] | undefined)?.[index] as Partial<DecidingRule> | undefined
+  if (!rule || typeof rule.attribute !== 'string' || typeof rule.operator !== 'string') return undefined
+  return { attribute: rule.attribute, operator: rule.operator, values: (rule.values ?? []).map(String) }
 }

@@ -211,6 +211,14 @@ export class FlagStreams {
   }
 
   /**
+   * A flag as the project's SDKs would receive it (segments expanded with the
+   * project's current segments): how an unsaved flag is evaluated like a saved one.
+   */
+  sdkView(flag: StoredFlag, projectId: string): StoredFlag {
+    return expandFlag(flag, this.segments(projectId))
+  }
+
+  /**
    * Closes the streams whose access ended: SDK keys that no longer exist (one
    * query for all of them), dashboard connections whose check fails. A check
    * that cannot run (database down) keeps the stream. Then follow-everything

@@ -145,12 +145,62 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/evaluate on %s', (dialec
     expect(res.status).toBe(200)
     const [theme, gate, limit, retired] = res.body.flags as Entry[]
     // Rule 1 (the staff segment) expands to two conditions: the second one matched, at index 2.
-    expect(theme).toEqual({ key: 'theme', value: 'staff', variant: null, reason: 'TARGETING_MATCH', rule_index: 2 })
+    expect(theme).toEqual({
+      key: 'theme',
+      value: 'staff',
+      variant: null,
+      reason: 'TARGETING_MATCH',
+      rule_index: 2,
+      rule: { attribute: 'email', operator: 'starts_with', values: ['ops.'] },
+    })
     expect(gate).toMatchObject({ key: 'gate', reason: 'SPLIT' })
     expect(gate?.bucket).toBeTypeOf('number')
     expect(gate?.value).toBe((gate?.bucket as number) < 50)
     expect(limit).toEqual({ key: 'limit', value: 0, variant: null, reason: 'DISABLED' })
     expect(retired).toEqual({ key: 'retired', value: false, variant: null, reason: 'DISABLED' })
+  })
+
+  it('evaluates an unsaved flag in place of the saved one, segments expanded, and saves nothing', async () => {
+    const context = { user_id: 'u-1', country: 'FR', plan: 'free', email: 'ann@acme.test', age: 70 }
+    const before = await h.call(`/api/environments/${p.production}/flags/theme`, { as: h.admin })
+    const draft = {
+      key: 'theme',
+      is_enabled: true,
+      flag_type: 'string',
+      default_value: 'light',
+      rules: [
+        { attribute: 'country', operator: 'equals', values: ['FR'], variant: 'bleu' },
+        { segment_key: 'staff', variant: 'staff' },
+      ],
+    }
+    const now = await evaluate({ context, keys: ['theme', 'limit'] })
+    const res = await evaluate({ context, keys: ['theme', 'limit'], flags: [draft] })
+    expect(res.status).toBe(200)
+    expect(now.body.flags[0]).toMatchObject({ value: 'staff', rule_index: 1 })
+    expect(res.body.flags).toEqual([
+      {
+        key: 'theme',
+        value: 'bleu',
+        variant: null,
+        reason: 'TARGETING_MATCH',
+        rule_index: 0,
+        rule: { attribute: 'country', operator: 'equals', values: ['FR'] },
+      },
+      // `limit` requires theme = dark: it reads the draft, as it would once saved.
+      { key: 'limit', value: 0, variant: null, reason: 'DISABLED' },
+    ])
+    const staff = await evaluate({ context: { ...context, country: 'NL' }, keys: ['theme'], flags: [draft] })
+    expect(staff.body.flags[0]).toMatchObject({ value: 'staff', rule_index: 1, rule: { attribute: 'email' } })
+    const after = await h.call(`/api/environments/${p.production}/flags/theme`, { as: h.admin })
+    expect(after.body).toEqual(before.body)
+  })
+
+  it('refuses an unsaved flag that could not be saved with a 422 naming its field', async () => {
+    const bad = { key: 'theme', is_enabled: true, flag_type: 'string', default_value: 3 }
+    const res = await evaluate({ context: {}, flags: [bad] })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ code: 'validation_failed' })
+    expect(res.body.issues[0].path).toBe('flags[0].default_value')
   })
 
   it('answers an unknown key with FLAG_NOT_FOUND and a split without user_id with its error', async () => {

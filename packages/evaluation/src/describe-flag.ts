@@ -3,7 +3,7 @@ import { totalWeight, weightOf } from './pick-variant.js'
 import { servedValue } from './present.js'
 
 /** A condition of a rule or segment: the attribute's value compared with one of `values` by `operator`. */
-interface Condition {
+export interface Condition {
   attribute?: unknown
   operator?: unknown
   values?: unknown
@@ -91,11 +91,22 @@ function ruleText(rule: unknown, segments: readonly DescribedSegment[] | undefin
   return `in segment \`${segmentKey}\`: ${conditions.map(conditionText).join(', or ')}`
 }
 
+/**
+ * One condition in words, as `describeFlag` writes it and the dashboard's
+ * "test a user" names the rule that decided.
+ *
+ * @example
+ * describeCondition({ attribute: 'country', operator: 'equals', values: ['NL', 'BE'] }) // 'country is NL or BE'
+ */
+export function describeCondition(condition: Condition): string {
+  return conditionText(condition)
+}
+
 function conditionText(condition: Condition): string {
   const attribute = typeof condition.attribute === 'string' ? condition.attribute : '?'
   const operator = typeof condition.operator === 'string' ? condition.operator : '?'
   const words = OPERATOR_WORDS[operator] ?? operator
-  const values = Array.isArray(condition.values) ? condition.values.map((v) => String(v)) : []
+  const values = Array.isArray(condition.values) ? condition.values.map((v) => (v === '' ? 'empty' : String(v))) : []
   // `not_equals` holds when the value is none of them: "is not A nor B"; the others hold for any one.
   const joiner = operator === 'not_equals' ? ' nor ' : ' or '
   return `${attribute} ${words} ${values.join(joiner)}`
@@ -113,6 +124,8 @@ function prerequisiteText(prerequisite: unknown): string {
 /** A value as the sentence shows it: strings bare, other JSON as JSON, no value as the caller's fallback. */
 function valueText(value: unknown): string {
   if (value === undefined) return 'the fallback'
+  // Empty backticks read as a typo.
+  if (value === '') return 'an empty string'
   return `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``
 }
 

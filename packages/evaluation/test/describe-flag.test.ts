@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeFlag } from '../src/index.js'
+import { describeCondition, describeFlag } from '../src/index.js'
 
 const rule = (operator: string, values: unknown[], variant?: unknown) => ({
   attribute: 'a',
@@ -128,6 +128,44 @@ describe('describeFlag', () => {
     }
     expect(describeFlag(flag)).toBe(
       'Only when `checkout-v2` is `true` and `gate` is on: 50 % get `true`, the rest `false`; otherwise everyone gets `false`',
+    )
+  })
+
+  it('says an empty string in words, as a served value and in a condition', () => {
+    const flag = {
+      key: 'f',
+      is_enabled: true,
+      flag_type: 'string',
+      default_value: '',
+      rules: [rule('equals', [''], 'set')],
+    }
+    expect(describeFlag(flag)).toBe('Users matching rule 1 (a is empty) get `set`; everyone else gets an empty string')
+  })
+
+  it('reads a rules-and-rollout boolean flag whole, as the flag table shows it', () => {
+    const flag = {
+      key: 'dark-mode',
+      is_enabled: true,
+      rollout_percentage: 25,
+      rules: [
+        { attribute: 'country', operator: 'equals', values: ['NL'], variant: false },
+        { attribute: 'plan', operator: 'not_equals', values: ['free', 'trial'] },
+      ],
+      prerequisites: [{ flag_key: 'new-ui' }],
+    }
+    expect(describeFlag(flag)).toBe(
+      'Only when `new-ui` is on: users matching rule 1 (country is NL) get `false`; those matching rule 2 (plan is not free nor trial) get `true`; of everyone else, 25 % get `true`, the rest `false`; otherwise everyone gets `false`',
+    )
+  })
+})
+
+describe('describeCondition', () => {
+  it('names one condition as describeFlag does', () => {
+    expect(describeCondition({ attribute: 'country', operator: 'equals', values: ['NL', 'BE'] })).toBe(
+      'country is NL or BE',
+    )
+    expect(describeCondition({ attribute: 'age', operator: 'greater_than_or_equal', values: ['18'] })).toBe(
+      'age is at least 18',
     )
   })
 })

@@ -1,4 +1,5 @@
 import { AUDIT_PAGE_SIZE } from '@flagsync/protocol'
+import type { Knex } from 'knex'
 import { META, TABLES } from './migrations.js'
 import type { Database } from './open-database.js'
 import { headOf, readMeta, rowsOf } from './statements.js'
@@ -44,6 +45,21 @@ export interface AuditQuery {
   cursor?: number
   /** Page size (default `AUDIT_PAGE_SIZE`, 100). */
   limit?: number
+}
+
+/** What `changes` may narrow a page to, besides its scopes and revisions; every condition applies in SQL. */
+export interface AuditFilter {
+  /** Only these records' entries. */
+  keys?: readonly string[]
+  /** Only entries committed at or after this time (ms since the epoch). */
+  from?: number
+  /** Only entries committed before this time (ms since the epoch). */
+  to?: number
+  /**
+   * One more condition on the change row, aliased `c` (its columns `c.actor`, `c.source`, …): an application
+   * narrows by what only its own tables know, e.g. the entries a person's requests caused.
+   */
+  where?: (query: Knex.QueryBuilder) => void
 }
 
 interface AuditRow {
@@ -93,8 +109,8 @@ export class AuditLog {
     }
   }
 
-  /** Every record's entries, deleted records included. */
-  async changes(query: AuditQuery = {}): Promise<AuditPage> {
+  /** Every record's entries, deleted records included; `filter` narrows them (see `AuditFilter`). */
+  async changes(query: AuditQuery & AuditFilter = {}): Promise<AuditPage> {
     const limit = query.limit ?? AUDIT_PAGE_SIZE
     try {
       const pruned = await this.pruneMarks()
@@ -111,7 +127,7 @@ export class AuditLog {
   }
 
   /** Up to `count` rows of one scope, newest first, below `cursor` and above `since`. */
-  private async scopePage(scope: string, query: AuditQuery, count: number): Promise<AuditRow[]> {
+  private async scopePage(scope: string, query: AuditQuery & AuditFilter, count: number): Promise<AuditRow[]> {
     const { knex } = this.db
     const q = knex
       .select(knex.raw(ENTRY_COLUMNS))
@@ -120,6 +136,10 @@ export class AuditLog {
       .where('c.scope', scope)
     if (query.since !== undefined) q.andWhere('c.revision', '>', query.since)
     if (query.cursor !== undefined) q.andWhere('c.revision', '<', query.cursor)
+    if (query.keys !== undefined) q.whereIn('c.key', [...query.keys])
+    if (query.from !== undefined) q.andWhere('c.created_at', '>=', query.from)
+    if (query.to !== undefined) q.andWhere('c.created_at', '<', query.to)
+    if (query.where) q.andWhere(query.where)
     // One more than asked tells whether another page exists without a count.
     return (await q.orderBy('c.revision', 'desc').limit(count)) as AuditRow[]
   }

@@ -1,5 +1,5 @@
 export { jsonEqual } from '@flagsync/protocol'
-export type { AuditEntry, AuditPage, AuditQuery } from './audit-log.js'
+export type { AuditEntry, AuditFilter, AuditPage, AuditQuery } from './audit-log.js'
 export { AuditLog } from './audit-log.js'
 export { auditEntryToWire, auditPageToWire } from './audit-wire.js'
 export type { BaseStates, RevisionPair } from './base-states.js'

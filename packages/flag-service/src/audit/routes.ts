@@ -1,6 +1,14 @@
 import type { ServiceAuditEntryWire } from '@flagsync/protocol'
-import { auditQueryOf } from '@flagsync/server-kit'
-import { type AuditEntry, AuditLog, type AuditPage, auditEntryToWire, auditPageToWire } from '@flagsync/store'
+import { auditQueryOf, HttpError } from '@flagsync/server-kit'
+import {
+  type AuditEntry,
+  type AuditFilter,
+  AuditLog,
+  type AuditPage,
+  type AuditQuery,
+  auditEntryToWire,
+  auditPageToWire,
+} from '@flagsync/store'
 import { type Response, Router } from 'express'
 import type { Knex } from 'knex'
 import { environmentOf, projectOf, requireProjectRole } from '../auth/guards.js'
@@ -9,6 +17,8 @@ import { environmentIds } from '../environments/queries.js'
 import { isSegmentScope, segmentScope } from '../flags/expand.js'
 import { allowOnly } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { type ChangesQuery, changesQueryOf } from './changes-query.js'
+import { personOf, personWhere } from './person-filter.js'
 import { flagHistoryWithSegments } from './segment-history.js'
 
 /** One entry of the service's audit trail (`serviceAuditEntrySchema`). */
@@ -69,9 +79,11 @@ export function createEnvironmentChangesRouter(runtime: ServiceRuntime): Router 
   const router = Router({ mergeParams: true })
   const audit = new AuditLog(runtime.db)
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
+    const query = changesQueryOf(req.query, 'environment')
     const env = environmentOf(req)
-    const scopes = [env.id, segmentScope(env.projectId)]
-    await sendAuditPage(runtime.knex, res, await audit.changes({ ...auditQueryOf(req.query), scopes }))
+    // Segments belong to the project, no flag: a filter by flag leaves them out.
+    const scopes = query.flags ? [env.id] : [env.id, segmentScope(env.projectId)]
+    await sendAuditPage(runtime.knex, res, await audit.changes(await filterOf(runtime.knex, query, scopes)))
   })
   allowOnly(router, '/', 'GET')
   return router
@@ -80,20 +92,37 @@ export function createEnvironmentChangesRouter(runtime: ServiceRuntime): Router 
 /**
  * `GET /api/projects/:project_id/changes` (after `loadProject`): the changes
  * of every environment the project has now and of its segments, merged newest
- * first.
+ * first; `?environment_id=` keeps those environments' (a 422 names an id that
+ * is not one of the project's).
  */
 export function createProjectChangesRouter(runtime: ServiceRuntime): Router {
   const router = Router({ mergeParams: true })
   const audit = new AuditLog(runtime.db)
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
-    const query = auditQueryOf(req.query)
+    const query = changesQueryOf(req.query, 'project')
     const projectId = projectOf(req).id
     const environments = await environmentIds(runtime.knex, projectId)
-    const scopes = [...environments, segmentScope(projectId)]
-    await sendAuditPage(runtime.knex, res, await audit.changes({ ...query, scopes }))
+    const picked = query.environmentIds
+    const unknown = picked?.find((id) => !environments.includes(id))
+    if (unknown !== undefined) {
+      const message = `no environment ${JSON.stringify(unknown)} in this project`
+      throw new HttpError('validation_failed', `invalid query: environment_id: ${message}`, {
+        issues: [{ path: 'environment_id', message }],
+      })
+    }
+    const segments = picked || query.flags ? [] : [segmentScope(projectId)]
+    const scopes = [...(picked ?? environments), ...segments]
+    await sendAuditPage(runtime.knex, res, await audit.changes(await filterOf(runtime.knex, query, scopes)))
   })
   allowOnly(router, '/', 'GET')
   return router
+}
+
+/** The store's query for a change route's filters over `scopes`; the person filter reads the service's tables. */
+async function filterOf(knex: Knex, query: ChangesQuery, scopes: string[]): Promise<AuditQuery & AuditFilter> {
+  const { since, cursor, limit, flags, from, to, actor } = query
+  const where = actor === undefined ? undefined : personWhere(knex, await personOf(knex, actor))
+  return { scopes, since, cursor, limit, keys: flags, from, to, where }
 }
 
 /**

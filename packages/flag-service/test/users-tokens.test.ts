@@ -85,7 +85,7 @@ describe.each(DIALECTS)('users and personal access tokens on %s', (dialect) => {
       expect(dump[SERVICE_TABLES.sessions]).toHaveLength(1) // the admin's
     })
 
-    it('DELETE answers 422 for yourself, 422 for the last admin, 404 for a missing user', async () => {
+    it('DELETE answers 422 for yourself, 409 for the last admin, 404 for a missing user', async () => {
       await h.createUser({ email: 'second@example.com', role: 'admin', password: 'password-123' })
       const self = await h.call(`/api/users/${h.adminId}`, { method: 'DELETE', as: h.admin })
       expect(self).toMatchObject({
@@ -98,8 +98,8 @@ describe.each(DIALECTS)('users and personal access tokens on %s', (dialect) => {
       const secondId = (await h.call('/api/auth/me', { as: second })).body.id
       const last = await h.call(`/api/users/${secondId}`, { method: 'DELETE', as: second })
       expect(last).toMatchObject({
-        status: 422,
-        body: { code: 'validation_failed', error: 'cannot delete the last admin: make another user admin first' },
+        status: 409,
+        body: { code: 'conflict', error: 'cannot delete the last admin: make another user admin first' },
       })
       for (const id of ['9999', 'abc', '0', '-1', '99999999999']) {
         const res = await h.call(`/api/users/${id}`, { method: 'DELETE', as: second })

@@ -94,12 +94,20 @@ export {
 } from './ofrep.js'
 export { patchFlag } from './patch-flag.js'
 export { SLUG_MAX_LENGTH, slugify } from './slug.js'
-export type { ConnectedData, DeleteUpdate, EnvironmentOrderEvent, StreamUpdate, UpsertUpdate } from './stream.js'
+export type {
+  ConnectedData,
+  DeleteUpdate,
+  EnvironmentOrderEvent,
+  PeopleEvent,
+  StreamUpdate,
+  UpsertUpdate,
+} from './stream.js'
 export {
   connectedDataSchema,
   DASHBOARD_STREAM_EVENTS,
   deleteUpdateSchema,
   environmentOrderEventSchema,
+  peopleEventSchema,
   readyDataSchema,
   STREAM_EVENTS,
   snapshotSchema,

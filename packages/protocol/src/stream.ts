@@ -48,9 +48,10 @@ export const snapshotSchema = z.array(streamFlagSchema)
 
 /**
  * Events only dashboard (session or token) connections of the flag service's `/stream` receive, beside the flag
- * events: `environments` says a project's environments were reordered, in their new order.
+ * events: `environments` says a project's environments were reordered, in their new order; `people` says a
+ * user's role, name or password changed.
  */
-export const DASHBOARD_STREAM_EVENTS = { environments: 'environments' } as const
+export const DASHBOARD_STREAM_EVENTS = { environments: 'environments', people: 'people' } as const
 
 /** The data of an `environments` event: every environment id of the project, in list order. */
 export const environmentOrderEventSchema = z.object({
@@ -59,3 +60,11 @@ export const environmentOrderEventSchema = z.object({
 })
 /** The data of an `environments` event (see {@link environmentOrderEventSchema}). */
 export type EnvironmentOrderEvent = z.infer<typeof environmentOrderEventSchema>
+
+/**
+ * The data of a `people` event: whose role, name or password changed, and how (the people audit's action:
+ * `user.updated`, `user.password_reset`, `user.password_changed`). Every dashboard connection receives it.
+ */
+export const peopleEventSchema = z.object({ user_id: z.number(), action: z.string() })
+/** The data of a `people` event (see {@link peopleEventSchema}). */
+export type PeopleEvent = z.infer<typeof peopleEventSchema>

@@ -4,6 +4,7 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.j
 import type { ServiceRuntime } from '../service-runtime.js'
 import { workspaceOf } from '../setup.js'
 import { recordPeopleAudit } from '../users/audit.js'
+import { recordPeopleEvent } from '../users/events.js'
 import { setPassword, userByEmail, userById } from '../users/queries.js'
 import { authenticate } from './authenticate.js'
 import type { AuthUser } from './context.js'
@@ -139,6 +140,7 @@ async function changeOwnPassword(runtime: ServiceRuntime, req: Request, res: Res
         targetUserId: user.id,
         details: { sessions_ended: ended.sessions },
       })
+      recordPeopleEvent(flags, user.id, 'user.password_changed', now) // before the revocation: their streams hear why
       if (ended.sessions > 0) recordRevocation(flags, 'session', now)
     },
     undefined,

@@ -16,10 +16,11 @@ import type { SegmentRule } from '../flags/model.js'
 import { UUID_PATTERN } from '../schemas.js'
 import { startMaintenance } from '../segments/maintenance.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { PEOPLE_SCOPE } from '../users/events.js'
 import { coalescedRun } from './coalesced-run.js'
 import { DashboardFollows } from './dashboard-follows.js'
 import { buildEnvironmentView, dashboardBootstrap, type EnvironmentView } from './environment-view.js'
-import { deleteFrame, environmentsFrame, upsertFrame } from './frames.js'
+import { deleteFrame, environmentsFrame, peopleFrame, upsertFrame } from './frames.js'
 import type { EnvironmentRef, FlagStreamOptions } from './options.js'
 import { type ResumeScope, readScopeChanges, resumeFrames } from './resume.js'
 import { closeRevokedStreams } from './revalidation.js'
@@ -301,7 +302,16 @@ export class FlagStreams {
       else if (UUID_PATTERN.test(change.scope)) this.applyFlag(change)
       else if (change.scope === ACCESS_SCOPE) void this.revalidateSoon()
       else if (change.scope === ENVIRONMENT_ORDER_SCOPE) this.applyEnvironmentOrder(change)
+      else if (change.scope === PEOPLE_SCOPE) this.applyPeople(change)
     }
+  }
+
+  /** A user's role, name or password changed: every dashboard stream hears it (`recordPeopleEvent`). */
+  private applyPeople(change: FlagChange): void {
+    const userId = change.flag?.user_id
+    const action = change.flag?.action
+    if (typeof userId !== 'number' || typeof action !== 'string') return
+    this.hub.broadcast(peopleFrame(userId, action), DASHBOARD_SCOPE)
   }
 
   /** A project's environments were reordered: dashboards following any of them get the new order. */

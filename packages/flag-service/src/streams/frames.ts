@@ -1,3 +1,4 @@
+import { DASHBOARD_STREAM_EVENTS } from '@flagsync/protocol'
 import { formatSseEvent, resumedFrame } from '@flagsync/server-kit'
 
 // The flag service's SSE frames. Flags are serialized once (by the store, or once per expansion); events are built
@@ -39,3 +40,10 @@ export const environmentsFrame = (projectId: string, environmentIds: unknown[], 
     data: JSON.stringify({ project_id: projectId, environment_ids: environmentIds }),
     id: revision,
   })
+
+/**
+ * `people`: a user's role, name or password changed (`action` as in the people audit), for dashboards. No `id:`:
+ * it is not a flag revision a stream resumes from; a reconnecting dashboard re-reads who is signed in anyway.
+ */
+export const peopleFrame = (userId: number, action: string) =>
+  formatSseEvent({ event: DASHBOARD_STREAM_EVENTS.people, data: JSON.stringify({ user_id: userId, action }) })

@@ -128,7 +128,7 @@ const MAX_LISTED_ENVIRONMENTS = 100
 /**
  * The environments a dashboard connection follows: those named by
  * `environment_id` (repeated or comma-separated; each must be visible to the
- * caller, else 404), or every environment the caller can see.
+ * caller, else 404), none for an empty `environment_id=`, or every environment the caller can see.
  */
 async function dashboardEnvironments(
   runtime: ServiceRuntime,
@@ -144,6 +144,8 @@ async function dashboardEnvironments(
       issues: [{ path: 'environment_id', message: `at most ${MAX_LISTED_ENVIRONMENTS} environments` }],
     })
   }
+  // `?environment_id=` naming none: a stream of the dashboard events alone (`people`), for pages without flags.
+  if (raw !== undefined && listed.length === 0) return []
   if (listed.length > 0) {
     const bad = listed.find((id) => !UUID_PATTERN.test(id))
     if (bad !== undefined) throw new HttpError('not_found', `no environment ${JSON.stringify(bad)}`)

@@ -7,6 +7,7 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.j
 import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { peopleAuditPage, recordPeopleAudit } from './audit.js'
+import { recordPeopleEvent } from './events.js'
 import {
   deleteUser,
   insertUser,
@@ -69,8 +70,9 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
       async (trx, flags) => {
         const role = await userRole(trx, id)
         if (role === undefined) throw noUser(raw)
+        // The request is valid; the workspace's state refuses it, as for demoting the last admin.
         if (await isLastAdmin(trx, role)) {
-          throw new HttpError('validation_failed', 'cannot delete the last admin: make another user admin first')
+          throw new HttpError('conflict', 'cannot delete the last admin: make another user admin first')
         }
         if (id === caller.id) throw new HttpError('validation_failed', 'you cannot delete yourself')
         await deleteUser(trx, id)
@@ -110,6 +112,7 @@ async function patchUser(runtime: ServiceRuntime, req: Request, res: Response): 
       })
       const now = runtime.clock()
       await recordPeopleAudit(trx, { at: now, actor: caller.id, action: 'user.updated', targetUserId: id, details })
+      recordPeopleEvent(flags, id, 'user.updated', now)
       // A lower role may hide projects from their open streams: those re-check their access now.
       if (details.role) recordRevocation(flags, `user:${id}`, now)
       return { ...user, role: input.role ?? user.role, name: input.name ?? user.name }
@@ -141,6 +144,7 @@ async function resetPassword(runtime: ServiceRuntime, req: Request, res: Respons
         targetUserId: id,
         details: { sessions_ended: ended.sessions, tokens_revoked: ended.tokens },
       })
+      recordPeopleEvent(flags, id, 'user.password_reset', now) // before the revocation: their streams hear why
       recordRevocation(flags, `user:${id}`, now)
     },
     undefined,

@@ -40,6 +40,8 @@ export {
   operatorSchema,
   targetingRuleSchema,
 } from './flag.js'
+export type { FlagFieldDifference } from './flag-diff.js'
+export { flagDifferences } from './flag-diff.js'
 export type { PatchResult } from './flag-patch.js'
 export { applyFlagPatch } from './flag-patch.js'
 export { formatPath, formatZodError, toIssues } from './format-issues.js'

@@ -11,7 +11,9 @@ import { type FlagStreamOptions, FlagStreams } from '../streams/flag-streams.js'
 import { createStreamRouter } from '../streams/routes.js'
 import { createEnvironmentSyncRouter } from '../sync/routes.js'
 import type { ServiceMigration } from '../tables.js'
+import { createCompareRouter } from './compare.js'
 import { createProjectFlagsRouter } from './project-routes.js'
+import { createProjectPromoteRouter } from './promote-routes.js'
 import { createEnvironmentFlagsRouter } from './routes.js'
 
 export { CHANGE_REQUESTS_TABLE } from '../change-requests/tables.js'
@@ -82,6 +84,13 @@ export function mountFlagFeature(app: Express, runtime: ServiceRuntime, ctx: Fea
     auth,
     loadProject(runtime),
     createProjectFlagsRouter(runtime, ctx.routerOptions),
+  )
+  app.use('/api/projects/:project_id/compare', auth, loadProject(runtime), createCompareRouter(runtime))
+  app.use(
+    '/api/projects/:project_id/promote',
+    auth,
+    loadProject(runtime),
+    createProjectPromoteRouter(runtime, ctx.routerOptions),
   )
   app.use(
     '/api/projects/:project_id/segments',

@@ -228,6 +228,27 @@ export interface Segment {
 
 export const promoteSchema = z.strictObject({ target_env_id: z.string().max(64) })
 
+/** One flag of `POST /api/projects/:id/promote`: `base_revision` is its revision in the target, null where absent. */
+const promotedFlagSchema = z.strictObject({
+  key: flagKeySchema,
+  base_revision: z.number().int().min(0).nullable(),
+})
+
+/** `POST /api/projects/:id/promote`: 1–100 flags of one environment into another, each key once. */
+export const promoteFlagsSchema = z
+  .strictObject({
+    from_env_id: z.string().max(64),
+    to_env_id: z.string().max(64),
+    flags: z.array(promotedFlagSchema).min(1).max(100),
+  })
+  .superRefine((body, ctx) => {
+    const seen = new Set<string>()
+    body.flags.forEach((flag, i) => {
+      if (seen.has(flag.key)) ctx.addIssue({ code: 'custom', path: ['flags', i, 'key'], message: 'is listed twice' })
+      seen.add(flag.key)
+    })
+  })
+
 /** `POST /api/projects/:id/flags`: one new flag (checked as a flag body) for several environments of the project. */
 export const createInEnvironmentsSchema = z.strictObject({
   flag: z.unknown(),

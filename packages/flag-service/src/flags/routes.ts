@@ -2,19 +2,17 @@ import { flagKeySchema } from '@flagsync/protocol'
 import { baseRevisionOf, HttpError, parseOr422 } from '@flagsync/server-kit'
 import { withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
-import type { Knex } from 'knex'
 import { actorOf, auditOf, flagJson, revisionIn } from '../audit/flag-audit.js'
 import { sendFlagHistory } from '../audit/routes.js'
-import type { EnvironmentAccess } from '../auth/context.js'
 import { authOf, environmentOf, requireProjectRole } from '../auth/guards.js'
 import { changeRequestFiler } from '../change-requests/file.js'
 import { changeRequestJson } from '../change-requests/json.js'
-import { environmentRef } from '../environments/queries.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { promoteSchema, type ServiceFlag } from './model.js'
 import { flagRow, listFlagRows } from './queries.js'
-import { throwUnlessWritten, type WriteTarget, writeFlag, writeFlagIn } from './write-flag.js'
+import { promoteIn, promotionAuditOf, promotionOf } from './promote.js'
+import { throwUnlessWritten, writeFlag } from './write-flag.js'
 
 const noFlag = (key: string) => new HttpError('not_found', `no flag ${JSON.stringify(key)} in this environment`)
 
@@ -136,49 +134,32 @@ function deleteFlag(runtime: ServiceRuntime): FlagHandler {
   }
 }
 
-// Copies the flag into another environment of the same project, in one transaction: a put there, through the same
-// write path. With a base (If-Match or base_revision: the revision of the flag in the TARGET environment),
-// overwriting what others changed there since is a 409; 0 says the target had no such flag.
+// Copies the flag into another environment of the same project, in one transaction: a put there, as
+// `POST /api/projects/:id/promote` copies several (`promoteIn`). With a base (If-Match or base_revision: the
+// revision of the flag in the TARGET environment), overwriting what others changed there since is a 409; 0 says
+// the target had no such flag.
 function promoteFlag(runtime: ServiceRuntime): FlagHandler {
   return async (req, res) => {
     const env = environmentOf(req)
     const key = keyOf(req)
     const { base, body: rest } = baseRevisionOf(req, req.body)
     const { target_env_id: targetId } = parseOr422(promoteSchema, rest, 'promotion')
-    if (targetId === env.id) throw badPromotionTarget('is the environment the flag is in')
+    const ids = { from: env.id, to: targetId }
     const { result, changes } = await runtime.commit(
       async (trx, flags) => {
-        const target = await promotionTarget(trx, env, targetId)
-        const source = await flags.get(key, env.id)
-        if (!source) throw noFlag(key)
-        const written = await writeFlagIn(
-          flags,
-          target,
-          { action: 'put', key, record: source, base },
-          { replacing: 'promoting over an existing flag', what: `flag in ${target.name}` },
-        )
+        const promotion = await promotionOf(trx, env.projectId, env.role, ids, { from: 'env_id', to: 'target_env_id' })
+        const [written] = await promoteIn(flags, promotion, [{ key, base }])
+        if (!written || written.status === 'missing') throw noFlag(key)
         throwUnlessWritten(written)
-        return { written, targetId: target.id }
+        return { written, targetId: promotion.to.id }
       },
-      await auditOf(runtime.knex, req),
+      await promotionAuditOf(runtime.knex, req, env.projectId, env.id),
       req,
     )
     const { written, targetId: id } = result
     sendFlag(res, written.flag as ServiceFlag, revisionIn(changes, id, key, written.before?.revision ?? null))
   }
 }
-
-/** The environment of the project a flag is promoted to, with the caller's project role; else a 422. */
-async function promotionTarget(trx: Knex, env: EnvironmentAccess, targetId: string): Promise<WriteTarget> {
-  const target = await environmentRef(trx, env.projectId, targetId)
-  if (!target) throw badPromotionTarget('no environment with this id in the project')
-  return { id: target.id, name: target.name, projectId: env.projectId, role: env.role }
-}
-
-const badPromotionTarget = (message: string) =>
-  new HttpError('validation_failed', `invalid promotion: target_env_id: ${message}`, {
-    issues: [{ path: 'target_env_id', message }],
-  })
 
 /** A written flag with the revision it is at after the write (unchanged when the write changed nothing). */
 function sendFlag(res: Response, flag: ServiceFlag, revision: number | undefined): void {

@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import { DeleteFlag } from './delete-flag.js'
 import { Dialog } from './dialog.js'
+import { DraftPreview } from './draft-preview.js'
 import { type BuiltFlag, buildFlag, changesOf, type Draft, saveLabel } from './flag-draft.js'
 import { FlagFields } from './flag-fields.js'
 import { History } from './history.js'
@@ -69,6 +70,14 @@ export function FlagEditor(props: FlagEditorProps) {
             knownKeys={props.knownKeys}
           />
         </fieldset>
+        {!creating && env && !props.offline ? (
+          <DraftPreview
+            envId={env.id}
+            saved={loaded.start ? buildFlag(loaded.start).flag : null}
+            draft={flag}
+            blocked={blocked}
+          />
+        ) : null}
         {!creating && env ? (
           <ServiceViews
             props={props}

@@ -13,12 +13,14 @@ import { useProjectData, useProjectStream } from './project-data.js'
 import { queryKeys } from './query-keys.js'
 import { navigate, projectPath } from './route.js'
 import { Schedules } from './schedules.js'
+import { TestUser } from './test-user.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
 import { useServiceWrite } from './use-projects.js'
 import { Webhooks } from './webhooks.js'
 
 const TABS = [
   ['flags', 'Flags'],
+  ['test', 'Test a user'],
   ['environments', 'Environments'],
   ['requests', 'Change requests'],
   ['schedules', 'Schedules'],
@@ -170,6 +172,8 @@ function ProjectSection(props: {
       return <Members projectId={project.id} {...admin} />
     case 'webhooks':
       return <Webhooks projectId={project.id} {...admin} />
+    case 'test':
+      return <TestUser environments={environments} live={props.live} offline={page.offline} />
     default:
       return (
         <FlagsPanel

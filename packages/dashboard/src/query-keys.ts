@@ -28,6 +28,8 @@ export const queryKeys = {
   impressionStats: (envId: string) => ['impressions', envId, 'stats'] as const,
   impressions: (envId: string, query: Record<string, string>) => ['impressions', envId, 'list', query] as const,
   chartImpressions: (envId: string, flagKey: string) => ['impressions', envId, 'chart', flagKey] as const,
+  /** What `POST /api/environments/:id/evaluate` answered for a body (a test context, maybe an unsaved flag). */
+  evaluation: (envId: string, body: unknown) => ['evaluate', envId, body] as const,
   promotion: (fromId: string, targetId: string, key: string) => ['promotion', fromId, targetId, key] as const,
   schedules: (envId: string) => ['schedules', envId] as const,
   webhooks: (projectId: string) => ['webhooks', projectId] as const,

@@ -203,6 +203,17 @@ const ROUTES: Record<string, RouteRow> = {
     path: (f) => `${p(f)}/flags`,
     body: (f) => ({ flag: { ...flag, key: unique('f') }, environment_ids: [f.project.production] }),
   },
+  'GET /api/projects/:param/compare': {
+    path: (f) => `${p(f)}/compare?from=${f.project.production}&to=${f.project.development}`,
+  },
+  'POST /api/projects/:param/promote': {
+    path: (f) => `${p(f)}/promote`,
+    body: (f) => ({
+      from_env_id: f.project.production,
+      to_env_id: f.project.development,
+      flags: [{ key: 'f0', base_revision: null }],
+    }),
+  },
   'GET /api/projects/:param/segments': { path: (f) => `${p(f)}/segments` },
   'GET /api/projects/:param/segments/:param': { path: (f) => `${p(f)}/segments/missing` },
   'POST /api/projects/:param/segments': {

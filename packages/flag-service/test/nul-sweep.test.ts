@@ -217,6 +217,16 @@ const CASES: RouteCase[] = [
   },
   { route: 'GET /api/environments/:param/changes', path: (ids) => `${e(ids)}/changes`, query: AUDIT },
   { route: 'GET /api/projects/:param/changes', path: (ids) => `${p(ids)}/changes`, query: AUDIT },
+  { route: 'GET /api/projects/:param/compare', path: (ids) => `${p(ids)}/compare`, query: ['from', 'to'] },
+  {
+    route: 'POST /api/projects/:param/promote',
+    path: (ids) => `${p(ids)}/promote`,
+    body: (ids) => ({
+      from_env_id: ids.project.production,
+      to_env_id: ids.project.development,
+      flags: [{ key: 'f0', base_revision: null }],
+    }),
+  },
   { route: 'GET /api/projects/:param/segments', path: (ids) => `${p(ids)}/segments` },
   {
     route: 'POST /api/projects/:param/flags',

@@ -1,10 +1,14 @@
-import type { AuditEntryWire, ServiceAuditEntryWire } from '@flagsync/protocol'
-import { useQuery } from '@tanstack/react-query'
+import type { AuditEntryWire, ServiceAuditEntryWire, ServiceAuditPageWire } from '@flagsync/protocol'
+import { useInfiniteQuery } from '@tanstack/react-query'
+import { useMemo } from 'react'
 import { api } from './api.js'
 import { ErrorLine } from './error-line.js'
+import { type HistoryNames, sentenceOf } from './history-words.js'
 import { queryKeys } from './query-keys.js'
+import { useUsers } from './use-users.js'
 
 type Entry = ServiceAuditEntryWire
+type Page = ServiceAuditPageWire
 const NO_ENTRIES: Entry[] = []
 
 /** Who made a change: the verified identity, and what the client declared beside it. */
@@ -12,33 +16,6 @@ export function whoOf(entry: Pick<AuditEntryWire, 'actor' | 'declaredActor'>): s
   const verified = entry.actor?.name ?? 'unknown'
   const declared = entry.declaredActor?.name
   return declared && declared !== verified ? `${verified} (as “${declared}”)` : verified
-}
-
-/**
- * The people behind a change: `by B`; for a change request's approval
- * `requested by A, approved by B` (the requester filed it, the approver applied it);
- * for a scheduled change `scheduled by A, approved by B` (the creator's change, applied at its time).
- */
-export function byOf(entry: Pick<AuditEntryWire, 'actor' | 'declaredActor' | 'source'>): string {
-  const source = entry.source
-  if (source?.type === 'change_request' && source.requestedBy) {
-    return `requested by ${source.requestedBy.name}, approved by ${whoOf(entry)}`
-  }
-  if (source?.type === 'schedule') {
-    const approval = source.approvedBy ? `, approved by ${source.approvedBy.name}` : ''
-    return `scheduled by ${source.createdBy.name}${approval}`
-  }
-  return `by ${whoOf(entry)}`
-}
-
-/**
- * What changed: `update checkout`, or for a segment `update segment beta`;
- * in a flag's history (`inFlagHistory`) a segment entry is there because the
- * flag's rules used that segment, and says so.
- */
-export function headlineOf(entry: Pick<Entry, 'action' | 'key' | 'collection'>, inFlagHistory = false): string {
-  if (entry.collection !== 'segments') return `${entry.action} ${entry.key}`
-  return `${entry.action} segment ${entry.key}${inFlagHistory ? ', which this flag uses' : ''}`
 }
 
 /** Where a change came from, in words. */
@@ -62,19 +39,31 @@ export function sourceOf(entry: Pick<AuditEntryWire, 'source'>): string {
 const field = (flag: unknown, name: string) =>
   flag && typeof flag === 'object' && name in flag ? JSON.stringify((flag as Record<string, unknown>)[name]) : '—'
 
+/** The page of `url` that starts at `cursor` (a previous page's `nextCursor`). */
+const pageUrl = (url: string, cursor: string | null) =>
+  cursor === null ? url : `${url}${url.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`
+
 /**
  * The audit trail: a flag's history in one environment (with the changes of
- * the segments it used), or every change of a project (its segments too).
- * Who, when, what changed (before → after per field) and from which API
- * route, sync batch, change request or schedule.
+ * the segments it used), or a project's changes (its segments too), newest
+ * first, older pages on request. Each entry is a sentence (`sentenceOf`: who,
+ * through which request or schedule, what, where), then when and from which API
+ * route or sync batch, then each changed field before → after.
  */
 export function History(props: { url: string; environmentName?: (id: string) => string | undefined; title: string }) {
   const inFlagHistory = /\/flags\/[^/]+\/history(\?|$)/.test(props.url)
-  const query = useQuery({
+  const users = useUsers()
+  const query = useInfiniteQuery({
     queryKey: queryKeys.history(props.url),
-    queryFn: () => api<{ entries: Entry[] }>('GET', props.url),
+    queryFn: ({ pageParam }) => api<Page>('GET', pageUrl(props.url, pageParam)),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
   })
-  const entries = query.data?.entries ?? NO_ENTRIES
+  const entries = useMemo(() => query.data?.pages.flatMap((p) => p.entries) ?? NO_ENTRIES, [query.data])
+  const names = useMemo<HistoryNames>(() => {
+    const byEmail = new Map((users.data ?? []).map((u) => [u.email, u.name || u.email]))
+    return { person: (email) => byEmail.get(email), environment: props.environmentName }
+  }, [users.data, props.environmentName])
   return (
     <section aria-label={props.title} className="history">
       <h3>{props.title}</h3>
@@ -84,10 +73,14 @@ export function History(props: { url: string; environmentName?: (id: string) => 
         {entries.map((e) => (
           <li key={`${e.environment_id ?? ''}-${e.revision}`} data-revision={e.revision}>
             <p>
-              <strong>{headlineOf(e, inFlagHistory)}</strong>
-              {e.environment_id && props.environmentName ? ` in ${props.environmentName(e.environment_id) ?? ''}` : ''}{' '}
-              <span className="who">{byOf(e)}</span>, {new Date(e.time).toLocaleString()}
-              {sourceOf(e) ? <span className="hint"> · {sourceOf(e)}</span> : null}
+              <strong className="sentence">{sentenceOf(e, names)}</strong>
+              {inFlagHistory && e.collection === 'segments' ? ', a segment this flag uses' : ''}
+              <br />
+              <span className="hint">
+                <time dateTime={e.time}>{new Date(e.time).toLocaleString()}</time>
+                {e.declaredActor ? ` · ${whoOf(e)}` : ''}
+                {sourceOf(e) ? ` · ${sourceOf(e)}` : ''}
+              </span>
             </p>
             {e.action === 'update' ? (
               <ul className="changes">
@@ -101,6 +94,11 @@ export function History(props: { url: string; environmentName?: (id: string) => 
           </li>
         ))}
       </ol>
+      {query.hasNextPage ? (
+        <button type="button" onClick={() => query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+          {query.isFetchingNextPage ? 'Loading older changes…' : 'Load older changes'}
+        </button>
+      ) : null}
     </section>
   )
 }

@@ -6,7 +6,7 @@ import { ConfirmDialog, FormDialog } from './dialog.js'
 import { Environments } from './environments.js'
 import { ErrorLine } from './error-line.js'
 import { FlagsPanel } from './flags-panel.js'
-import { History } from './history.js'
+import { ProjectHistory } from './history-filters.js'
 import { ImpressionsPanel } from './impressions-panel.js'
 import type { LiveFlags } from './live-flags.js'
 import { useProjectData, useProjectStream } from './project-data.js'
@@ -159,13 +159,7 @@ function ProjectSection(props: {
     case 'keys':
       return <SdkKeys projectId={project.id} environments={environments} {...admin} />
     case 'history':
-      return (
-        <History
-          url={`/api/projects/${project.id}/changes?limit=100`}
-          title={`Changes in ${project.name}`}
-          environmentName={(id) => environments.find((e) => e.id === id)?.name}
-        />
-      )
+      return <ProjectHistory project={project} environments={environments} live={props.live} />
     case 'impressions':
       return <ImpressionsPanel environments={environments} />
     case 'members':

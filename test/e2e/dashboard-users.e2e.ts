@@ -50,11 +50,14 @@ afterAll(async () => {
 
 describe('environment order and users in the dashboard', () => {
   it('reorders environments from the keyboard; another context sees the columns follow within a second', async () => {
-    // Each project page holds one stream (flags and reorders on the same connection, kept across tabs and reorders):
-    // browsers allow six HTTP/1.1 connections per origin across all tabs.
+    // Each project page holds one stream (flags, reorders and people changes on the same connection, kept across
+    // tabs and reorders): browsers allow six HTTP/1.1 connections per origin across all tabs. Pages without a
+    // project hold `/stream?environment_id=` (people changes alone) instead, closed when a project opens.
     const streams = { admin: 0, watcher: 0 }
-    admin.on('request', (r) => void (new URL(r.url()).pathname === '/stream' && streams.admin++))
-    watcher.on('request', (r) => void (new URL(r.url()).pathname === '/stream' && streams.watcher++))
+    const projectStream = (url: string) =>
+      new URL(url).pathname === '/stream' && new URL(url).searchParams.get('environment_id') !== ''
+    admin.on('request', (r) => void (projectStream(r.url()) && streams.admin++))
+    watcher.on('request', (r) => void (projectStream(r.url()) && streams.watcher++))
     await signIn(watcher, ADMIN)
     await watcher.getByRole('link', { name: 'Default' }).click()
     await expect.poll(() => columns(watcher), WITHIN).toEqual(['Flag', 'Production', 'Staging', 'Development'])
@@ -118,9 +121,7 @@ describe('environment order and users in the dashboard', () => {
     await dialog.getByLabel('Email').fill(NEW_USER.email)
     await dialog.getByRole('button', { name: 'Create user' }).click()
     await dialog.waitFor({ state: 'detached' })
-    await expect
-      .poll(() => admin.locator(`tr[data-user="${NEW_USER.email}"] td`).nth(1).textContent(), WITHIN)
-      .toBe('viewer')
+    await expect.poll(() => admin.getByLabel(`Workspace role of ${NEW_USER.email}`).inputValue(), WITHIN).toBe('viewer')
     // Focus went back to the button that opened the dialog.
     expect(await admin.evaluate(() => document.activeElement?.textContent)).toBe('New user')
     await screenshot(admin, 'dashboard-users-04-user-created')

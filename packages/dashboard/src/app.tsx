@@ -1,9 +1,11 @@
 import { Link } from 'wouter'
+import { Account } from './account.js'
 import { ErrorLine } from './error-line.js'
 import { Login } from './login.js'
 import { ProjectPage } from './project-page.js'
 import { Projects } from './projects.js'
 import { type Route, useRoute } from './route.js'
+import { SessionEventsContext, useSessionFollow } from './session-events.js'
 import { Tokens } from './tokens.js'
 import type { Me, Project } from './types.js'
 import { useProjects } from './use-projects.js'
@@ -18,22 +20,31 @@ export function App() {
   const projectsQuery = useProjects(session.state === 'in')
   const projects = projectsQuery.data ?? NO_PROJECTS
   const route = useRoute()
+  const offline = session.state === 'in' && (session.offline || !online)
+  // A project page's stream carries people changes; other pages hold a stream of their own.
+  const follow = useSessionFollow(session.state === 'in' ? session.me : null, {
+    ownStream: route.projectId === null,
+    offline,
+  })
   if (session.state === 'loading') return <p className="loading">Loading…</p>
   if (session.state === 'signed-out')
     return (
       <>
         <ErrorLine errors={[error]} />
-        <Login workspaceName={session.workspaceName} onSignedIn={signedIn} />
+        <Login workspaceName={session.workspaceName} onSignedIn={signedIn} notice={follow.ended.message} />
       </>
     )
   const { me } = session
-  const offline = session.offline || !online
+  const onSignOut = () => {
+    follow.ended.signingOut()
+    signOut.mutate()
+  }
   return (
-    <>
+    <SessionEventsContext.Provider value={follow.events}>
       <a className="skip" href="#main">
         Skip to content
       </a>
-      <TopBar me={me} page={route.page} offline={offline} onSignOut={() => signOut.mutate()} />
+      <TopBar me={me} page={route.page} offline={offline} onSignOut={onSignOut} />
       <ErrorLine errors={[signOut.error, offline ? null : projectsQuery.error]} />
       <div className="layout">
         <Projects me={me} projects={projects} currentId={route.projectId} offline={offline} />
@@ -41,7 +52,7 @@ export function App() {
           <MainView me={me} route={route} projects={projects} offline={offline} />
         </main>
       </div>
-    </>
+    </SessionEventsContext.Provider>
   )
 }
 
@@ -62,6 +73,9 @@ function TopBar(props: { me: Me; page: Route['page']; offline: boolean; onSignOu
       <span className="who">
         {me.name} <span className="role">({me.role})</span>
       </span>
+      <TopLink path="/account" current={props.page === 'account'}>
+        Account
+      </TopLink>
       <button
         type="button"
         onClick={props.onSignOut}
@@ -87,6 +101,7 @@ function MainView(props: { me: Me; route: Route; projects: Project[]; offline: b
   const { me, route, offline } = props
   if (route.page === 'tokens') return <Tokens offline={offline} />
   if (route.page === 'users') return <Users me={me} offline={offline} />
+  if (route.page === 'account') return <Account me={me} offline={offline} />
   const project = props.projects.find((p) => p.id === route.projectId)
   if (!project) {
     return (

@@ -5,6 +5,7 @@ import {
   STREAM_EVENTS,
   streamUpdateSchema,
 } from '@flagsync/protocol'
+import { followSessionEvents, type SessionEvents } from './session-events.js'
 import type { Flag } from './types.js'
 
 export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'cached'
@@ -34,7 +35,8 @@ type Source = Pick<EventSource, 'addEventListener' | 'close'> & { onerror: Event
  * `store` too (the query cache, persisted), so the table shows what it last saw when offline.
  *
  * The same connection carries the project's `environments` event (someone
- * reordered them): one stream per dashboard tab, not one per concern, since
+ * reordered them) and `people` (someone's role, name or password changed): one stream per dashboard tab, not one
+ * per concern, since
  * HTTP/1.1 browsers allow six connections per origin across all tabs.
  */
 export class LiveFlags {
@@ -43,6 +45,7 @@ export class LiveFlags {
   private source: Source | undefined
   private pending: Map<string, Map<string, Flag>> | undefined
   private readonly orderListeners = new Set<{ projectId: string; listener: (environmentIds: string[]) => void }>()
+  private readonly sessionListeners = new Set<SessionEvents>()
 
   constructor(
     private readonly environmentIds: readonly string[],
@@ -96,6 +99,8 @@ export class LiveFlags {
       for (const { projectId, listener } of this.orderListeners)
         if (projectId === order.data.project_id) listener(order.data.environment_ids)
     })
+    // The same connection carries people changes and tells when it drops (the session may have ended).
+    followSessionEvents(source, () => this.sessionListeners)
     source.onerror = () => {
       if (this.snapshot.state !== 'connecting') this.set({ ...this.snapshot, state: 'reconnecting' })
     }
@@ -137,6 +142,12 @@ export class LiveFlags {
     const entry = { projectId, listener }
     this.orderListeners.add(entry)
     return () => this.orderListeners.delete(entry)
+  }
+
+  /** Hands this stream's people events and failures to the signed-in shell; returns the unsubscribe. */
+  onSessionEvents(events: SessionEvents): () => void {
+    this.sessionListeners.add(events)
+    return () => this.sessionListeners.delete(events)
   }
 
   subscribe = (listener: () => void): (() => void) => {

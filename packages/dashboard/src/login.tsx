@@ -5,9 +5,9 @@ import type { Me } from './types.js'
 /**
  * Sign in with the workspace's email and password. The service counts
  * failures per email: 401s carry `attempts_remaining`, the fifth failure a
- * 429 with `retry_after_seconds`, and the page says both in words.
+ * 429 with `retry_after_seconds`, and the page says both in words. `notice` says why the last session ended.
  */
-export function Login(props: { workspaceName: string; onSignedIn: (me: Me) => void }) {
+export function Login(props: { workspaceName: string; onSignedIn: (me: Me) => void; notice?: string | null }) {
   const [email, setEmail] = useState('')
   const [password, setPassword] = useState('')
   const [error, setError] = useState<string | null>(null)
@@ -32,6 +32,11 @@ export function Login(props: { workspaceName: string; onSignedIn: (me: Me) => vo
     <main className="login">
       <form onSubmit={submit} aria-labelledby="login-title">
         <h1 id="login-title">Sign in{props.workspaceName ? ` to ${props.workspaceName}` : ''}</h1>
+        {props.notice ? (
+          <p role="status" className="notice" id="session-ended">
+            {props.notice}
+          </p>
+        ) : null}
         <label>
           Email
           <input
@@ -65,12 +70,20 @@ export function Login(props: { workspaceName: string; onSignedIn: (me: Me) => vo
   )
 }
 
+/**
+ * When a locked email (a 429 of login or of a password change, `retry_after_seconds`) may try again, in minutes and
+ * as a time of day: "Try again in 15 minutes (at 14:07)."
+ */
+export function retryText(error: ApiError, now = new Date()): string {
+  const seconds = error.body.retry_after_seconds ?? 900
+  const minutes = Math.ceil(seconds / 60)
+  const at = new Date(now.getTime() + seconds * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+  return `Try again in ${minutes} minute${minutes === 1 ? '' : 's'} (at ${at}).`
+}
+
 function loginErrorText(error: unknown): string {
   if (!(error instanceof ApiError)) return String(error)
-  if (error.status === 429) {
-    const minutes = Math.ceil((error.body.retry_after_seconds ?? 900) / 60)
-    return `Too many failed sign-ins for this email: it is locked. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`
-  }
+  if (error.status === 429) return `Too many failed sign-ins for this email: it is locked. ${retryText(error)}`
   if (error.status === 401 && typeof error.body.attempts_remaining === 'number') {
     const n = error.body.attempts_remaining
     return `Wrong email or password. ${n} attempt${n === 1 ? '' : 's'} left before this email is locked for 15 minutes.`

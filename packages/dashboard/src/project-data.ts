@@ -3,6 +3,7 @@ import { useCallback, useEffect, useMemo, useRef } from 'react'
 import { inOrder } from './environment-order.js'
 import { type FlagsByEnv, LiveFlags } from './live-flags.js'
 import { queryKeys } from './query-keys.js'
+import { useSessionEventsContext } from './session-events.js'
 import type { Environment, Member } from './types.js'
 import { useEnvironments, useMembers } from './use-projects.js'
 
@@ -67,6 +68,8 @@ export function useProjectStream(
     live.start()
     return () => live.stop()
   }, [live])
+  const sessionEvents = useSessionEventsContext()
+  useEffect(() => (sessionEvents ? live.onSessionEvents(sessionEvents) : undefined), [live, sessionEvents])
   const wasOffline = useRef(offline)
   useEffect(() => {
     if (wasOffline.current && !offline) live.reconnect()

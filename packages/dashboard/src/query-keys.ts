@@ -19,6 +19,8 @@ export const queryKeys = {
   /** The project's flags as its dashboard stream last sent them (SDK view): environment id → key → flag. */
   liveFlags: (projectId: string) => ['projects', projectId, 'live-flags'] as const,
   users: () => ['users'] as const,
+  /** The people audit (`GET /api/users/audit`), every page of it: not persisted, it is for workspace admins online. */
+  peopleAudit: () => ['people-audit'] as const,
   tokens: () => ['tokens'] as const,
   /** An environment's flags as the editor edits them (`GET /api/environments/:id/flags`, segment references kept). */
   editableFlags: (envId: string) => ['environments', envId, 'flags'] as const,

@@ -2,10 +2,13 @@ import { useMemo } from 'react'
 import { useLocation, useSearch } from 'wouter'
 import { navigate as go } from 'wouter/use-browser-location'
 
-/** Where the dashboard is: `/`, `/tokens`, `/users`, `/projects/:id` (and `/flags/:key`) with its tab (`?tab=`). */
+/**
+ * Where the dashboard is: `/`, `/tokens`, `/users`, `/account`, `/projects/:id` (and `/flags/:key`) with its tab
+ * (`?tab=`).
+ */
 export interface Route {
-  /** A page outside projects (`/tokens`, `/users`), or null. */
-  page: 'tokens' | 'users' | null
+  /** A page outside projects (`/tokens`, `/users`, `/account`), or null. */
+  page: 'tokens' | 'users' | 'account' | null
   projectId: string | null
   tab: string
   flagKey: string | null
@@ -21,6 +24,7 @@ export function projectPath(projectId: string, tab = 'flags'): string {
   return `/projects/${encodeURIComponent(projectId)}${tab === 'flags' ? '' : `?tab=${tab}`}`
 }
 
+const PAGES = ['tokens', 'users', 'account'] as const
 const PROJECT = /^\/projects\/([^/]+)(?:\/flags\/([^/]+))?/
 const decoded = (part: string | undefined) => (part ? decodeURIComponent(part) : null)
 
@@ -31,7 +35,7 @@ export function useRoute(): Route {
   return useMemo(() => {
     const match = PROJECT.exec(pathname)
     return {
-      page: pathname === '/tokens' ? 'tokens' : pathname === '/users' ? 'users' : null,
+      page: PAGES.find((page) => pathname === `/${page}`) ?? null,
       projectId: decoded(match?.[1]),
       tab: new URLSearchParams(search).get('tab') ?? 'flags',
       flagKey: decoded(match?.[2]),

@@ -1,4 +1,4 @@
-import { useId } from 'react'
+import { useEffect, useId, useRef, useState } from 'react'
 import {
   type AttributeType,
   type ContextRow,
@@ -95,11 +95,17 @@ function ContextRows(props: {
   errorId: string
 }) {
   const { rows, onChange } = props
+  // "Add attribute" moves the focus to the new row's name, so the keyboard goes on typing there.
+  const list = useRef<HTMLUListElement>(null)
+  const [added, setAdded] = useState(0)
+  useEffect(() => {
+    if (added > 0) list.current?.querySelector<HTMLInputElement>('li:last-child input')?.focus()
+  }, [added])
   const set = (i: number, patch: Partial<ContextRow>) =>
     onChange(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)))
   return (
     <>
-      <ul className="context-rows">
+      <ul className="context-rows" ref={list}>
         {rows.map((row, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their place
           <li key={i}>
@@ -118,7 +124,13 @@ function ContextRows(props: {
           </li>
         ))}
       </ul>
-      <button type="button" onClick={() => onChange([...rows, { name: '', type: 'string', value: '' }])}>
+      <button
+        type="button"
+        onClick={() => {
+          onChange([...rows, { name: '', type: 'string', value: '' }])
+          setAdded((n) => n + 1)
+        }}
+      >
         Add attribute
       </button>
     </>
@@ -154,21 +166,23 @@ function ContextRowFields(props: {
           </select>
         </label>
       )}
-      <label htmlFor={valueId}>{label}</label>
-      {row.type === 'boolean' ? (
-        <select id={valueId} value={row.value} onChange={(e) => set({ value: e.target.value })}>
-          <option value="true">true</option>
-          <option value="false">false</option>
-        </select>
-      ) : (
-        <input
-          id={valueId}
-          value={row.value}
-          inputMode={row.type === 'number' ? 'decimal' : undefined}
-          onChange={(e) => set({ value: e.target.value })}
-          {...invalid}
-        />
-      )}
+      <span className="context-value">
+        <label htmlFor={valueId}>{label}</label>
+        {row.type === 'boolean' ? (
+          <select id={valueId} value={row.value} onChange={(e) => set({ value: e.target.value })}>
+            <option value="true">true</option>
+            <option value="false">false</option>
+          </select>
+        ) : (
+          <input
+            id={valueId}
+            value={row.value}
+            inputMode={row.type === 'number' ? 'decimal' : undefined}
+            onChange={(e) => set({ value: e.target.value })}
+            {...invalid}
+          />
+        )}
+      </span>
       {props.isUserId ? null : (
         <button
           type="button"

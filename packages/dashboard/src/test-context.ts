@@ -151,7 +151,9 @@ function splitText(entry: Evaluated, flag: DecidingFlag | undefined): string {
   const total = variants.reduce((sum, v) => sum + v.weight, 0)
   const weight = variants[index]?.weight
   const odds = weight !== undefined && total > 0 ? ` (${Math.round((weight / total) * 1000) / 10} % of ${share})` : ''
-  return `${where}${rollout >= 100 ? '' : `inside the ${rollout} % rollout, `}variant ${index + 1}${odds}`
+  // The variant is drawn by a second hash: the rollout bucket decides only whether the user is in the rollout.
+  if (rollout >= 100) return `variant ${index + 1}${odds}`
+  return `${where}inside the ${rollout} % rollout, variant ${index + 1}${odds}`
 }
 
 const ERROR_WORDS: Readonly<Record<string, string>> = {

@@ -90,9 +90,11 @@ function Answers(props: { env: Environment; live: LiveFlags; answers: Evaluated[
   const snapshot = useSyncExternalStore(props.live.subscribe, props.live.getSnapshot)
   const flags = snapshot.flags.get(props.env.id)
   return (
-    <div className="table-wrap">
+    // Focusable, so a keyboard can scroll the answers sideways on a phone.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <section className="table-wrap" tabIndex={0} aria-labelledby="answers-caption">
       <table className="answers" aria-live="polite">
-        <caption>
+        <caption id="answers-caption">
           What this user gets in {props.env.name} ({props.answers.length} flag{props.answers.length === 1 ? '' : 's'})
         </caption>
         <thead>
@@ -110,7 +112,7 @@ function Answers(props: { env: Environment; live: LiveFlags; answers: Evaluated[
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   )
 }
 
@@ -119,12 +121,14 @@ function AnswerRow(props: { answer: Evaluated; flag: Flag | undefined }) {
   return (
     <tr data-answer={answer.key} data-reason={answer.reason}>
       <th scope="row">{answer.key}</th>
-      <td className="answer-value" data-value={JSON.stringify(answer.value)}>
+      <td className="answer-value" data-label="Value" data-value={JSON.stringify(answer.value)}>
         <code>{JSON.stringify(answer.value)}</code>
       </td>
-      <td>{answer.variant === null ? '—' : Number(answer.variant) + 1}</td>
-      <td>{answer.reason}</td>
-      <td className="answer-why">{decisionText(answer, props.flag)}</td>
+      <td data-label="Variant">{answer.variant === null ? '—' : Number(answer.variant) + 1}</td>
+      <td data-label="Reason">{answer.reason}</td>
+      <td className="answer-why" data-label="Why">
+        {decisionText(answer, props.flag)}
+      </td>
     </tr>
   )
 }

@@ -94,8 +94,14 @@ describe('test contexts', () => {
       ],
     }
     expect(decisionText({ ...base, value: 'b', variant: '1', reason: 'SPLIT', bucket: 80 }, variants)).toBe(
-      'bucket 80 of 100 → variant 2 (25 % of everyone)',
+      'variant 2 (25 % of everyone)',
     )
+    expect(
+      decisionText(
+        { ...base, value: 'a', variant: '0', reason: 'SPLIT', bucket: 10 },
+        { ...variants, rollout_percentage: 50 },
+      ),
+    ).toBe('bucket 10 of 100 → inside the 50 % rollout, variant 1 (75 % of the 50 % rollout)')
     expect(decisionText({ ...base, reason: 'DISABLED' }, { is_enabled: true })).toBe(
       'a prerequisite is not met: its off value',
     )

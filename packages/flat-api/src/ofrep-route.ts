@@ -137,7 +137,7 @@ function answerFrom(
   } else {
     const type = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(answer.body.length)]
     res.writeHead(200, [...security, ...tags, ...type])
-    res.end(answer.body)
+    res.end(answer.body, answer.release)
   }
   return true
 }

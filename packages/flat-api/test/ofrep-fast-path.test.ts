@@ -74,6 +74,16 @@ describe('OFREP bulk evaluation on the node:http fast path', () => {
     expect(answer.eventStreams[0].url).toMatch(/\/ofrep\/v1\/events\?key=fast-ofrep-key$/)
   })
 
+  it('gives each of many concurrent requests the answer for its own context', async () => {
+    const { expressSaw, post } = await startRecorded()
+    const bodies = Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify({ context: { targetingKey: `u-${i}`, plan: i % 3 === 0 ? 'pro' : 'free' } }),
+    )
+    const fast = await Promise.all(bodies.map((body) => post(body)))
+    expect(expressSaw).toEqual([])
+    for (const [i, body] of bodies.entries()) expect(fast[i]).toEqual(await post(body, viaExpress))
+  })
+
   it('takes X-API-Key as the key and answers a matching If-None-Match with the same 304', async () => {
     const { expressSaw, post } = await startRecorded()
     const body = JSON.stringify({ context: { targetingKey: 'u-1' } })

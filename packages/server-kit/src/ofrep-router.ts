@@ -8,6 +8,7 @@ import { HttpError, toHttpError } from './http-error.js'
 import { ifNoneMatchHits } from './if-none-match.js'
 import { jsonBody } from './json-body.js'
 import { methodNotAllowed } from './method-not-allowed.js'
+import { BodyPool } from './ofrep-body.js'
 import { type OfrepChanges, OfrepRefresh, type OfrepVersion, type OfrepWatch } from './ofrep-refresh.js'
 import type { SseHubOptions } from './sse-hub.js'
 
@@ -138,7 +139,7 @@ function evaluateAll(
     }
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
     res.setHeader('Content-Length', answer.body.length)
-    res.end(answer.body)
+    res.end(answer.body, answer.release)
   }
 }
 
@@ -146,6 +147,11 @@ function evaluateAll(
 export interface OfrepBulkAnswer {
   etag: string
   body?: Buffer
+  /**
+   * Lends the body's memory to a later answer: call it once the bytes are written (`res.end(body, release)`)
+   * and read the body no more. Not calling it is safe; the memory is then the GC's.
+   */
+  release?: () => void
 }
 
 /**
@@ -164,6 +170,7 @@ export type OfrepBulkAnswerer = (
 function bulkAnswerer(refresh: OfrepRefresh, inactivityDelaySec: number): OfrepBulkAnswerer {
   // The tail after the flags, kept for the last refresh URL: clients of one server mostly share it.
   let tail = { url: '', text: '', ascii: true }
+  const bodies = new BodyPool()
   return (scope, context, url, ifNoneMatch) => {
     const version = refresh.versionOf(scope.id, scope.revision)
     const etag = ofrepEtag(`${scope.id}.${version.revision}`, context)
@@ -173,10 +180,9 @@ function bulkAnswerer(refresh: OfrepRefresh, inactivityDelaySec: number): OfrepB
       const text = `,"metadata":{"revision":${JSON.stringify(version.revision)}},"eventStreams":${streams},"refreshConnections":${streams}}`
       tail = { url: `${version.revision} ${url}`, text, ascii: Buffer.byteLength(text) === text.length }
     }
-    // One string from the per-set caches, then one copy: an ASCII answer's Latin-1 bytes are its UTF-8 bytes.
+    // One string from the per-set caches, then one copy into reused memory: an ASCII answer's Latin-1 bytes are its UTF-8 bytes.
     const flags = ofrepBulkJson(scope.flags, context)
-    const text = `{"flags":${flags.text}${tail.text}`
-    return { etag, body: Buffer.from(text, flags.ascii && tail.ascii ? 'latin1' : 'utf8') }
+    return { etag, ...bodies.write(`{"flags":${flags.text}${tail.text}`, flags.ascii && tail.ascii) }
   }
 }
 

@@ -54,4 +54,28 @@ describe('the OFREP router bulk answer', () => {
     }
     stop()
   })
+
+  it('lends the memory of a body to the next answer only once it is released', () => {
+    const { answer, stop } = answerer()
+    const flags = [
+      { key: 'pro', is_enabled: true, rules: [{ attribute: 'plan', operator: 'equals', values: ['pro'] }] },
+    ]
+    const scope: OfrepScope = { id: 's', flags: flags as EvaluableFlag[], revision: 1 }
+    const first = answer(scope, { plan: 'pro' }, EVENTS, undefined)
+    const held = answer(scope, { plan: 'free' }, EVENTS, undefined)
+    // Both in flight: separate memory, each body still its own answer.
+    expect(held.body?.buffer).not.toBe(first.body?.buffer)
+    expect(first.body?.toString()).toBe(expected(scope, { plan: 'pro' }))
+    expect(held.body?.toString()).toBe(expected(scope, { plan: 'free' }))
+    first.release?.()
+    first.release?.() // a second call changes nothing
+    const next = answer(scope, { plan: 'free' }, EVENTS, undefined)
+    const another = answer(scope, { plan: 'pro' }, EVENTS, undefined)
+    expect(next.body?.buffer).toBe(first.body?.buffer)
+    expect(another.body?.buffer).not.toBe(first.body?.buffer)
+    expect(next.body?.toString()).toBe(expected(scope, { plan: 'free' }))
+    expect(another.body?.toString()).toBe(expected(scope, { plan: 'pro' }))
+    expect(held.body?.toString()).toBe(expected(scope, { plan: 'free' }))
+    stop()
+  })
 })

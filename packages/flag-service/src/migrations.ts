@@ -1,5 +1,6 @@
 import { type Database, runMigrations } from '@flagsync/store'
 import type { Knex } from 'knex'
+import { auditMigrations } from './audit/migrations.js'
 import { serviceMigrations } from './core-migrations.js'
 import { flagMigrations } from './flags/index.js'
 import { impressionMigrations } from './impressions/index.js'
@@ -21,6 +22,7 @@ const migrationSource: Knex.MigrationSource<ServiceMigration> = {
       ...webhookMigrations,
       ...scheduleMigrations,
       ...peopleMigrations,
+      ...auditMigrations,
     ].sort((a, b) => a.name.localeCompare(b.name)),
   getMigrationName: (m) => m.name,
   getMigration: async (m) => ({ up: m.up, down: async () => {} }),

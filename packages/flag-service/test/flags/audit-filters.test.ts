@@ -185,6 +185,18 @@ describe.each(DIALECTS)('the change routes’ filters on %s', (dialect) => {
     expect(story(other.body.entries)).toEqual(['production:checkout:ann-token', 'production:checkout:ann'])
   })
 
+  it('finds a person’s requests and approved schedules through an index', async () => {
+    const { knex } = h.server.runtime
+    const indexes =
+      dialect === 'postgres'
+        ? ((await knex.raw(`select indexname as name from pg_indexes where indexname like 'flagsync_%'`))
+            .rows as Json[])
+        : ((await knex.raw(`select name from sqlite_master where type = 'index'`)) as Json[])
+    const names = indexes.map((i) => i.name)
+    expect(names).toContain('flagsync_change_requests_requested_by')
+    expect(names).toContain('flagsync_schedules_approved_by')
+  })
+
   it('a bad filter is a 422 naming its parameter, on both routes', async () => {
     const bad: Array<[string, string]> = [
       ['from=2026-01-02', 'from'],

@@ -2,6 +2,7 @@ import { useState } from 'react'
 import { Members, SdkKeys } from './access.js'
 import { api } from './api.js'
 import { ChangeRequests } from './change-requests.js'
+import { Compare } from './compare.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
 import { Environments } from './environments.js'
 import { ErrorLine } from './error-line.js'
@@ -22,6 +23,7 @@ const TABS = [
   ['flags', 'Flags'],
   ['test', 'Test a user'],
   ['environments', 'Environments'],
+  ['compare', 'Compare'],
   ['requests', 'Change requests'],
   ['schedules', 'Schedules'],
   ['keys', 'SDK keys'],
@@ -150,6 +152,8 @@ function ProjectSection(props: {
   const { project } = page
   const admin = { canAdmin: access.isProjectAdmin, reason: access.adminReason }
   switch (page.tab) {
+    case 'compare':
+      return <Compare projectId={project.id} environments={environments} role={access.role} offline={page.offline} />
     case 'environments':
       return <Environments projectId={project.id} environments={environments} {...admin} />
     case 'requests':

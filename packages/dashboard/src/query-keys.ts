@@ -33,6 +33,8 @@ export const queryKeys = {
   /** What `POST /api/environments/:id/evaluate` answered for a body (a test context, maybe an unsaved flag). */
   evaluation: (envId: string, body: unknown) => ['evaluate', envId, body] as const,
   promotion: (fromId: string, targetId: string, key: string) => ['promotion', fromId, targetId, key] as const,
+  /** Two environments side by side (`GET /api/projects/:id/compare`): not persisted, a promotion reads it fresh. */
+  comparison: (projectId: string, fromId: string, toId: string) => ['compare', projectId, fromId, toId] as const,
   schedules: (envId: string) => ['schedules', envId] as const,
   webhooks: (projectId: string) => ['webhooks', projectId] as const,
   deliveries: (projectId: string, webhookId: string) => ['webhooks', projectId, webhookId, 'deliveries'] as const,

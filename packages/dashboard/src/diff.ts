@@ -1,3 +1,4 @@
+import type { FlagFieldDifference } from '@flagsync/protocol'
 import type { Flag } from './types.js'
 
 export interface DiffRow {
@@ -7,6 +8,13 @@ export interface DiffRow {
 }
 
 const show = (value: unknown): string => (value === undefined ? '(not set)' : JSON.stringify(value))
+
+/**
+ * `flagDifferences(from, to)` (protocol) as rows to show: `before` the value in `from` (struck), `after` the value
+ * in `to`. A promotion's preview and the compare page pass the target as `from` and the source as `to`.
+ */
+export const differenceRows = (differences: readonly FlagFieldDifference[]): DiffRow[] =>
+  differences.map((d) => ({ field: d.field, before: show(d.from), after: show(d.to) }))
 
 /**
  * What a change request's patch (a JSON merge patch of top-level fields)

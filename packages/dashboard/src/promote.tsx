@@ -1,13 +1,14 @@
+import { flagDifferences } from '@flagsync/protocol'
 import { useMutation, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { ApiError, api } from './api.js'
-import { type DiffRow, patchDiff } from './diff.js'
+import { type DiffRow, differenceRows } from './diff.js'
 import { DiffRows } from './diff-rows.js'
 import { ErrorLine } from './error-line.js'
 import { queryKeys } from './query-keys.js'
 import type { Environment, Flag } from './types.js'
 
-/** Fields a promotion copies (the service's promote route copies the flag but not its prerequisites' targets). */
+/** Fields a promotion copies: the flag as stored (the service's promote route copies it whole). */
 const COPIED = [
   'is_enabled',
   'rollout_percentage',
@@ -22,9 +23,14 @@ const COPIED = [
 
 /** What promoting `source` over `target` changes there, field by field (the whole target is new when it is absent). */
 export function promotionDiff(source: Flag, target: Flag | undefined): DiffRow[] {
-  const fields: Record<string, unknown> = {}
-  for (const field of COPIED) fields[field] = source[field] === undefined ? null : source[field]
-  return patchDiff(target, fields)
+  return differenceRows(flagDifferences(target && copied(target), copied(source)))
+}
+
+/** The fields of a flag a promotion copies: its lifecycle (revision, tags, owner, …) stays in each environment. */
+function copied(flag: Flag): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const field of COPIED) if (flag[field] !== undefined) out[field] = flag[field]
+  return out
 }
 
 /** The flag in an environment, or undefined where it does not exist (404): promoting creates it there. */
@@ -109,11 +115,12 @@ export function Promote(props: {
   )
 }
 
-function PromotionDiff(props: { diff: DiffRow[]; from: string; target: string | undefined }) {
+/** A promotion's diff: each field as the target has it (struck) and as the source would put it. */
+export function PromotionDiff(props: { diff: DiffRow[]; from: string; target: string | undefined; label?: string }) {
   if (props.diff.length === 0)
     return <p className="hint">{props.target} already has this flag exactly as it is here.</p>
   return (
-    <table className="diff" aria-label={`What promoting changes in ${props.target}`}>
+    <table className="diff" aria-label={props.label ?? `What promoting changes in ${props.target}`}>
       <thead>
         <tr>
           <th scope="col">Field</th>

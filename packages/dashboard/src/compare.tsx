@@ -1,0 +1,232 @@
+import { useState } from 'react'
+import { ConfirmPromotion, promotionRows } from './compare-promote.js'
+import { ErrorLine } from './error-line.js'
+import { PromotionDiff } from './promote.js'
+import type { Environment, Role } from './types.js'
+import {
+  type ComparedFlag,
+  type Comparison,
+  type PromotionConflict,
+  promotionConflictsOf,
+  useComparison,
+  usePromoteMany,
+} from './use-compare.js'
+
+/** A flag that can be promoted from → to: it is in `from`, and reads otherwise in `to`. */
+const promotable = (f: ComparedFlag) => f.status === 'different' || f.status === 'only_in_from'
+
+/**
+ * Two environments of a project side by side (defaults: the first two in order): every flag that differs, the
+ * fields side by side, the flags only one of them has; several chosen flags are promoted in one request, all or
+ * nothing, and a flag changed in the target since the comparison is named with a refresh.
+ */
+export function Compare(props: { projectId: string; environments: Environment[]; role: Role; offline: boolean }) {
+  const { environments } = props
+  const [picked, setPicked] = useState<{ from?: string; to?: string }>({})
+  const fromId = picked.from ?? environments[0]?.id ?? ''
+  const toId = picked.to ?? environments[1]?.id ?? ''
+  const [differencesOnly, setDifferencesOnly] = useState(true)
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set())
+  const [confirming, setConfirming] = useState(false)
+  const [conflicts, setConflicts] = useState<PromotionConflict[]>([])
+  const [done, setDone] = useState<string | null>(null)
+  const same = fromId === toId
+  const comparison = useComparison(props.projectId, same ? '' : fromId, toId)
+  const promote = usePromoteMany(props.projectId)
+  const pick = (side: 'from' | 'to', id: string) => {
+    setPicked({ from: fromId, to: toId, [side]: id })
+    setSelected(new Set())
+    setConflicts([])
+    setDone(null)
+  }
+  const data = comparison.data
+  const chosen = data?.flags.filter((f) => selected.has(f.key) && promotable(f)) ?? []
+  const canWrite = props.role !== 'viewer' && !props.offline
+  const toggle = (key: string) =>
+    setSelected((now) => {
+      const next = new Set(now)
+      if (!next.delete(key)) next.add(key)
+      return next
+    })
+  const refresh = async () => {
+    await comparison.refetch()
+    setConflicts([])
+  }
+  return (
+    <section className="compare" aria-labelledby="compare-title">
+      <h2 id="compare-title">Compare environments</h2>
+      <div className="compare-pick">
+        <EnvironmentPicker
+          label="From"
+          value={fromId}
+          environments={environments}
+          onChange={(id) => pick('from', id)}
+        />
+        <EnvironmentPicker label="To" value={toId} environments={environments} onChange={(id) => pick('to', id)} />
+        <label className="inline">
+          <input type="checkbox" checked={differencesOnly} onChange={(e) => setDifferencesOnly(e.target.checked)} />
+          Differences only
+        </label>
+      </div>
+      {same ? <p className="hint">Pick two different environments.</p> : null}
+      <ErrorLine errors={[comparison.error]} />
+      {done ? (
+        <p role="status" className="notice">
+          {done}
+        </p>
+      ) : null}
+      {conflicts.length > 0 && data ? (
+        <p role="alert" className="error">
+          Nothing was promoted: {conflicts.length === 1 ? '1 flag' : `${conflicts.length} flags`} changed in{' '}
+          {data.to.name} since you compared. Refresh to see them as they are now, then promote again.
+        </p>
+      ) : null}
+      {data && !same ? (
+        <ComparedFlags
+          comparison={data}
+          differencesOnly={differencesOnly}
+          selected={selected}
+          conflicts={conflicts}
+          canSelect={canWrite}
+          onToggle={toggle}
+          onRefresh={() => void refresh()}
+        />
+      ) : null}
+      {data && !same ? (
+        <button
+          type="button"
+          disabled={!canWrite || chosen.length === 0}
+          title={canWrite ? undefined : props.offline ? 'needs the service (offline)' : 'needs the editor role'}
+          onClick={() => setConfirming(true)}
+        >
+          Promote {chosen.length === 1 ? '1 flag' : `${chosen.length} flags`} to {data.to.name}
+        </button>
+      ) : null}
+      {confirming && data ? (
+        <ConfirmPromotion
+          comparison={data}
+          flags={chosen}
+          onClose={() => setConfirming(false)}
+          onConfirm={async () => {
+            try {
+              await promote.mutateAsync({ from: data.from.id, to: data.to.id, flags: chosen })
+              setSelected(new Set())
+              setConflicts([])
+              setDone(`Promoted ${chosen.map((f) => f.key).join(', ')} to ${data.to.name}.`)
+            } catch (error) {
+              const refused = conflictsOr(error)
+              setConflicts(refused)
+              setDone(null)
+            }
+            setConfirming(false)
+          }}
+        />
+      ) : null}
+    </section>
+  )
+}
+
+/** The 409's flags; any other failure is thrown again for the dialog to show. */
+function conflictsOr(error: unknown): PromotionConflict[] {
+  const conflicts = promotionConflictsOf(error)
+  if (!conflicts) throw error
+  return conflicts
+}
+
+function EnvironmentPicker(props: {
+  label: string
+  value: string
+  environments: Environment[]
+  onChange: (id: string) => void
+}) {
+  return (
+    <label>
+      {props.label}
+      <select value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+        {props.environments.map((e) => (
+          <option key={e.id} value={e.id}>
+            {e.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  )
+}
+
+function statusText(f: ComparedFlag, c: Comparison): string {
+  if (f.status === 'same') return 'same in both'
+  if (f.status === 'only_in_from') return `only in ${c.from.name}`
+  if (f.status === 'only_in_to') return `only in ${c.to.name}`
+  return `differs in ${f.differences.length === 1 ? '1 field' : `${f.differences.length} fields`}`
+}
+
+function ComparedFlags(props: {
+  comparison: Comparison
+  differencesOnly: boolean
+  selected: ReadonlySet<string>
+  conflicts: PromotionConflict[]
+  canSelect: boolean
+  onToggle: (key: string) => void
+  onRefresh: () => void
+}) {
+  const { comparison: c } = props
+  const shown = c.flags.filter((f) => !props.differencesOnly || f.status !== 'same')
+  if (shown.length === 0) {
+    return (
+      <p className="hint">
+        {c.flags.length === 0 ? 'Neither environment has flags yet.' : `${c.from.name} and ${c.to.name} are the same.`}
+      </p>
+    )
+  }
+  return (
+    <ul className="compare-list" aria-label={`Flags in ${c.from.name} and ${c.to.name}`}>
+      {shown.map((f) => (
+        <li key={f.key} data-flag={f.key} data-status={f.status}>
+          <div className="compare-head">
+            {promotable(f) ? (
+              <label className="inline">
+                <input
+                  type="checkbox"
+                  checked={props.selected.has(f.key)}
+                  disabled={!props.canSelect}
+                  onChange={() => props.onToggle(f.key)}
+                />
+                <code>{f.key}</code>
+              </label>
+            ) : (
+              <code>{f.key}</code>
+            )}
+            <span className={`badge ${f.status === 'same' ? '' : 'warn'}`}>{statusText(f, c)}</span>
+          </div>
+          <ConflictLine
+            conflict={props.conflicts.find((x) => x.key === f.key)}
+            to={c.to.name}
+            onRefresh={props.onRefresh}
+          />
+          {f.status === 'different' || f.status === 'only_in_from' ? (
+            <PromotionDiff
+              diff={promotionRows(f)}
+              from={c.from.name}
+              target={c.to.name}
+              label={`${f.key}: ${c.to.name} and ${c.from.name}`}
+            />
+          ) : null}
+        </li>
+      ))}
+    </ul>
+  )
+}
+
+function ConflictLine(props: { conflict: PromotionConflict | undefined; to: string; onRefresh: () => void }) {
+  const { conflict } = props
+  if (!conflict) return null
+  const now = conflict.currentRevision === null ? 'deleted there' : `now at revision ${conflict.currentRevision}`
+  return (
+    <p className="conflict" data-conflict={conflict.key}>
+      Changed in {props.to} since you compared ({now}).{' '}
+      <button type="button" onClick={props.onRefresh}>
+        Refresh
+      </button>
+    </p>
+  )
+}

@@ -146,7 +146,7 @@ function UserRow(props: {
           u.role
         )}
       </td>
-      <td className="row-actions">
+      <td>
         {manageable ? (
           <>
             <button type="button" aria-label={`Rename ${u.email}`} onClick={() => props.onDialog('rename')}>

@@ -33,6 +33,8 @@ export interface ServiceAppOptions {
   webhooks?: WebhookSettings
   /** How often, in ms, the schedule runner looks for schedules other instances created (default 1 000). */
   schedulePollMs?: number
+  /** After how many days a flag serving one value, or not evaluated, reads as stale (default 30). */
+  staleAfterDays?: number
 }
 
 /**
@@ -78,7 +80,7 @@ export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOpt
   app.use('/api/tokens', auth, createTokensRouter(runtime, routerOptions))
   app.use('/api/projects', auth, createProjectsRouter(runtime, routerOptions))
   mountScheduleFeature(app, runtime, { auth, routerOptions, schedulePollMs: options.schedulePollMs })
-  mountFlagFeature(app, runtime, { auth, routerOptions, flags: options.stream })
+  mountFlagFeature(app, runtime, { auth, routerOptions, flags: options.stream, staleAfterDays: options.staleAfterDays })
   mountOfrepFeature(app, runtime, { auth, routerOptions, flags: options.stream })
   mountImpressionFeature(app, runtime, { auth, routerOptions, impressionRetention: options.impressionRetention })
   mountWebhookFeature(app, runtime, { auth, routerOptions, webhooks: options.webhooks })

@@ -50,6 +50,8 @@ export interface ServiceConfig {
   schedulePollMs: number
   /** DASHBOARD_DIR: the dashboard build served at `/`; unset: the installed `@flagsync/dashboard`'s; `off`: none. */
   dashboardDir: string | undefined
+  /** STALE_AFTER_DAYS (30, 1–3 650): a flag serving one value, or not evaluated, for this long reads as stale. */
+  staleAfterDays: number
   /** Outbound webhooks: WEBHOOK_ALLOW_PRIVATE_TARGETS, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_TIMEOUT_MS, … (see README). */
   webhooks: WebhookSettings
 }
@@ -87,6 +89,7 @@ export function loadServiceConfig(env: Record<string, string | undefined>): Serv
     impressionRetention: retentionFromEnv(env),
     schedulePollMs: envInt(env, 'SCHEDULE_POLL_MS', 1000, 10, 600_000),
     dashboardDir: dashboardDir(env),
+    staleAfterDays: envInt(env, 'STALE_AFTER_DAYS', 30, 1, 3650),
     webhooks: webhookSettingsFromEnv(env),
   }
 }

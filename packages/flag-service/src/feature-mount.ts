@@ -16,4 +16,6 @@ export interface FeatureMountContext {
   impressionRetention?: ImpressionRetention
   /** The schedule runner's poll for other instances' schedules, ms (default 1 000). */
   schedulePollMs?: number
+  /** STALE_AFTER_DAYS: after how many days a flag serving one value, or not evaluated, reads as stale (default 30). */
+  staleAfterDays?: number
 }

@@ -40,6 +40,7 @@ export async function startFlagServiceServer(
       stream: config.stream,
       impressionRetention: config.impressionRetention,
       schedulePollMs: config.schedulePollMs,
+      staleAfterDays: config.staleAfterDays,
       dashboardDir: resolveDashboardDir(config.dashboardDir),
       webhooks: config.webhooks,
     })

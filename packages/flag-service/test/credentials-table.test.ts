@@ -199,6 +199,13 @@ const ROUTES: Record<string, RouteRow> = {
   },
   'GET /api/environments/:param/changes': { path: (f) => `${e(f)}/changes` },
   'GET /api/projects/:param/changes': { path: (f) => `${p(f)}/changes` },
+  'PATCH /api/projects/:param/flags/:param/meta': {
+    path: (f) => `${p(f)}/flags/f0/meta`,
+    body: () => ({ tags: ['web'] }),
+  },
+  // A key no environment has: archiving and restoring are 404s, so no request takes f0 away from the others.
+  'POST /api/projects/:param/flags/:param/archive': { path: (f) => `${p(f)}/flags/missing/archive` },
+  'POST /api/projects/:param/flags/:param/restore': { path: (f) => `${p(f)}/flags/missing/restore` },
   'POST /api/projects/:param/flags': {
     path: (f) => `${p(f)}/flags`,
     body: (f) => ({ flag: { ...flag, key: unique('f') }, environment_ids: [f.project.production] }),

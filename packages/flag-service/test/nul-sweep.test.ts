@@ -155,7 +155,11 @@ const CASES: RouteCase[] = [
     body: (ids) => ({ name: 'k', environment_id: ids.project.production }),
   },
   { route: 'DELETE /api/projects/:param/keys/:param', path: (ids) => `${p(ids)}/keys/${ids.keyId}` },
-  { route: 'GET /api/environments/:param/flags', path: (ids) => `${e(ids)}/flags` },
+  {
+    route: 'GET /api/environments/:param/flags',
+    path: (ids) => `${e(ids)}/flags`,
+    query: ['tag', 'stale', 'archived'],
+  },
   { route: 'GET /api/environments/:param/flags/:param', path: (ids) => `${e(ids)}/flags/f0` },
   { route: 'POST /api/environments/:param/flags', path: (ids) => `${e(ids)}/flags`, body: () => flag },
   {
@@ -228,6 +232,14 @@ const CASES: RouteCase[] = [
     }),
   },
   { route: 'GET /api/projects/:param/segments', path: (ids) => `${p(ids)}/segments` },
+  {
+    route: 'PATCH /api/projects/:param/flags/:param/meta',
+    path: (ids) => `${p(ids)}/flags/f0/meta`,
+    body: () => ({ tags: ['web', 'beta'], owner: null }),
+  },
+  // Every request of the sweep carries a NUL, so none archives f0 for real.
+  { route: 'POST /api/projects/:param/flags/:param/archive', path: (ids) => `${p(ids)}/flags/f0/archive` },
+  { route: 'POST /api/projects/:param/flags/:param/restore', path: (ids) => `${p(ids)}/flags/f0/restore` },
   {
     route: 'POST /api/projects/:param/flags',
     path: (ids) => `${p(ids)}/flags`,

@@ -135,6 +135,7 @@ describe('loadServiceConfig', () => {
       },
       impressionRetention: { maxAgeMs: 30 * 86_400_000, intervalMs: 3_600_000, firstRunMs: 60_000 },
       schedulePollMs: 1000,
+      staleAfterDays: 30,
       webhooks: {
         allowPrivateTargets: false,
         disableAfterMs: 86_400_000,
@@ -181,6 +182,13 @@ describe('loadServiceConfig', () => {
     expect(config.impressionRetention).toEqual({ maxAgeMs: 7 * 86_400_000, intervalMs: 300_000, firstRunMs: 60_000 })
     expect(loadServiceConfig({ IMPRESSION_RETENTION_DAYS: '0' }).impressionRetention.maxAgeMs).toBe(0)
     expect(() => loadServiceConfig({ IMPRESSION_RETENTION_DAYS: '30d' })).toThrow(/IMPRESSION_RETENTION_DAYS/)
+  })
+
+  it('reads STALE_AFTER_DAYS and refuses a value that is not a whole number of days from 1 to 3650', () => {
+    expect(loadServiceConfig({ STALE_AFTER_DAYS: '7' }).staleAfterDays).toBe(7)
+    for (const raw of ['0', '3651', '30d', '1.5']) {
+      expect(() => loadServiceConfig({ STALE_AFTER_DAYS: raw }), raw).toThrow(/STALE_AFTER_DAYS/)
+    }
   })
 
   it('reads the stream settings and refuses malformed ones by name', () => {

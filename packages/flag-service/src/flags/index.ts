@@ -57,7 +57,7 @@ export function mountFlagFeature(app: Express, runtime: ServiceRuntime, ctx: Fea
     '/api/environments/:env_id/flags',
     auth,
     loadEnvironment(runtime),
-    createEnvironmentFlagsRouter(runtime, ctx.routerOptions),
+    createEnvironmentFlagsRouter(runtime, { ...ctx.routerOptions, staleAfterDays: ctx.staleAfterDays }),
   )
   app.use(
     '/api/environments/:env_id/evaluate',

@@ -5,6 +5,8 @@ import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { environmentRefs } from '../environments/queries.js'
 import { allowOnly, jsonBodyFor, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { createFlagLifecycleRouter } from './lifecycle-routes.js'
+import { applyMeta, splitMeta } from './meta.js'
 import { createInEnvironmentsSchema, flagBodySchema } from './model.js'
 import { throwUnlessWritten, writeFlagIn } from './write-flag.js'
 
@@ -27,7 +29,8 @@ export function createProjectFlagsRouter(runtime: ServiceRuntime, options: Route
   router.post('/', requireProjectRole('editor'), ...body, async (req, res) => {
     const project = projectOf(req)
     const request = parseOr422(createInEnvironmentsSchema, req.body, 'creation')
-    const flag = parseOr422(flagBodySchema, withoutRevision(request.flag), 'flag')
+    const { record, meta } = splitMeta(withoutRevision(request.flag))
+    const flag = parseOr422(flagBodySchema, record, 'flag')
     const ids = [...new Set(request.environment_ids)]
     const { result: targets, changes } = await runtime.commit(
       async (trx, flags) => {
@@ -47,6 +50,7 @@ export function createProjectFlagsRouter(runtime: ServiceRuntime, options: Route
           const intent = { action: 'put', key: flag.key, record: flag } as const
           throwUnlessWritten(await writeFlagIn(flags, target, intent, { what: `flag in ${env.name}` }))
         }
+        await applyMeta(flags, project.id, flag.key, meta)
         return targets
       },
       await auditOf(runtime.knex, req),
@@ -60,6 +64,7 @@ export function createProjectFlagsRouter(runtime: ServiceRuntime, options: Route
   })
 
   allowOnly(router, '/', 'POST')
+  router.use(createFlagLifecycleRouter(runtime, options))
   return router
 }
 

@@ -1,6 +1,5 @@
 import { flagKeySchema } from '@flagsync/protocol'
 import { baseRevisionOf, HttpError, parseOr422 } from '@flagsync/server-kit'
-import { withRevision } from '@flagsync/store'
 import { type Request, type Response, Router } from 'express'
 import { actorOf, auditOf, flagJson, revisionIn } from '../audit/flag-audit.js'
 import { sendFlagHistory } from '../audit/routes.js'
@@ -9,9 +8,12 @@ import { changeRequestFiler } from '../change-requests/file.js'
 import { changeRequestJson } from '../change-requests/json.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { flagListQueryOf, type LifecycleScope, listArchived, listLive, readLive } from './lifecycle.js'
+import { applyMeta, splitMeta } from './meta.js'
 import { promoteSchema, type ServiceFlag } from './model.js'
-import { flagRow, listFlagRows } from './queries.js'
 import { promoteIn, promotionAuditOf, promotionOf } from './promote.js'
+import { flagRow, listFlagRows } from './queries.js'
+import { DEFAULT_STALE_AFTER_DAYS } from './stale.js'
 import { throwUnlessWritten, writeFlag } from './write-flag.js'
 
 const noFlag = (key: string) => new HttpError('not_found', `no flag ${JSON.stringify(key)} in this environment`)
@@ -28,11 +30,15 @@ function keyOf(req: Request): string {
  * (segment references unexpanded), editors write. Every write validates the
  * flag against its environment in the write transaction.
  */
-export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: RouterOptions = {}): Router {
+export function createEnvironmentFlagsRouter(
+  runtime: ServiceRuntime,
+  options: RouterOptions & { staleAfterDays?: number } = {},
+): Router {
   const router = Router({ mergeParams: true })
   const body = jsonBodyFor(options)
-  router.get('/', requireProjectRole('viewer'), listFlags(runtime))
-  router.get('/:key', requireProjectRole('viewer'), getFlag(runtime))
+  const staleAfterDays = options.staleAfterDays ?? DEFAULT_STALE_AFTER_DAYS
+  router.get('/', requireProjectRole('viewer'), listFlags(runtime, staleAfterDays))
+  router.get('/:key', requireProjectRole('viewer'), getFlag(runtime, staleAfterDays))
   router.post('/', requireProjectRole('editor'), ...body, putFlag(runtime))
   router.patch('/:key', requireProjectRole('editor'), ...body, patchFlag(runtime))
   router.delete('/:key', requireProjectRole('editor'), deleteFlag(runtime))
@@ -52,38 +58,57 @@ export function createEnvironmentFlagsRouter(runtime: ServiceRuntime, options: R
 type FlagHandler = (req: Request, res: Response) => Promise<void>
 
 // Straight from the database (not an instance's live set), so a read after a write on another instance sees it.
-// Each flag carries its read-only `revision` (of its last change): the base of a later conflict-checked edit.
-function listFlags({ knex }: ServiceRuntime): FlagHandler {
+// Each flag carries its read-only `revision` (of its last change): the base of a later conflict-checked edit, and
+// its lifecycle: `tags`, `owner`, `last_changed_at`, `last_evaluated_at`, `stale` (`lifecycle.ts`).
+// `?tag=a&tag=b` lists the flags with every one of those tags, `?stale=true` the stale ones, `?archived=true` the
+// project's archived flags as they were in this environment.
+function listFlags(runtime: ServiceRuntime, staleAfterDays: number): FlagHandler {
   return async (req, res) => {
-    const rows = await listFlagRows(knex, environmentOf(req).id)
-    res.type('application/json').send(`[${rows.map((r) => withRevision(r.data, Number(r.revision))).join(',')}]`)
+    const query = flagListQueryOf(req.query)
+    const scope = lifecycleScopeOf(runtime, req, staleAfterDays)
+    const flags = query.archived
+      ? await listArchived(runtime.knex, scope, query)
+      : await listLive(runtime.knex, await listFlagRows(runtime.knex, scope.environmentId), scope, query)
+    res.type('application/json').send(`[${flags.join(',')}]`)
   }
 }
 
-function getFlag({ knex }: ServiceRuntime): FlagHandler {
+function getFlag(runtime: ServiceRuntime, staleAfterDays: number): FlagHandler {
   return async (req, res) => {
     const key = keyOf(req)
-    const row = await flagRow(knex, environmentOf(req).id, key)
+    const scope = lifecycleScopeOf(runtime, req, staleAfterDays)
+    const row = await flagRow(runtime.knex, scope.environmentId, key)
     if (!row) throw noFlag(key)
-    const revision = Number(row.revision)
-    res.setHeader('ETag', `"${revision}"`)
-    res.type('application/json').send(withRevision(row.data, revision))
+    res.setHeader('ETag', `"${Number(row.revision)}"`)
+    res.type('application/json').send(await readLive(runtime.knex, row, scope))
   }
 }
 
-// Create, or replace entirely when the key exists. A `revision` in the body is read-only: ignored.
+const lifecycleScopeOf = (runtime: ServiceRuntime, req: Request, staleAfterDays: number): LifecycleScope => {
+  const env = environmentOf(req)
+  return { environmentId: env.id, projectId: env.projectId, now: runtime.clock(), staleAfterDays }
+}
+
+// Create, or replace entirely when the key exists. A `revision` in the body is read-only: ignored, as are the
+// read-only lifecycle fields; `tags` and `owner`, when sent, set the flag's project-level metadata in the same
+// transaction (absent: left as they are).
 // With a base (If-Match: "<revision>" or base_revision), a replacement that would undo what others changed since
 // is a 409, by the three-way rules for an insert. Where approval is required, replacing needs the admin role.
 function putFlag(runtime: ServiceRuntime): FlagHandler {
   return async (req, res) => {
     const env = environmentOf(req)
-    const { base, body: record } = baseRevisionOf(req, req.body)
+    const { base, body } = baseRevisionOf(req, req.body)
+    const { record, meta } = splitMeta(body)
     const key = (record as { key?: unknown } | null)?.key
     const { result, revision } = await writeFlag(
       runtime,
       env,
       { action: 'put', key: typeof key === 'string' ? key : '', record, base },
-      { audit: await auditOf(runtime.knex, req), caller: req },
+      {
+        audit: await auditOf(runtime.knex, req),
+        caller: req,
+        alongside: (flags, written) => applyMeta(flags, env.projectId, written.key, meta),
+      },
     )
     throwUnlessWritten(result)
     sendFlag(res, result.flag as ServiceFlag, revision)

@@ -36,6 +36,7 @@ import { type Role, roleAtLeast } from '../auth/context.js'
 import type { WriteCaller } from '../auth/verify-access.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { approvalRequired, assertFitsEnvironment, assertNoneDepend, stagedEnvironmentFlags } from './checks.js'
+import { assertCreatable } from './meta.js'
 import { type FlagPatch, flagBodySchema, flagPatchSchema, mergeFlag, type ServiceFlag } from './model.js'
 
 /** The environment a write goes to, and the caller's role in its project. */
@@ -60,6 +61,10 @@ export interface WriteFlagOptions<R> {
   review?: ReviewFiler<R> | 'approved'
   /** The refused replacement in a 403's words (default `replacing a flag`). */
   replacing?: string
+  /** The refused delete in a 403's words (default `deleting a flag`; archiving says `archiving a flag`). */
+  removing?: string
+  /** The write restores an archived flag: its key may be archived still (`restoreFlag` clears it in the same write). */
+  restoring?: boolean
   /** The flag in a 422's words (default `flag`, or `flag after the patch`). */
   what?: string
 }
@@ -74,10 +79,21 @@ export async function writeFlag<R>(
   runtime: ServiceRuntime,
   target: WriteTarget,
   intent: FlagWriteIntent,
-  options: WriteFlagOptions<R> & { audit: AuditContext; caller?: WriteCaller },
+  options: WriteFlagOptions<R> & {
+    audit: AuditContext
+    caller?: WriteCaller
+    /** More of the same transaction once the flag is written (applied or unchanged): its metadata, say. */
+    alongside?: (flags: FlagWriter, written: { key: string }) => Promise<unknown>
+  },
 ): Promise<{ result: ServiceWriteResult<R>; revision: number | undefined }> {
   const { result, changes } = await runtime.commit(
-    (_trx, flags) => writeFlagIn(flags, target, intent, options),
+    async (_trx, flags) => {
+      const written = await writeFlagIn(flags, target, intent, options)
+      if (options.alongside && (written.status === 'applied' || written.status === 'unchanged')) {
+        await options.alongside(flags, written)
+      }
+      return written
+    },
     options.audit,
     options.caller,
   )
@@ -94,13 +110,15 @@ export async function writeFlagIn<R>(
 ): Promise<ServiceWriteResult<R>> {
   const what = options.what ?? (intent.action === 'patch' ? 'flag after the patch' : 'flag')
   const { review } = options
+  if (intent.action === 'put' && !options.restoring)
+    await assertCreatable(flags, target.projectId, intent.key, target.id)
   const result = await writeFlagChange(flags, target.id, intent, {
     model: serviceFlagModel,
     gate:
       review === 'approved'
         ? undefined
         : async (kind) =>
-            approvalGate(kind, await approvalRequired(flags, target.id), target.role, target.name, options.replacing),
+            approvalGate(kind, await approvalRequired(flags, target.id), target.role, target.name, options),
     fits: (key, candidate) => environmentFit(flags, target, key, candidate, what),
   })
   if (result.status !== 'needs_approval') return result
@@ -118,15 +136,16 @@ export function approvalGate(
   approval: boolean,
   role: Role,
   environment: string,
-  replacing = 'replacing a flag',
+  words: { replacing?: string; removing?: string } = {},
 ): Gate {
   if (!approval || kind === 'create') return 'apply'
   if (kind === 'patch') return 'review'
   if (roleAtLeast(role, 'admin')) return 'apply'
+  const { replacing = 'replacing a flag', removing = 'deleting a flag' } = words
   return {
     forbidden:
       kind === 'delete'
-        ? `${environment} requires approval: deleting a flag needs the project admin role (a change request cannot delete)`
+        ? `${environment} requires approval: ${removing} needs the project admin role (a change request cannot delete)`
         : `${environment} requires approval: ${replacing} needs the project admin role; send a PATCH to file a change request`,
   }
 }

@@ -105,3 +105,15 @@ export async function impressionStatsPage(
   if (more) items.pop()
   return { items, next_cursor: more ? (items.at(-1)?.flag_key ?? null) : null }
 }
+
+/** When an SDK last evaluated each flag of the environment (ms), by key; a flag never evaluated is absent. */
+export async function lastEvaluatedByKey(
+  knex: Knex,
+  environmentId: string,
+  key?: string,
+): Promise<Map<string, number>> {
+  const query = knex(T.flags).where('environment_id', environmentId).where('total', '>', 0)
+  if (key !== undefined) query.where('flag_key', key)
+  const rows = (await query.select('flag_key', 'last_seen')) as Array<{ flag_key: string; last_seen: Num }>
+  return new Map(rows.map((r) => [r.flag_key, Number(r.last_seen)]))
+}

@@ -109,18 +109,18 @@ export async function renameProject(trx: Knex, id: string, name: string, slug: s
 }
 
 /**
- * Deletes a project: its environments' flags and its segments through the
+ * Deletes a project: its environments' flags, its segments and its flags' metadata (`projectScopes`) through the
  * flag writer (so every stream hears of it); environments, members and SDK
  * keys (and whatever later tables reference them) cascade. 404 when it is
  * gone, 422 for the workspace's last project.
  */
-export async function deleteProject(flags: FlagWriter, id: string, segmentScope: string): Promise<void> {
+export async function deleteProject(flags: FlagWriter, id: string, projectScopes: readonly string[]): Promise<void> {
   const trx = flags.trx
   const total = await trx(T.projects).count({ n: '*' }).first()
   if (!(await trx(T.projects).where('id', id).first('id'))) throw new HttpError('not_found', 'no such project')
   if (Number(total?.n ?? 0) <= 1) {
     throw new HttpError('validation_failed', 'cannot delete the last project: a workspace keeps at least one')
   }
-  await deleteEnvironmentFlags(flags, [...(await environmentIds(trx, id)), segmentScope])
+  await deleteEnvironmentFlags(flags, [...(await environmentIds(trx, id)), ...projectScopes])
   await trx(T.projects).where('id', id).delete()
 }

@@ -11,6 +11,7 @@ import {
 } from '../auth/guards.js'
 import { createEnvironmentsRouter } from '../environments/routes.js'
 import { segmentScope } from '../flags/expand.js'
+import { metaScope } from '../flags/meta.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
 import { createMembersRouter } from '../members/routes.js'
 import { createSdkKeysRouter } from '../sdk-keys/routes.js'
@@ -82,7 +83,11 @@ export function createProjectsRouter(runtime: ServiceRuntime, options: RouterOpt
 
   router.delete('/:project_id', requireWorkspaceAdmin, project, async (req, res) => {
     const id = projectOf(req).id
-    await runtime.write((_trx, flags) => deleteProject(flags, id, segmentScope(id)), await auditOf(knex, req), req)
+    await runtime.write(
+      (_trx, flags) => deleteProject(flags, id, [segmentScope(id), metaScope(id)]),
+      await auditOf(knex, req),
+      req,
+    )
     noContent(res)
   })
 

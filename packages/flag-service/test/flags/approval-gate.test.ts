@@ -21,7 +21,9 @@ describe('approvalGate (pure): who may change a flag where approval is required'
       forbidden:
         'Production requires approval: replacing a flag needs the project admin role; send a PATCH to file a change request',
     })
-    expect(approvalGate('replace', true, 'editor', 'Production', 'promoting over an existing flag')).toEqual({
+    expect(
+      approvalGate('replace', true, 'editor', 'Production', { replacing: 'promoting over an existing flag' }),
+    ).toEqual({
       forbidden: expect.stringMatching(/^Production requires approval: promoting over an existing flag needs/),
     })
     expect(approvalGate('delete', true, 'editor', 'Production')).toEqual({

@@ -7,6 +7,7 @@ import { type Harness, type Json, startHarness } from '../harness.js'
 import {
   bootstrapOf,
   createProject,
+  definitionOf,
   flagsOf,
   keyHeader,
   member,
@@ -428,7 +429,7 @@ describe.each(DIALECTS)('promote is atomic on %s', (dialect) => {
         const res = await call(`/api/environments/${staging}/flags/f/promote`, 'POST', { target_env_id: prod })
         failCommits = false
         expect(res.status).toBe(500)
-        expect((await call(`/api/environments/${prod}/flags/f`)).body).toEqual({
+        expect(definitionOf((await call(`/api/environments/${prod}/flags/f`)).body)).toEqual({
           key: 'f',
           is_enabled: false,
           rollout_percentage: null,

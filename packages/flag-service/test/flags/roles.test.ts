@@ -102,6 +102,23 @@ describe.each(DIALECTS)('flag routes role table on %s', (dialect) => {
   it('DELETE …/flags/:key', () => row(WRITE, 204, (as, key) => flagsOf(h, p.staging, as).delete(key), freshFlag))
   it('POST …/flags/:key/promote', () =>
     row(WRITE, 200, (as, key) => flagsOf(h, p.staging, as).promote(key, p.development), freshFlag))
+  // A flag's project-level lifecycle writes like the flag writes.
+  const lifecycle = (key: string, action: string) => `/api/projects/${p.id}/flags/${key}/${action}`
+  const archivedFlag = async () => {
+    const key = await freshFlag()
+    await h.call(lifecycle(key, 'archive'), { method: 'POST', as: h.admin })
+    return key
+  }
+  it('PATCH …/flags/:key/meta, POST …/flags/:key/archive and …/restore', async () => {
+    await row(
+      WRITE,
+      200,
+      (as, key) => h.call(lifecycle(key, 'meta'), { method: 'PATCH', as, body: { tags: ['web'] } }),
+      freshFlag,
+    )
+    await row(WRITE, 200, (as, key) => h.call(lifecycle(key, 'archive'), { method: 'POST', as }), freshFlag)
+    await row(WRITE, 200, (as, key) => h.call(lifecycle(key, 'restore'), { method: 'POST', as }), archivedFlag)
+  })
   it('POST …/segments', () =>
     row(WRITE, 200, (as) => h.call(segs(), { method: 'POST', as, body: { key: unique('s'), name: 'S' } })))
   it('PATCH and DELETE …/segments/:key', async () => {

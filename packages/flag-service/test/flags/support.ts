@@ -67,12 +67,29 @@ export async function member(
   return { as: await h.login(email, 'password-123'), id, email }
 }
 
-/** Flag routes of one environment, as one caller. */
+/** The fields a flag read carries beside the definition and its revision (`lifecycle.test.ts` asserts them). */
+export const LIFECYCLE_FIELDS = ['tags', 'owner', 'last_changed_at', 'last_evaluated_at', 'stale'] as const
+
+/** A read flag without its lifecycle fields: the definition and `revision`, what the write tests compare. */
+export function definitionOf(flag: Json): Json {
+  if (typeof flag !== 'object' || flag === null || Array.isArray(flag)) return flag
+  const out = { ...flag }
+  for (const field of LIFECYCLE_FIELDS) delete out[field]
+  return out
+}
+
+/** A read's answer with each flag as `definitionOf` tells it. */
+function definitions<T extends { status: number; body: Json }>(read: T): T {
+  const body = Array.isArray(read.body) ? read.body.map(definitionOf) : definitionOf(read.body)
+  return read.status === 200 ? { ...read, body } : read
+}
+
+/** Flag routes of one environment, as one caller; `list` and `get` answer definitions (`definitionOf`). */
 export function flagsOf(h: Harness, environmentId: string, as: Caller = h.admin) {
   const base = `/api/environments/${environmentId}/flags`
   return {
-    list: () => h.call(base, { as }),
-    get: (key: string) => h.call(`${base}/${key}`, { as }),
+    list: async () => definitions(await h.call(base, { as })),
+    get: async (key: string) => definitions(await h.call(`${base}/${key}`, { as })),
     put: (flag: Json) => h.call(base, { method: 'POST', as, body: flag }),
     patch: (key: string, patch: Json) => h.call(`${base}/${key}`, { method: 'PATCH', as, body: patch }),
     delete: (key: string) => h.call(`${base}/${key}`, { method: 'DELETE', as }),

@@ -114,12 +114,21 @@ describe('comparing environments in the dashboard', () => {
       description: 'new flow',
     })
     await expect.poll(() => card('checkout').count(), WITHIN).toBe(0)
+    // The flags table shows them on in Production.
+    await page.getByRole('tab', { name: 'Flags' }).click()
+    for (const key of ['checkout', 'banner', 'search-v2']) {
+      const cell = page.locator(`tr[data-flag="${key}"] td[data-env="production"]`)
+      await expect.poll(() => cell.getAttribute('data-enabled'), WITHIN).toBe('true')
+    }
+    await page.getByRole('tab', { name: 'Compare' }).click()
+    await page.getByRole('heading', { name: 'Compare environments' }).waitFor()
     expect(errors).toEqual([])
   })
 
   it('names each flag changed in Production since the comparison, and Refresh lets the promotion through', async () => {
     await put(staging, { key: 'checkout', is_enabled: true, rollout_percentage: 75, description: 'new flow' })
-    await page.reload()
+    await page.goto(`${service.url}/projects/${service.projectId}?tab=compare`)
+    await page.getByRole('heading', { name: 'Compare environments' }).waitFor()
     await page.getByLabel('From').selectOption({ label: 'Staging' })
     await page.getByLabel('To').selectOption({ label: 'Production' })
     await card('checkout').waitFor()

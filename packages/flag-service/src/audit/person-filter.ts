@@ -16,7 +16,8 @@ export interface Person {
 
 /**
  * `?actor=`: a user id (`12`) or a name. A user's email reads as that user; any other name (an SDK key as the
- * trail shows it, a removed user's email) matches entries whose actor, requester or approver is that name.
+ * trail shows it, a removed user's email) matches entries whose actor, requester or approver is that name (an
+ * SDK key's requests by its display prefix).
  */
 export async function personOf(knex: Knex, actor: string): Promise<Person> {
   const byId = /^\d{1,15}$/.test(actor)
@@ -30,8 +31,13 @@ export async function personOf(knex: Knex, actor: string): Promise<Person> {
       issues: [{ path: 'actor', message }],
     })
   }
-  return { name: actor, tokenPrefix: null, label: actor }
+  // An SDK key files requests under its display prefix: `SDK key "ci" (sk_live_ab12)` → `sk_live_ab12`.
+  const keyPrefix = SDK_KEY_NAME.exec(actor)?.[1]
+  return { name: actor, tokenPrefix: null, label: keyPrefix ?? actor }
 }
+
+/** The trail's name of an SDK key (see `actorOf`): its name and display prefix. */
+const SDK_KEY_NAME = /^SDK key ".*" \(([^()]+)\)$/s
 
 /**
  * The change-log condition for a person's entries: they made the change (with any of their tokens), filed the

@@ -185,6 +185,25 @@ describe.each(DIALECTS)('the change routes’ filters on %s', (dialect) => {
     expect(story(other.body.entries)).toEqual(['production:checkout:ann-token', 'production:checkout:ann'])
   })
 
+  it('?actor= with an SDK key’s name: what it changed and the requests it filed', async () => {
+    const q = await createProject(h)
+    const key = bearer(q.sdkKey) // the seeded Production key
+    await putFlag(h, q.production, { key: 'gate', is_enabled: false })
+    await putFlag(h, q.production, { key: 'plain', is_enabled: false })
+    expect((await flagsOf(h, q.production, key).patch('plain', { is_enabled: true })).status).toBe(200)
+    await setRequireApproval(h, q, q.production, true)
+    const filed = await flagsOf(h, q.production, key).patch('gate', { is_enabled: true })
+    expect(filed.status).toBe(202)
+    const approve = `/api/environments/${q.production}/change-requests/${filed.body.id}/approve`
+    expect((await h.call(approve, { method: 'POST', as: h.admin })).status).toBe(200)
+    const changes = (query: string) => h.call(`/api/projects/${q.id}/changes?${query}`, { as: h.admin })
+    const [direct] = (await changes('flag=plain')).body.entries as Json[]
+    const name = direct?.actor?.name as string
+    expect(name).toMatch(/^SDK key ".+" \(sk_live_/)
+    const entries = (await changes(`actor=${encodeURIComponent(name)}`)).body.entries as Json[]
+    expect(entries.map((e) => `${e.key}:${e.source.type}`)).toEqual(['gate:change_request', 'plain:api'])
+  })
+
   it('finds a person’s requests and approved schedules through an index', async () => {
     const { knex } = h.server.runtime
     const indexes =

@@ -8,7 +8,7 @@ type Entry = ServiceAuditEntryWire
 export interface HistoryNames {
   /** A person's display name from their email (`ann@example.com` → `Ann`). */
   person?: (email: string) => string | undefined
-  /** An environment's name from its id. */
+  /** An environment's name from its id; without it (or an id it does not know) the sentence names none. */
   environment?: (id: string) => string | undefined
 }
 
@@ -82,8 +82,8 @@ function promotedFrom(entry: Entry): string | null | undefined {
 export function sentenceOf(entry: Entry, names: HistoryNames = {}): string {
   const who = personOf(entry.actor?.name, names)
   const what = changePhrase(entry)
-  const envId = entry.environment_id
-  const envName = envId === null ? null : (names.environment?.(envId) ?? envId)
+  // Never an id: an environment the reader cannot name (the view is of one environment) goes unsaid.
+  const envName = entry.environment_id === null ? null : (names.environment?.(entry.environment_id) ?? null)
   const where = envName === null ? '' : ` in ${envName}`
   const source = entry.source
   switch (source?.type) {

@@ -97,11 +97,12 @@ describe('a history entry as a sentence', () => {
     )
   })
 
-  it('names people by their display name, keeping the token; unknown people and environments as the trail has them', () => {
+  it('names people by their display name, keeping the token; unknown people as the trail has them, never an environment id', () => {
     const token = entry({ actor: { name: 'ann@example.com (token "ci")', verified: true } })
     expect(sentenceOf(token, names)).toBe('Ann (token "ci") turned `checkout` on in Production')
     const stranger = entry({ actor: { name: 'eve@example.com', verified: true }, environment_id: 'gone' })
-    expect(sentenceOf(stranger, names)).toBe('eve@example.com turned `checkout` on in gone')
+    expect(sentenceOf(stranger, names)).toBe('eve@example.com turned `checkout` on')
+    expect(sentenceOf(entry({}))).toBe('ann@example.com turned `checkout` on')
     expect(sentenceOf(entry({ actor: null, source: null }), names)).toBe('Someone turned `checkout` on in Production')
   })
 

@@ -112,6 +112,17 @@ describe.each(DIALECTS)('who the change history names, per source, on %s', (dial
     expect(second.source).toEqual({ type: 'schedule', id: alone.id, createdBy: verified(cat) })
   })
 
+  it('a promotion: the person who promoted, and the environment it came from', async () => {
+    expect((await flagsOf(h, p.development, ann.as).put({ key: 'carried', is_enabled: true })).status).toBe(200)
+    expect((await flagsOf(h, p.development, cat.as).promote('carried', p.production)).status).toBe(200)
+    const [promoted] = await entriesOf(p.production, 'carried')
+    expect(promoted).toMatchObject({
+      action: 'create',
+      actor: verified(cat),
+      source: { type: 'other', name: 'promote from Development' },
+    })
+  })
+
   it('an API write and a sync batch: the one person who made them', async () => {
     expect((await flagsOf(h, p.production, ann.as).put({ key: 'direct', is_enabled: false })).status).toBe(200)
     const batchId = randomUUID()

@@ -15,6 +15,7 @@ import { environmentOf, projectOf, requireProjectRole } from '../auth/guards.js'
 import { requestersOf } from '../change-requests/rows.js'
 import { environmentIds } from '../environments/queries.js'
 import { isSegmentScope, segmentScope } from '../flags/expand.js'
+import { isMetaScope, metaScope } from '../flags/meta.js'
 import { allowOnly } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { type ChangesQuery, changesQueryOf } from './changes-query.js'
@@ -47,7 +48,8 @@ function auditEntryJson(entry: AuditEntry): ServiceAuditEntry {
     revision,
     time,
     collection: segment ? 'segments' : 'flags',
-    environment_id: segment ? null : entry.scope,
+    // A flag's tags, owner and archive belong to the project (`meta:<project>`): no environment either.
+    environment_id: segment || isMetaScope(entry.scope) ? null : entry.scope,
     ...rest,
   }
 }
@@ -81,8 +83,9 @@ export function createEnvironmentChangesRouter(runtime: ServiceRuntime): Router 
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
     const query = changesQueryOf(req.query, 'environment')
     const env = environmentOf(req)
-    // Segments belong to the project, no flag: a filter by flag leaves them out.
-    const scopes = query.flags ? [env.id] : [env.id, segmentScope(env.projectId)]
+    // Segments belong to the project, no flag: a filter by flag leaves them out. A flag's metadata is the flag's.
+    const flagScopes = [env.id, metaScope(env.projectId)]
+    const scopes = query.flags ? flagScopes : [...flagScopes, segmentScope(env.projectId)]
     await sendAuditPage(runtime.knex, res, await audit.changes(await filterOf(runtime.knex, query, scopes)))
   })
   allowOnly(router, '/', 'GET')
@@ -111,7 +114,8 @@ export function createProjectChangesRouter(runtime: ServiceRuntime): Router {
       })
     }
     const segments = picked || query.flags ? [] : [segmentScope(projectId)]
-    const scopes = [...(picked ?? environments), ...segments]
+    const meta = picked ? [] : [metaScope(projectId)]
+    const scopes = [...(picked ?? environments), ...meta, ...segments]
     await sendAuditPage(runtime.knex, res, await audit.changes(await filterOf(runtime.knex, query, scopes)))
   })
   allowOnly(router, '/', 'GET')
@@ -128,7 +132,8 @@ async function filterOf(knex: Knex, query: ChangesQuery, scopes: string[]): Prom
 /**
  * `GET …/flags/:key/history`: one flag's entries in the environment, newest
  * first (its deletes included), with the changes of the segments its rules
- * referenced when they changed (see `flagHistoryWithSegments`).
+ * referenced when they changed (see `flagHistoryWithSegments`) and of its
+ * project-level tags, owner and archive (`environment_id` null).
  */
 export async function sendFlagHistory(
   runtime: ServiceRuntime,
@@ -138,5 +143,17 @@ export async function sendFlagHistory(
   query: unknown,
 ): Promise<void> {
   const audit = new AuditLog(runtime.db)
-  await sendAuditPage(runtime.knex, res, await flagHistoryWithSegments(audit, environment, key, auditQueryOf(query)))
+  const page = auditQueryOf(query)
+  const own = await flagHistoryWithSegments(audit, environment, key, page)
+  const meta = await audit.history(key, { ...page, scope: metaScope(environment.projectId) })
+  await sendAuditPage(runtime.knex, res, mergedPage(own, meta, page.limit))
+}
+
+/** Two pages of one span merged newest first: cut at `limit`, with a cursor while either has more. */
+function mergedPage(a: AuditPage, b: AuditPage, limit: number): AuditPage {
+  const merged = [...a.entries, ...b.entries].sort((x, y) => y.revision - x.revision)
+  const entries = merged.slice(0, limit)
+  const more = merged.length > limit || a.nextCursor !== null || b.nextCursor !== null
+  const oldest = entries[entries.length - 1]
+  return { entries, nextCursor: more && oldest ? oldest.revision : null }
 }

@@ -1,7 +1,5 @@
-import { AuditLog } from '@flagsync/store'
 import { DIALECTS } from '@flagsync/test-support/databases'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { metaScope } from '../../src/flags/meta.js'
 import { bearer, DAY, type Harness, type Json } from '../harness.js'
 import { createWebhook, startReceiver, startWebhookHarness } from '../webhooks/support.js'
 import {
@@ -69,6 +67,11 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
       tags: ['beta', 'web'],
       owner: editor.id,
     })
+    // Dashboard metadata: the SDK wire carries the flag's definition only.
+    const snapshot = await h.call('/flags/snapshot', { as: { kind: 'bearer', secret: p.sdkKey } })
+    const served = (snapshot.body as Json[]).find((f) => f.key === 'search')
+    expect(served).toMatchObject({ key: 'search', is_enabled: false })
+    for (const field of ['tags', 'owner', 'stale', 'last_changed_at']) expect(served).not.toHaveProperty(field)
   })
 
   it('?tag= lists the flags with every tag named; a flag read sent back as is is accepted', async () => {
@@ -139,11 +142,32 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
       body: { tags: ['x'] },
     })
     expect(missing.status).toBe(404)
-    const log = await new AuditLog(h.server.runtime.db).history('search', { scope: metaScope(p.id) })
-    const newest = log.entries[0]
-    expect(newest?.changedFields.sort()).toEqual(['owner', 'tags'])
-    expect(newest?.source).toBe('api:PATCH /api/projects/:project_id/flags/:key/meta')
-    expect(newest?.actor).toMatch(/@example\.com$/)
+    const entry = {
+      collection: 'flags',
+      environment_id: null,
+      key: 'search',
+      action: 'update',
+      before: { tags: ['web'], owner: null },
+      after: { tags: ['beta', 'web'], owner: expect.any(Number) },
+      source: { type: 'api', route: 'PATCH /api/projects/:project_id/flags/:key/meta' },
+    }
+    const history = await h.call(flagsPath(p.production, '/search/history'), { as: h.admin })
+    expect(history.body.entries[0]).toMatchObject(entry)
+    expect(history.body.entries[0].changedFields.sort()).toEqual(['owner', 'tags'])
+    // Older pages still reach the flag's own entries below the metadata's.
+    const paged = await h.call(flagsPath(p.production, '/search/history?limit=1'), { as: h.admin })
+    expect(paged.body.entries).toHaveLength(1)
+    const older = await h.call(flagsPath(p.production, `/search/history?limit=5&cursor=${paged.body.nextCursor}`), {
+      as: h.admin,
+    })
+    expect(older.body.entries.map((e: Json) => [e.environment_id, e.action])).toEqual([
+      [null, 'create'],
+      [p.production, 'create'],
+    ])
+    for (const changes of [`/api/projects/${p.id}/changes`, `/api/environments/${p.staging}/changes?flag=search`]) {
+      const page = await h.call(changes, { as: h.admin })
+      expect(page.body.entries[0], changes).toMatchObject(entry)
+    }
   })
 
   it('archive takes the flag out of every environment and its SDK streams; restore brings back each definition', async () => {
@@ -181,11 +205,19 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
           archived: { at: archived.body.archived.at, by: 'admin@example.com' },
         },
       ])
-      const history = (await h.call(flagsPath(q.staging, '/banner/history'), { as: h.admin })).body
-      expect(history.entries[0]).toMatchObject({
-        action: 'delete',
-        source: { type: 'api', route: 'POST /api/projects/:project_id/flags/:key/archive' },
-      })
+      // The history says so twice: the definition's delete here, and the flag's archive (project-wide, no environment).
+      const route = (action: string) => ({ type: 'api', route: `POST /api/projects/:project_id/flags/:key/${action}` })
+      const history = (await h.call(flagsPath(q.staging, '/banner/history'), { as: h.admin })).body.entries as Json[]
+      expect(history.slice(0, 2)).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ environment_id: q.staging, action: 'delete', source: route('archive') }),
+          expect.objectContaining({
+            environment_id: null,
+            after: expect.objectContaining({ archived: expect.objectContaining({ by: 'admin@example.com' }) }),
+            source: route('archive'),
+          }),
+        ]),
+      )
 
       const again = await h.call(flagsPath(q.production), { method: 'POST', as: h.admin, body: { key: 'banner' } })
       expect([again.status, again.body.code, again.body.archived?.key]).toEqual([409, 'conflict', 'banner'])
@@ -204,10 +236,13 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
       expect((await h.call(flagsPath(q.production, '/banner'), { as: h.admin })).status).toBe(404)
       expect((await h.call(flagsPath(q.staging, '?archived=true'), { as: h.admin })).body).toEqual([])
       const restoredHistory = (await h.call(flagsPath(q.staging, '/banner/history'), { as: h.admin })).body
-      expect(restoredHistory.entries[0]).toMatchObject({
-        action: 'create',
-        source: { type: 'api', route: 'POST /api/projects/:project_id/flags/:key/restore' },
-      })
+        .entries as Json[]
+      expect(restoredHistory.slice(0, 2)).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ environment_id: q.staging, action: 'create', source: route('restore') }),
+          expect.objectContaining({ environment_id: null, action: 'delete', source: route('restore') }),
+        ]),
+      )
       expect((await h.call(lifecycle(q.id, 'banner', 'restore'), { method: 'POST', as: h.admin })).status).toBe(404)
     } finally {
       stream.close()

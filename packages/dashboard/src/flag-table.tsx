@@ -1,4 +1,5 @@
 import { describeFlag } from '@flagsync/evaluation'
+import { memo, useCallback, useRef } from 'react'
 import type { FlagRow } from './flag-view.js'
 import type { Environment, Flag } from './types.js'
 
@@ -9,10 +10,19 @@ interface CellActions {
   onEdit: (envId: string, key: string) => void
 }
 
-/** The flags of a project: a row per flag key, a column per environment. */
+/**
+ * The flags of a project: a row per flag key, a column per environment. A
+ * row renders again only when one of its flags, the environments or
+ * `blocked` changed: a live update re-renders one row, not a thousand.
+ */
 export function FlagTable(
   props: CellActions & { projectName: string; environments: Environment[]; rows: FlagRow[]; empty: string },
 ) {
+  // The rows get stable callbacks that call the latest ones (which close over the panel's current state).
+  const latest = useRef(props)
+  latest.current = props
+  const onToggle = useCallback((env: Environment, flag: Flag) => latest.current.onToggle(env, flag), [])
+  const onEdit = useCallback((envId: string, key: string) => latest.current.onEdit(envId, key), [])
   return (
     <div className="table-wrap">
       <table className="flags">
@@ -47,8 +57,8 @@ export function FlagTable(
               row={row}
               environments={props.environments}
               blocked={props.blocked}
-              onToggle={props.onToggle}
-              onEdit={props.onEdit}
+              onToggle={onToggle}
+              onEdit={onEdit}
             />
           ))}
         </tbody>
@@ -57,7 +67,20 @@ export function FlagTable(
   )
 }
 
-function FlagRowView(props: CellActions & { row: FlagRow; environments: Environment[] }) {
+type RowProps = CellActions & { row: FlagRow; environments: Environment[] }
+
+/** The same row when the same flags, environments and actions are shown: `flagRows` builds new row objects each time. */
+function sameRow(a: RowProps, b: RowProps): boolean {
+  if (a.environments !== b.environments || a.blocked !== b.blocked) return false
+  if (a.onToggle !== b.onToggle || a.onEdit !== b.onEdit || a.row.key !== b.row.key) return false
+  const x = a.row.byEnvironment
+  const y = b.row.byEnvironment
+  if (x.size !== y.size) return false
+  for (const [envId, flag] of x) if (y.get(envId) !== flag) return false
+  return true
+}
+
+const FlagRowView = memo(function FlagRowView(props: RowProps) {
   const { row } = props
   const any = [...row.byEnvironment.values()][0]
   return (
@@ -87,7 +110,7 @@ function FlagRowView(props: CellActions & { row: FlagRow; environments: Environm
       })}
     </tr>
   )
-}
+}, sameRow)
 
 function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag: Flag }) {
   const { rowKey, env, flag } = props

@@ -1,0 +1,78 @@
+// @vitest-environment happy-dom
+
+import { cleanup, render } from '@testing-library/react'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { FlagRow } from '../src/flag-view.js'
+import type { Environment, Flag } from '../src/types.js'
+
+// Counts the cells that render: each one describes its flag once.
+const described = vi.hoisted(() => ({ count: 0 }))
+vi.mock('@flagsync/evaluation', async (original) => {
+  const real = await original<typeof import('@flagsync/evaluation')>()
+  return {
+    ...real,
+    describeFlag: (...args: Parameters<typeof real.describeFlag>) => {
+      described.count++
+      return real.describeFlag(...args)
+    },
+  }
+})
+const { FlagTable } = await import('../src/flag-table.js')
+
+afterEach(cleanup)
+
+const environments: Environment[] = ['prod', 'dev'].map((id) => ({
+  id,
+  name: id,
+  slug: id,
+  color: '#888',
+  is_default: id === 'prod',
+  require_approval: false,
+  created_at: '2026-11-25T00:00:00Z',
+}))
+const flag = (key: string, over: Partial<Flag> = {}): Flag => ({
+  key,
+  is_enabled: true,
+  rollout_percentage: null,
+  description: null,
+  flag_type: 'boolean',
+  rules: [],
+  variants: [],
+  prerequisites: [],
+  ...over,
+})
+
+/** Rows as `flagRows` builds them: new row objects and maps every time, the flags themselves kept. */
+const rowsOf = (flags: Flag[]): FlagRow[] =>
+  flags.map((f) => ({ key: f.key, byEnvironment: new Map(environments.map((e) => [e.id, f])) }))
+
+describe('the flag table under live updates', () => {
+  it('renders again only the row whose flag changed, with callbacks that see the latest props', () => {
+    const flags = Array.from({ length: 200 }, (_, i) => flag(`flag-${i}`))
+    const table = (rows: FlagRow[], onEdit: (envId: string, key: string) => void) => (
+      <FlagTable
+        projectName="Shop"
+        environments={environments}
+        rows={rows}
+        empty="No flags"
+        blocked={null}
+        onToggle={() => {}}
+        onEdit={onEdit}
+      />
+    )
+    const { rerender } = render(table(rowsOf(flags), () => {}))
+    expect(described.count).toBe(400)
+    described.count = 0
+    const changed = [...flags]
+    changed[7] = flag('flag-7', { rollout_percentage: 30 })
+    const edits: string[] = []
+    rerender(table(rowsOf(changed), (envId, key) => edits.push(`${envId}/${key}`)))
+    expect(described.count).toBe(2)
+    expect(document.querySelector('tr[data-flag="flag-7"] td[data-env="prod"] .served')?.textContent).toBe(
+      '30 % get `true`, the rest `false`',
+    )
+    // A row that did not render again still calls the newest onEdit.
+    ;(document.querySelector('button[aria-label="Edit flag-3 in dev"]') as HTMLButtonElement).click()
+    expect(edits).toEqual(['dev/flag-3'])
+  })
+})

@@ -23,8 +23,31 @@ export function createQueryClient(): QueryClient {
 
 // The flags of the stream and the editable copy are kept as maps (environment → key → flag): JSON keeps them tagged.
 const replacer = (_key: string, value: unknown) => (value instanceof Map ? { $map: [...value] } : value)
-const reviver = (_key: string, value: unknown) =>
-  value && typeof value === 'object' && '$map' in value && Array.isArray(value.$map) ? new Map(value.$map) : value
+
+const tagged = (value: unknown): value is { $map: Array<[unknown, unknown]> } =>
+  typeof value === 'object' && value !== null && '$map' in value && Array.isArray(value.$map)
+
+/** A tagged map back as a Map, and the maps it holds (environment → key → flag); the flags are not walked. */
+const mapOf = (value: unknown): unknown => (tagged(value) ? new Map(value.$map.map(([k, v]) => [k, mapOf(v)])) : value)
+
+/**
+ * A query's data with its maps back: at its root (the stream's flags) or one of its fields (an editable copy's
+ * `flags`). Only where maps are kept is looked at: a JSON.parse reviver would be called for every field of the
+ * thousands of flags a large project keeps, on the first render's path.
+ */
+function reviveData(data: unknown): unknown {
+  if (tagged(data)) return mapOf(data)
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data
+  const fields = data as Record<string, unknown>
+  for (const [field, value] of Object.entries(fields)) if (tagged(value)) fields[field] = mapOf(value)
+  return data
+}
+
+function deserialize(text: string) {
+  const client = JSON.parse(text) as { clientState?: { queries?: Array<{ state: { data?: unknown } }> } }
+  for (const query of client.clientState?.queries ?? []) query.state.data = reviveData(query.state.data)
+  return client
+}
 
 /**
  * What `PersistQueryClientProvider` needs: a localStorage persister and the
@@ -39,7 +62,7 @@ export function persistOptions(storage: Storage | undefined): Omit<PersistQueryC
       key: CACHE_KEY,
       throttleTime: 200,
       serialize: (client) => JSON.stringify(client, replacer),
-      deserialize: (text) => JSON.parse(text, reviver),
+      deserialize: (text) => deserialize(text) as ReturnType<typeof JSON.parse>,
     }),
     maxAge: MAX_AGE_MS,
     buster: 'flagsync-dashboard-1',

@@ -42,6 +42,18 @@ describe('the persisted query cache (an offline start)', () => {
     expect(after.getQueryData(queryKeys.projects())).toEqual([{ id: 'p1', name: 'Checkout' }])
   })
 
+  it("brings back an editable copy's flags as a map, and leaves maps' look-alikes inside flags as they are", async () => {
+    const flag = { key: 'checkout', is_enabled: true, flag_type: 'json', default_value: { $map: [['a', 1]] } }
+    const after = await nextVisit((client) => {
+      client.setQueryData(queryKeys.editableFlags('prod'), { envId: 'prod', flags: new Map([['checkout', flag]]) })
+    })
+    const copy = after.getQueryData<{ envId: string; flags: Map<string, unknown> }>(queryKeys.editableFlags('prod'))
+    expect(copy?.envId).toBe('prod')
+    expect(copy?.flags).toBeInstanceOf(Map)
+    // A json flag's value is the flag's own data: it comes back exactly as it was served.
+    expect(copy?.flags.get('checkout')).toEqual(flag)
+  })
+
   it('keeps no impressions, history or change requests: they need the service anyway', async () => {
     const after = await nextVisit((client) => {
       client.setQueryData(queryKeys.history('/api/projects/p1/changes'), { entries: [] })

@@ -229,7 +229,7 @@ function attempts(
       const until = o.clock.now() + o.requestTimeoutMs + SENDING_MARGIN_MS
       // A batch cut for this drain is marked already; mark again only if that might run out before the request does.
       if (batch.sendingUntil < until - SENDING_MARGIN_MS / 2) {
-        if (!(await store.markSending(batch.batchId, until))) return 'gone'
+        if (!(await store.setBatch(batch.batchId, { sendingUntil: until, sent: true }))) return 'gone'
         batch.sendingUntil = until
         batch.sent = true
       }
@@ -245,7 +245,8 @@ function attempts(
       }
     },
     async (next) => {
-      if (next.fresh && next.batch) await store.releaseUnsent(next.batch.batchId).catch(() => undefined)
+      if (next.fresh && next.batch)
+        await store.setBatch(next.batch.batchId, { sendingUntil: 0, sent: false }).catch(() => undefined)
     },
   ]
 }
@@ -262,7 +263,7 @@ async function recordFailure(
   const { batchId } = batch
   if (outcome.kind === 'network' && outcome.aborted) {
     // close(): not an answer. The batch stays as it is and goes out again, same batchId.
-    await store.clearSending(batchId).catch(() => undefined)
+    await store.setBatch(batchId, { sendingUntil: 0 }).catch(() => undefined)
     return { failedUntil: null }
   }
   const error = toDeliveryError(outcome, batchId, clock.now(), o.requestTimeoutMs)

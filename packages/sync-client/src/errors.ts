@@ -62,9 +62,14 @@ export function toSyncClientError(error: unknown, context = 'IndexedDB operation
   const [code, message] = isQuotaError(error)
     ? (['quota_exceeded', 'storage quota exceeded: nothing was stored (free space or deliver the outbox)'] as const)
     : (error as { name?: unknown } | null)?.name === 'DatabaseClosedError'
-      ? (['closed', CLOSED_DB] as const)
+      ? (['closed', CLOSED] as const)
       : (['storage_failed', `${context}${error instanceof Error ? `: ${error.message}` : ''}`] as const)
   return new SyncClientError(code, message, { cause: error })
 }
 
-export const CLOSED_DB = 'the outbox database is closed'
+const CLOSED = 'the sync client is closed'
+
+/** A call after close(), or IndexedDB closed underneath it by close(). */
+export function closedError(): SyncClientError {
+  return new SyncClientError('closed', CLOSED)
+}

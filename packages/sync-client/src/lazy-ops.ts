@@ -32,10 +32,16 @@ export function lazyOps(kit: LazyKit) {
     ...lookupOps(kit),
     leaseDeliveryLock,
     deleteTakenAmongHeld,
+    /**
+     * The server was found reachable (the app's stream to it is live again): batches waiting out a network failure
+     * (no response, or a timeout) are due now. Their attempt count stays, so failing again backs off further; a
+     * batch the server answered (5xx, 429, Retry-After) keeps its wait. Resolves how many batches were made due.
+     */
     cutShortNetworkBackoff: (db: OutboxDexie, now: number) =>
       db.batches
         .filter((row) => row.nextAttemptAt > now && row.lastError?.kind === 'network')
         .modify({ nextAttemptAt: now }),
+    /** Back to a fresh schedule (the browser came back online); the error stays until a success. */
     resetBackoff: (db: OutboxDexie) => db.batches.toCollection().modify({ attempts: 0, nextAttemptAt: 0 }),
   }
 }

@@ -3,8 +3,8 @@ import { Dexie } from 'dexie'
 import { heldKeys } from './conflict-store.js'
 import { type CutOptions, compactQueued, cutBatch, EMPTY_VIEW, type QueueView, STALE_VIEW } from './cut-batch.js'
 import { DEFAULT_DURABILITY, transactionOptions } from './durability.js'
-import { CLOSED_DB, SyncClientError } from './errors.js'
-import { lazyNow, loadLazyOps, withLazy } from './lazy.js'
+import { closedError, SyncClientError } from './errors.js'
+import { lazyNow, withLazy } from './lazy.js'
 import {
   type BatchRow,
   clearTombstonesOf,
@@ -17,7 +17,7 @@ import {
   type TombstoneRow,
 } from './outbox-schema.js'
 import { addRemoteRows, foldDue, recordDelivered, remoteRows } from './remote-records.js'
-import type { Conflict, ConflictResolution, DeadLetter, DeliveryError, OutboxEntry } from './types.js'
+import type { Conflict, DeliveryError, OutboxEntry } from './types.js'
 
 export { type CutOptions, EMPTY_VIEW } from './cut-batch.js'
 export type { BatchRow } from './outbox-schema.js'
@@ -160,19 +160,14 @@ export class OutboxDb {
     })
   }
 
-  /** Marks an attempt as on the wire; false when the batch is gone (discarded meanwhile). */
-  async markSending(batchId: string, until: number): Promise<boolean> {
-    return (await this.#setBatch(batchId, { sendingUntil: until, sent: true })) > 0
-  }
-
-  /** Sets fields of the batch `batchId`; resolves 1, or 0 when it is gone. */
-  #setBatch(batchId: string, fields: Partial<BatchRow>): PromiseLike<number> {
+  /**
+   * Sets attempt bookkeeping of the batch `batchId`; resolves 1, or 0 when it is gone (discarded meanwhile). The
+   * pipeline marks an attempt as on the wire (`{sendingUntil, sent: true}`), a batch cut to go next that never left
+   * (`{sendingUntil: 0, sent: false}`: its operations may be discarded again), and an attempt aborted by close
+   * (`{sendingUntil: 0}`).
+   */
+  setBatch(batchId: string, fields: Pick<Partial<BatchRow>, 'sendingUntil' | 'sent'>): Promise<number> {
     return this.db.batches.where('batchId').equals(batchId).modify(fields)
-  }
-
-  /** A batch cut to go out next never left (the one before it failed): its operations may be discarded again. */
-  async releaseUnsent(batchId: string): Promise<void> {
-    await this.#setBatch(batchId, { sendingUntil: 0, sent: false })
   }
 
   /**
@@ -215,39 +210,6 @@ export class OutboxDb {
       await db.batches.put(row)
       return row
     })
-  }
-
-  /** The attempt ended without an answer worth counting (aborted by close). */
-  async clearSending(batchId: string): Promise<void> {
-    await this.#setBatch(batchId, { sendingUntil: 0 })
-  }
-
-  /**
-   * The server was found reachable (the app's stream to it is live again):
-   * batches waiting out a network failure (no response, or a timeout) are
-   * due now. Their attempt count stays, so failing again backs off further;
-   * a batch the server answered (5xx, 429, Retry-After) keeps its wait.
-   * Resolves how many batches were made due.
-   */
-  async cutShortNetworkBackoff(now: number): Promise<number> {
-    return (await loadLazyOps()).cutShortNetworkBackoff(this.db, now)
-  }
-
-  /** Back to a fresh schedule (the browser came back online); the error stays until a success. */
-  async resetBackoff(): Promise<void> {
-    await (await loadLazyOps()).resetBackoff(this.db)
-  }
-
-  /**
-   * Removes queued operations by local id. Ids inside a batch are only
-   * removable while that batch and every batch cut after it are safe to
-   * change: never sent, or rejected by the receiver (so not applied). Those
-   * batches are then dropped and their other operations go back to the
-   * queue, to be cut again under new batchIds. Resolves 'busy' while an
-   * attempt may be on the wire or about to start.
-   */
-  async discard(ids: readonly number[], now: number): Promise<number | 'busy'> {
-    return (await loadLazyOps()).discard(this.db, ids, now)
   }
 
   /** All queued operations: the batch in flight first, then the rest in queue order. */
@@ -295,23 +257,6 @@ export class OutboxDb {
       ({ key: _key, sources: _sources, ...conflict }) => conflict as Conflict,
     )
   }
-
-  /** See conflict-ops.ts's `resolveConflict`. */
-  async resolve(id: number, resolution: ConflictResolution, now: number): Promise<Operation | null> {
-    return (await loadLazyOps()).resolveConflict(this.db, id, resolution, now)
-  }
-
-  async deadLetters(): Promise<DeadLetter[]> {
-    return (await loadLazyOps()).deadLetters(this.db)
-  }
-
-  async clearDeadLetters(ids?: readonly number[]): Promise<void> {
-    await (await loadLazyOps()).clearDeadLetters(this.db, ids)
-  }
-}
-
-function closedError(): SyncClientError {
-  return new SyncClientError('closed', CLOSED_DB)
 }
 
 /** See `OutboxDb.enqueue`: one transaction, every request issued before the first answer. */

@@ -14,7 +14,7 @@ const BUSY_POLL_MS = 100
  */
 export interface DiscardContext {
   pipeline: { currentAttempt: Promise<unknown> | null }
-  store: { discard(ids: readonly number[], now: number): Promise<number | 'busy'> }
+  store: { db: OutboxDexie }
   clock: Clock
   guard<T>(run: () => Promise<T>): Promise<T>
   changed(): void
@@ -29,7 +29,12 @@ export function discardOps(
 ) {
   return { discard, discardLoop }
 
-  /** See `OutboxDb.discard`. */
+  /**
+   * Removes queued operations by local id. Ids inside a batch are only removable while that batch and every batch
+   * cut after it are safe to change: never sent, or rejected by the receiver (so not applied). Those batches are
+   * then dropped and their other operations go back to the queue, to be cut again under new batchIds. Resolves
+   * 'busy' while an attempt may be on the wire or about to start.
+   */
   function discard(db: OutboxDexie, ids: readonly number[], now: number): Promise<number | 'busy'> {
     const wanted = new Set(ids)
     return db.transaction('rw', db.ops, db.batches, db.tombstones, async () => {
@@ -64,7 +69,7 @@ export function discardOps(
     for (;;) {
       // An attempt of this instance may be on the wire: let it finish first.
       await c.pipeline.currentAttempt?.catch(() => undefined)
-      const result = await c.guard(() => c.store.discard(ids, c.clock.now()))
+      const result = await c.guard(() => discard(c.store.db, ids, c.clock.now()))
       if (result !== 'busy') {
         c.changed()
         if (result > 0) c.schedule(0)

@@ -1,13 +1,11 @@
 /**
- * A v4 UUID. `crypto.randomUUID` exists only in secure contexts (https,
- * localhost); plain-http pages still have `getRandomValues`.
+ * A v4 UUID. `crypto.randomUUID` exists only in secure contexts (https, localhost); plain-http pages still have
+ * `getRandomValues` (every browser, Node ≥ 20). Elsewhere, pass the client a `generateId`.
  */
 export function randomId(): string {
-  const c = (globalThis as { crypto?: Partial<Crypto> }).crypto
-  if (typeof c?.randomUUID === 'function') return c.randomUUID()
-  const bytes = new Uint8Array(31)
-  if (typeof c?.getRandomValues === 'function') c.getRandomValues(bytes)
-  else for (let i = 0; i < 31; i++) bytes[i] = Math.random() * 256
+  const c = (globalThis as { crypto: Crypto }).crypto
+  if (typeof c.randomUUID === 'function') return c.randomUUID()
+  const bytes = c.getRandomValues(new Uint8Array(31))
   let i = 0
   // Each 0, 1 or 8 of the template becomes a random hex digit; a 4 stays (the version), and the digit after it is
   // 8 to b (the variant: 8 ^ 0..3).

@@ -1,8 +1,9 @@
 import type { Operation } from '@flagsync/protocol'
-import { type CrossTabMessage, isCrossTabMessage } from './cross-tab.js'
-import { deferredDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
-import { createDeliveryPipeline, type DrainResult } from './delivery-pipeline.js'
-import { SyncClientError, toSyncClientError } from './errors.js'
+import { createClientEvents } from './client-events.js'
+import { type DeliveryLock, deferredDeliveryLock, webLocksDeliveryLock } from './delivery-lock.js'
+import { createDeliveryPipeline } from './delivery-pipeline.js'
+import { createDrainLoop } from './drain-loop.js'
+import { closedError, toSyncClientError } from './errors.js'
 import { loadLazyOps } from './lazy.js'
 import {
   baseOf,
@@ -13,11 +14,9 @@ import {
   toJsonObject,
 } from './normalize-operation.js'
 import { OutboxDb } from './outbox-db.js'
-import { resolveOptions } from './resolve-options.js'
-import { callSafely, createStatusFeed } from './status-feed.js'
-import type { DeliveredListener, DeliveryInfo, InsertOptions, SyncClient, SyncClientOptions } from './types.js'
-
-const CROSS_TAB_THROTTLE_MS = 50
+import { type ResolvedOptions, resolveOptions } from './resolve-options.js'
+import { createStatusFeed, type StatusFeed } from './status-feed.js'
+import type { InsertOptions, SyncClient, SyncClientOptions } from './types.js'
 
 /**
  * Creates a sync client. Throws `SyncClientError('invalid_config')` at once
@@ -29,70 +28,42 @@ const CROSS_TAB_THROTTLE_MS = 50
  * await client.update('flags', 'dark-mode', { is_enabled: true })
  */
 export function createSyncClient(options: SyncClientOptions): SyncClient {
-  // The client is one closure rather than a class: its private state and helpers are local names, which minifiers
-  // shorten, where private class members keep their full names in the bundle (the sync client's size budget).
+  // The client is closures rather than a class: private state and helpers are local names, which minifiers shorten,
+  // where private class members keep their full names in the bundle (the sync client's size budget).
   const o = resolveOptions(options)
   const { clock } = o
   const store = new OutboxDb(o.dbName, o)
   const shutdown = new AbortController()
-  const deliveredListeners = new Set<DeliveredListener>()
   const channelName = `flagsync-sync-client:${o.dbName}`
-  // The lease's owner id is drawn now, as before the lease moved to the lazy chunk: ids come from `generateId` in
-  // the same order.
-  const leaseOwner = o.locks ? '' : o.generateId()
-  const lock = o.locks
-    ? webLocksDeliveryLock(o.locks, `${channelName}:delivery`, shutdown.signal)
-    : deferredDeliveryLock(async () =>
-        (await loadLazyOps()).leaseDeliveryLock(store.db, leaseOwner, o.leaseMs, clock, shutdown.signal),
-      )
-  const channel = o.broadcastChannel ? o.broadcastChannel(channelName) : null
+  const lock = deliveryLock(o, store, `${channelName}:delivery`, shutdown.signal)
   let closed = false
   let closing: Promise<void> | null = null
-  let running = false
-  let timer: unknown = null
-  /** When the scheduled background pass is due (epoch ms), or null. */
-  let timerDueAt: number | null = null
-  let unsubscribeOnline: (() => void) | null = null
-  let chain: Promise<unknown> = Promise.resolve()
-  /** While set, further 'changed' messages to other tabs wait for it (see `announceChange`). */
-  let crossTabTimer: unknown = null
-  let crossTabPending = false
+  const isClosed = () => closed
 
   const feed = createStatusFeed({
     read: () => store.snapshot(),
     isOnline: () => o.online.isOnline(),
     isAttempting: () => pipeline.attempting,
-    isClosed: () => closed,
+    isClosed,
     clock,
   })
-  const pipeline = createDeliveryPipeline(store, o, shutdown.signal, {
-    attemptStarted: feed.notifyFromCache,
-    delivered: (batch, info) => {
-      feed.detachedError = null
-      emitDelivered(batch.batchId, batch.operations, info)
-      post({ type: 'delivered', batchId: batch.batchId, operations: batch.operations, duplicate: info.duplicate })
-      changed()
-    },
-    deadLettered: (error) => {
-      feed.detachedError = error
-      changed()
-    },
-    failureRecorded: changed,
-    conflicted: changed,
-  })
-  if (channel) {
-    channel.onmessage = ({ data }) => {
-      if (closed || !isCrossTabMessage(data)) return
-      if (data.type === 'delivered') {
-        feed.detachedError = null
-        emitDelivered(data.batchId, data.operations, { duplicate: data.duplicate === true })
-      }
-      feed.refresh()
-    }
-  }
+  const events = createClientEvents(feed, o.broadcastChannel?.(channelName) ?? null, clock, isClosed, assertOpen)
+  const { changed } = events
+  const pipeline = createDeliveryPipeline(store, o, shutdown.signal, events)
+  const { pushSoon, schedule, halt, ...control } = createDrainLoop(
+    o,
+    store,
+    feed,
+    lock,
+    pipeline,
+    isClosed,
+    assertOpen,
+    guard,
+    changed,
+  )
 
   function assertOpen(): void {
-    if (closed) throw new SyncClientError('closed', 'the sync client is closed')
+    if (closed) throw closedError()
   }
 
   /** A read or an app-driven change of the outbox: refused once closed, storage errors as SyncClientError. */
@@ -117,252 +88,92 @@ export function createSyncClient(options: SyncClientOptions): SyncClient {
     return id
   }
 
-  /** A write while started: deliver shortly instead of at the next interval (backoff still applies). */
-  function pushSoon(): void {
-    const delay = o.pushDelayMs
-    if (delay === null || !running) return
-    if (timerDueAt !== null && timerDueAt <= clock.now() + delay) return
-    schedule(delay)
+  return {
+    ...writeMethods(assertOpen, commit, o.generateId),
+    ...readMethods(guard, store, feed),
+    async resolve(conflictId, resolution) {
+      await guard(async () => (await loadLazyOps()).resolveConflict(store.db, conflictId, resolution, clock.now()))
+      changed()
+      pushSoon()
+    },
+    async discard(ids) {
+      assertOpen()
+      return (await loadLazyOps()).discardLoop(ids, { pipeline, store, clock, guard, changed, schedule, assertOpen })
+    },
+    ...control,
+    onDelivered: events.onDelivered,
+    close() {
+      if (closing) return closing
+      const idle = halt()
+      closed = true
+      shutdown.abort()
+      closing = (async () => {
+        await idle
+        await lock.release()
+        await feed.refreshing
+        feed.listeners.clear()
+        events.close()
+        store.close()
+      })()
+      return closing
+    },
   }
+}
 
-  // A closed client is never running (close() stops it first, and start() refuses), so `running` covers closing.
-  function schedule(delayMs: number): void {
-    if (!running) return
-    if (timer !== null) clock.clearTimeout(timer)
-    const delay = Math.max(0, delayMs)
-    timerDueAt = clock.now() + delay
-    timer = clock.setTimeout(() => {
-      timer = null
-      timerDueAt = null
-      runDrain(false).catch(() => undefined)
-    }, delay)
-  }
+/** Web Locks where the platform has them; else a lease in IndexedDB (its code is in the lazy chunk). */
+function deliveryLock(o: ResolvedOptions, store: OutboxDb, name: string, signal: AbortSignal): DeliveryLock {
+  if (o.locks) return webLocksDeliveryLock(o.locks, name, signal)
+  // The lease's owner id is drawn now, before any record id: ids come from `generateId` in a fixed order.
+  const owner = o.generateId()
+  return deferredDeliveryLock(async () =>
+    (await loadLazyOps()).leaseDeliveryLock(store.db, owner, o.leaseMs, o.clock, signal),
+  )
+}
 
-  /** Drains one at a time per instance; the next background pass is planned from the outcome. */
-  function runDrain(force: boolean): Promise<DrainResult> {
-    const run = chain.then(() => drain(force))
-    chain = run.catch(() => undefined)
-    const interval = o.syncIntervalMs
-    return run.then(
-      (result) => {
-        schedule(result.waitUntil === null ? interval : Math.min(interval, result.waitUntil - clock.now()))
-        return result
-      },
-      (error: unknown) => {
-        schedule(interval)
-        feed.refresh()
-        throw toSyncClientError(error, 'delivery failed in storage')
-      },
-    )
-  }
-
-  async function drain(force: boolean): Promise<DrainResult> {
-    const idle: DrainResult = { delivered: 0, waitUntil: null }
-    if (closed) return idle
-    if (!o.online.isOnline()) {
-      feed.refresh()
-      return idle
-    }
-    const outcome = await lock.run((keepAlive) => pipeline.drain(keepAlive, force), force)
-    feed.refresh()
-    return outcome.acquired ? outcome.value : idle
-  }
-
-  function watchOnline(): void {
-    unsubscribeOnline ??= o.online.subscribe((online) => {
-      if (!online || closed) {
-        feed.refresh()
-        return
-      }
-      // Back online: a fresh backoff schedule and an attempt right away (also when the reset failed).
-      const attempt = () => {
-        feed.refresh()
-        schedule(0)
-      }
-      store.resetBackoff().then(attempt, attempt)
-    })
-  }
-
-  function unwatchOnline(): void {
-    unsubscribeOnline?.()
-    unsubscribeOnline = null
-  }
-
-  function post(message: CrossTabMessage): void {
-    try {
-      channel?.postMessage(message)
-    } catch {
-      // A closed channel (page going away) must not break delivery.
-    }
-  }
-
-  /** The outbox content changed: refresh the status here and in other tabs. */
-  function changed(): void {
-    feed.refresh()
-    announceChange()
-  }
-
-  /**
-   * Tells other tabs at once, then at most once per CROSS_TAB_THROTTLE_MS while changes keep coming (one
-   * trailing message covers them): a BroadcastChannel message per write was ~15 % of an awaited update()'s
-   * main-thread time in Chromium, and the other tabs re-read the outbox once per message anyway.
-   */
-  function announceChange(): void {
-    if (!channel) return
-    if (crossTabTimer !== null) {
-      crossTabPending = true
-      return
-    }
-    post({ type: 'changed' })
-    crossTabTimer = clock.setTimeout(() => {
-      crossTabTimer = null
-      if (!crossTabPending) return
-      crossTabPending = false
-      announceChange()
-    }, CROSS_TAB_THROTTLE_MS)
-  }
-
-  function emitDelivered(batchId: string, operations: Operation[], info: DeliveryInfo): void {
-    for (const listener of [...deliveredListeners]) callSafely(() => listener(batchId, operations, info))
-  }
-
-  function stop(): void {
-    running = false
-    if (timer !== null) clock.clearTimeout(timer)
-    timer = null
-    timerDueAt = null
-    if (feed.listeners.size === 0) unwatchOnline()
-  }
-
+/** insert, update, delete and enqueue: checked, copied, then queued by `commit`. */
+function writeMethods(
+  assertOpen: () => void,
+  commit: (op: Operation) => Promise<number>,
+  generateId: () => string,
+): Pick<SyncClient, 'insert' | 'update' | 'delete' | 'enqueue'> {
   return {
     async insert(collection, record, options = {}) {
       assertOpen()
       checkCollection(collection)
       const json = toJsonObject(record, 'record')
-      const recordId = recordIdFor(collection, record, options, o.generateId)
+      const recordId = recordIdFor(collection, record, options, generateId)
       await commit({ action: 'insert', collection, recordId, record: json, ...baseOf(options.baseRevision) })
       return recordId
     },
-
     async update(collection, recordId, changes, options = {}) {
       assertOpen()
-      await commit({
-        action: 'update',
-        collection: checkCollection(collection),
-        recordId: checkRecordId(recordId),
-        changes: toJsonObject(changes, 'changes'),
-        ...baseOf(options.baseRevision),
-      })
+      await commit(normalizeOperation({ action: 'update', collection, recordId, changes, ...options }))
     },
-
     async delete(collection, recordId, options = {}) {
       assertOpen()
-      await commit({
-        action: 'delete',
-        collection: checkCollection(collection),
-        recordId: checkRecordId(recordId),
-        ...baseOf(options.baseRevision),
-      })
+      await commit(normalizeOperation({ action: 'delete', collection, recordId, ...options }))
     },
-
     async enqueue(operation) {
       assertOpen()
       return commit(normalizeOperation(operation))
     },
+  }
+}
 
+/** The reads of the outbox, and clearing dead letters (no status change: they are not in the queue). */
+function readMethods(
+  guard: <T>(run: () => Promise<T>) => Promise<T>,
+  store: OutboxDb,
+  feed: StatusFeed,
+): Pick<SyncClient, 'pending' | 'status' | 'outbox' | 'conflicts' | 'deadLetters' | 'clearDeadLetters'> {
+  return {
     pending: async () => (await guard(() => store.snapshot())).pending,
-
     status: async () => feed.compute(await guard(() => store.snapshot())),
-
     outbox: () => guard(() => store.outbox()),
-
     conflicts: () => guard(() => store.conflicts()),
-
-    async resolve(conflictId, resolution) {
-      await guard(() => store.resolve(conflictId, resolution, clock.now()))
-      changed()
-      pushSoon()
-    },
-
-    deadLetters: () => guard(() => store.deadLetters()),
-
+    deadLetters: () => guard(async () => (await loadLazyOps()).deadLetters(store.db)),
     async clearDeadLetters(ids) {
-      await guard(() => store.clearDeadLetters(ids))
-    },
-
-    async discard(ids) {
-      assertOpen()
-      return (await loadLazyOps()).discardLoop(ids, { pipeline, store, clock, guard, changed, schedule, assertOpen })
-    },
-
-    start() {
-      assertOpen()
-      if (running) return
-      running = true
-      watchOnline()
-      schedule(0)
-    },
-
-    stop,
-
-    retryNow() {
-      if (closed) return
-      store
-        .cutShortNetworkBackoff(clock.now())
-        .then((cut) => {
-          if (cut === 0 || closed) return
-          changed()
-          schedule(0)
-        })
-        .catch(() => undefined) // closed underneath us: nothing left to retry
-    },
-
-    async flush() {
-      assertOpen()
-      const { delivered } = await runDrain(true)
-      return { delivered, pending: (await guard(() => store.snapshot())).pending }
-    },
-
-    subscribe(listener) {
-      assertOpen()
-      feed.listeners.add(listener)
-      watchOnline()
-      feed.refresh()
-      return () => {
-        feed.listeners.delete(listener)
-        if (feed.listeners.size === 0 && !running) unwatchOnline()
-      }
-    },
-
-    onDelivered(listener) {
-      assertOpen()
-      deliveredListeners.add(listener)
-      return () => {
-        deliveredListeners.delete(listener)
-      }
-    },
-
-    close() {
-      if (closing) return closing
-      stop()
-      closed = true
-      shutdown.abort()
-      unwatchOnline()
-      closing = (async () => {
-        await chain
-        await lock.release()
-        await feed.refreshing
-        feed.listeners.clear()
-        deliveredListeners.clear()
-        if (crossTabTimer !== null) clock.clearTimeout(crossTabTimer)
-        if (crossTabPending) post({ type: 'changed' }) // the last changes must still reach the other tabs
-        if (channel) {
-          channel.onmessage = null
-          channel.close()
-        }
-        store.close()
-      })()
-      return closing
+      await guard(async () => (await loadLazyOps()).clearDeadLetters(store.db, ids))
     },
   }
 }

@@ -171,7 +171,7 @@ export interface SyncClientOptions {
   locks?: LockManagerLike | null
   /** Cross-tab change notification; null disables it. Default: BroadcastChannel when present. */
   broadcastChannel?: BroadcastChannelFactory | null
-  /** Id generator for batch ids and generated record ids. Default crypto.randomUUID (with a fallback). */
+  /** Id generator for batch ids and generated record ids. Default crypto.randomUUID (getRandomValues on plain-http pages). */
   generateId?: () => string
 }
 

@@ -2,6 +2,7 @@ import type { Operation } from '@flagsync/protocol'
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createDeliveryPipeline } from '../src/delivery-pipeline.js'
+import { loadLazyOps } from '../src/lazy.js'
 import { OutboxDb } from '../src/outbox-db.js'
 import type { PipelineEvents } from '../src/pipeline-events.js'
 import { resolveOptions } from '../src/resolve-options.js'
@@ -192,7 +193,7 @@ describe('DeliveryPipeline.drain', () => {
       ['batch-1', 'poison'],
       ['batch-3', 'fine'],
     ])
-    expect((await t.store.deadLetters()).map((d) => d.operation.recordId)).toEqual(['poison'])
+    expect((await (await loadLazyOps()).deadLetters(t.store.db)).map((d) => d.operation.recordId)).toEqual(['poison'])
   })
 
   it('reports a replayed batch the receiver answers as a duplicate', async () => {
@@ -217,7 +218,7 @@ describe('DeliveryPipeline.drain', () => {
     expect(t.log).toEqual([])
     // Cut, but released unsent: its operations can still be discarded.
     const [entry] = await t.store.outbox()
-    expect(await t.store.discard([entry?.id as number], Date.now())).toBe(1)
+    expect(await (await loadLazyOps()).discard(t.store.db, [entry?.id as number], Date.now())).toBe(1)
   })
 
   it('an aborted request is no answer: nothing is recorded and the batch goes out again under its batchId', async () => {

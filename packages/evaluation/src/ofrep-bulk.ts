@@ -1,6 +1,6 @@
 import type { EvaluableFlag } from '@flagsync/protocol'
 import { type CheckedFlag, checkFlag } from './check-flag.js'
-import { type CompiledFlag, compileFlag, decisionOf, SharedRules } from './compile-flag.js'
+import { CompiledFlags, decisionOf } from './compile-flag.js'
 import { ofrepAnswer, ofrepBulk, ofrepEvaluate } from './ofrep.js'
 import { totalWeight } from './pick-variant.js'
 import { present } from './present.js'
@@ -8,7 +8,7 @@ import type { EvaluationContext, GetFlag } from './types.js'
 
 /**
  * One piece of a prepared set: the JSON of a run of consecutive flags whose answers are the same for every
- * context, or one context-dependent flag (`flag`, decided by `decide`) with the JSON of each decision it has
+ * context, or one context-dependent flag (`flag`, number `index` of the compiled flags) with the JSON of each decision it has
  * served so far (a flag has few decisions: off, each rule, inside/outside, each variant), by slot (`slotOf`
  * in compile-flag.ts). Each JSON starts with what precedes it in the array (`[` for the first flag, `,` for the
  * others), so a body is the pieces in order. One shape for every piece keeps the loop monomorphic.
@@ -20,7 +20,7 @@ class PreparedFlag {
     readonly prefix: string,
     readonly json: string | undefined,
     readonly flag: CheckedFlag | undefined,
-    readonly decide: CompiledFlag | undefined,
+    readonly index: number,
   ) {}
 }
 
@@ -28,8 +28,8 @@ class PreparedFlag {
 export interface PreparedFlags {
   readonly entries: readonly PreparedFlag[]
   readonly getFlag: GetFlag
-  /** The rule results the set's flags share within one context: `next()` before each. */
-  readonly rules: SharedRules
+  /** The context-dependent flags, compiled: `begin(context)` before asking their slots. */
+  readonly compiled: CompiledFlags
   /** Whether every answer cached so far is ASCII (then a body's Latin-1 bytes are its UTF-8 bytes). */
   ascii: boolean
 }
@@ -48,7 +48,7 @@ const NOT_ASCII = /[\u0080-\uffff]/
 /**
  * A flag set ready for {@link ofrepBulkJson}, built once per array (servers
  * hand out the same array until the set changes): each flag's shape checked
- * once, each context-dependent flag compiled once (`compileFlag`), and the
+ * once, the context-dependent flags compiled once (`CompiledFlags`), and the
  * answers of flags that cannot depend on the context (off, malformed, or on
  * with nothing to target) serialized once, a run of them as one piece.
  * @example
@@ -60,11 +60,11 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
   const byKey = new Map<string, EvaluableFlag>()
   for (const flag of flags) if (typeof flag?.key === 'string') byKey.set(flag.key, flag)
   const getFlag: GetFlag = (key) => byKey.get(key)
-  const rules = new SharedRules()
+  const dependent: CheckedFlag[] = []
   const entries: PreparedFlag[] = []
   let run = '' // the answers of consecutive flags that cannot depend on the context: one piece
   const endRun = () => {
-    if (run !== '') entries.push(new PreparedFlag('', '', run, undefined, undefined))
+    if (run !== '') entries.push(new PreparedFlag('', '', run, undefined, -1))
     run = ''
   }
   let count = 0
@@ -73,12 +73,12 @@ export function prepareFlags(flags: readonly EvaluableFlag[]): PreparedFlags {
     if (dependsOnContext(flag)) {
       endRun()
       const checked = flag as CheckedFlag
-      entries.push(new PreparedFlag(key, prefix, undefined, checked, compileFlag(checked, getFlag, rules)))
+      entries.push(new PreparedFlag(key, prefix, undefined, checked, dependent.push(checked) - 1))
     } else run += prefix + JSON.stringify(ofrepEvaluate(flag, key, {}, getFlag).body)
   }
   endRun()
   const ascii = entries.every((entry) => !NOT_ASCII.test(entry.json ?? ''))
-  const ready: PreparedFlags = { entries, getFlag, rules, ascii }
+  const ready: PreparedFlags = { entries, getFlag, compiled: new CompiledFlags(dependent, getFlag), ascii }
   prepared.set(flags, ready)
   return ready
 }
@@ -100,7 +100,7 @@ export function ofrepBulkJson(flags: readonly EvaluableFlag[], context: Evaluati
   const set = prepareFlags(flags)
   const { entries } = set
   if (entries.length === 0) return { text: '[]', ascii: true }
-  set.rules.next()
+  set.compiled.begin(context)
   let text = ''
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as PreparedFlag
@@ -141,7 +141,7 @@ export function ofrepBulkBody(
 function contextJson(set: PreparedFlags, entry: PreparedFlag, flag: CheckedFlag, context: EvaluationContext): string {
   let slot: number
   try {
-    slot = (entry.decide as CompiledFlag)(context)
+    slot = set.compiled.slot(entry.index)
   } catch {
     // A missing user id, a prerequisite cycle, anything unexpected: the plain path's answer, not cached.
     const outcome = ofrepEvaluate(flag as unknown as EvaluableFlag, entry.key, context, set.getFlag)

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { checkFlag } from '../src/check-flag.js'
-import { compileFlag, decisionOf, SharedRules, slotOf } from '../src/compile-flag.js'
+import { CompiledFlags, decisionOf, slotOf } from '../src/compile-flag.js'
 import { decideChecked } from '../src/decide.js'
 import type { EvaluationContext, GetFlag } from '../src/types.js'
 
@@ -83,15 +83,16 @@ function interpreted(flag: never, context: EvaluationContext, getFlag: GetFlag):
   }
 }
 
-function compiled(run: (context: EvaluationContext) => number, context: EvaluationContext): number | string {
+/** The slot the compiled set gives flag `index` for the context it began, or the code of what it throws. */
+function compiled(set: CompiledFlags, index: number): number | string {
   try {
-    return run(context)
+    return set.slot(index)
   } catch (error) {
     return (error as { code?: string }).code ?? (error as Error).name
   }
 }
 
-describe('compileFlag', () => {
+describe('CompiledFlags', () => {
   it('decides as decideChecked does: every operator, segments, prerequisites, variants, disabled, rollouts', () => {
     fc.assert(
       fc.property(
@@ -102,9 +103,10 @@ describe('compileFlag', () => {
           const getFlag: GetFlag = (key) => byKey.get(key) as never
           for (const flag of set) {
             checkFlag(flag)
-            const run = compileFlag(flag, getFlag)
+            const one = new CompiledFlags([flag], getFlag)
             for (const context of contexts) {
-              expect(compiled(run, context)).toEqual(interpreted(flag as never, context, getFlag))
+              one.begin(context)
+              expect(compiled(one, 0)).toEqual(interpreted(flag as never, context, getFlag))
             }
           }
         },
@@ -121,17 +123,15 @@ describe('compileFlag', () => {
         (set, contexts) => {
           const byKey = new Map(set.map((flag) => [flag.key, flag]))
           const getFlag: GetFlag = (key) => byKey.get(key) as never
-          const shared = new SharedRules()
-          const runs = set.map((flag) => {
-            checkFlag(flag)
-            return compileFlag(flag, getFlag, shared)
-          })
+          for (const flag of set) checkFlag(flag)
+          const all = new CompiledFlags(set as never, getFlag)
           for (const context of contexts) {
-            shared.next()
-            set.forEach((flag, i) => {
-              const run = runs[i] as (typeof runs)[number]
-              expect(compiled(run, context)).toEqual(interpreted(flag as never, context, getFlag))
-            })
+            all.begin(context)
+            // Asked in reverse too: a rule's result must not depend on which flag tested it first.
+            const order = contexts.indexOf(context) % 2 === 0 ? set.keys() : [...set.keys()].reverse()
+            for (const i of order) {
+              expect(compiled(all, i)).toEqual(interpreted(set[i] as never, context, getFlag))
+            }
           }
         },
       ),
@@ -151,10 +151,11 @@ describe('compileFlag', () => {
       rollout_percentage: 37,
       variants: [{ weight: 1 }, { weight: 2 }],
     }
-    const run = compileFlag(flag, undefined)
+    const set = new CompiledFlags([flag], undefined)
     for (let i = 0; i < 2000; i++) {
       const context = { user_id: i % 3 === 0 ? `user-${i}-é😀` : i }
-      expect(run(context)).toBe(slotOf(decideChecked(flag, context, undefined), flag))
+      set.begin(context)
+      expect(set.slot(0)).toBe(slotOf(decideChecked(flag, context, undefined), flag))
     }
   })
 })

@@ -4,6 +4,7 @@ import { Dialog } from './dialog.js'
 import { DraftPreview } from './draft-preview.js'
 import { type BuiltFlag, buildFlag, changesOf, type Draft, saveLabel } from './flag-draft.js'
 import { FlagFields } from './flag-fields.js'
+import { FlagDetails } from './flag-lifecycle.js'
 import { History } from './history.js'
 import { Promote } from './promote.js'
 import { ScheduleChange } from './schedules.js'
@@ -130,6 +131,20 @@ function ServiceViews(args: {
   }
   return (
     <>
+      <FlagDetails
+        projectId={props.projectId}
+        flagKey={flagKey}
+        tags={props.saved?.tags ?? []}
+        owner={props.saved?.owner ?? null}
+        disabled={props.readOnly}
+        onArchived={() => {
+          props.onDeleted(
+            props.environments.map((e) => e.id),
+            flagKey,
+          )
+          props.onClose()
+        }}
+      />
       <ScheduleChange envId={env.id} flagKey={flagKey} patch={args.edited} disabled={props.readOnly} />
       <Promote
         flagKey={flagKey}

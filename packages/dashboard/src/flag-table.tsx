@@ -1,11 +1,16 @@
 import { describeFlag } from '@flagsync/evaluation'
 import { memo, useCallback, useRef } from 'react'
+import { CellLifecycle, RowTags } from './flag-lifecycle.js'
 import type { FlagRow } from './flag-view.js'
 import type { Environment, Flag } from './types.js'
 
 /** What a cell's buttons do and whether the switch may be used (`blocked`: why not). */
 interface CellActions {
   blocked: string | null
+  /** An owner's display name from their user id. */
+  ownerName: (id: number) => string
+  /** The time the lifecycle's "3 days ago" counts from. */
+  now: number
   onToggle: (env: Environment, flag: Flag) => void
   onEdit: (envId: string, key: string) => void
 }
@@ -57,6 +62,8 @@ export function FlagTable(
               row={row}
               environments={props.environments}
               blocked={props.blocked}
+              ownerName={props.ownerName}
+              now={props.now}
               onToggle={onToggle}
               onEdit={onEdit}
             />
@@ -72,6 +79,7 @@ type RowProps = CellActions & { row: FlagRow; environments: Environment[] }
 /** The same row when the same flags, environments and actions are shown: `flagRows` builds new row objects each time. */
 function sameRow(a: RowProps, b: RowProps): boolean {
   if (a.environments !== b.environments || a.blocked !== b.blocked) return false
+  if (a.ownerName !== b.ownerName || a.now !== b.now || a.row.meta?.signature !== b.row.meta?.signature) return false
   if (a.onToggle !== b.onToggle || a.onEdit !== b.onEdit || a.row.key !== b.row.key) return false
   const x = a.row.byEnvironment
   const y = b.row.byEnvironment
@@ -89,6 +97,7 @@ const FlagRowView = memo(function FlagRowView(props: RowProps) {
         <span className="flag-key">{row.key}</span>
         <span className="flag-type">{any?.flag_type ?? 'boolean'}</span>
         {any?.description ? <span className="flag-desc">{any.description}</span> : null}
+        <RowTags meta={row.meta} ownerName={props.ownerName} />
       </th>
       {props.environments.map((env) => {
         const flag = row.byEnvironment.get(env.id)
@@ -98,7 +107,10 @@ const FlagRowView = memo(function FlagRowView(props: RowProps) {
             rowKey={row.key}
             env={env}
             flag={flag}
+            meta={row.meta}
             blocked={props.blocked}
+            ownerName={props.ownerName}
+            now={props.now}
             onToggle={props.onToggle}
             onEdit={props.onEdit}
           />
@@ -112,7 +124,7 @@ const FlagRowView = memo(function FlagRowView(props: RowProps) {
   )
 }, sameRow)
 
-function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag: Flag }) {
+function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag: Flag; meta: FlagRow['meta'] }) {
   const { rowKey, env, flag } = props
   return (
     <td data-env={env.slug} data-enabled={String(flag.is_enabled)}>
@@ -129,6 +141,7 @@ function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag:
         {flag.is_enabled ? 'On' : 'Off'}
       </button>
       <span className="served">{describeFlag(flag)}</span>
+      <CellLifecycle meta={props.meta} envId={env.id} now={props.now} />
       <button
         type="button"
         className="ghost"

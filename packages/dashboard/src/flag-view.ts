@@ -1,7 +1,7 @@
 import { applyPending, type ClientFlag } from '@flagsync/flag-client'
 import type { FlagType, Operation } from '@flagsync/protocol'
 import type { LiveState } from './live-flags.js'
-import type { Flag, Role } from './types.js'
+import type { Flag, FlagLifecycle, Role } from './types.js'
 
 export type StateFilter = 'all' | 'on' | 'off' | 'mixed'
 
@@ -9,26 +9,57 @@ export interface FlagFilter {
   search: string
   type: FlagType | 'all'
   state: StateFilter
-  /** A word of the description ("tags" are #words in descriptions: the spec's flag has no tag field). */
+  /** One of the flag's tags (the service's `tags`), or '' for any. */
   tag: string
+  /** Only flags stale in at least one environment. */
+  stale: boolean
+}
+
+/** A row's lifecycle from the REST copies: the project's tags and owner, and each environment's times and stale mark. */
+export interface RowMeta {
+  tags: string[]
+  owner: number | null
+  byEnvironment: ReadonlyMap<string, FlagLifecycle>
+  /** Equal for equal lifecycles: the table re-renders a row only when it changes. */
+  signature: string
 }
 
 export interface FlagRow {
   key: string
   /** environment id → flag there (missing when the flag does not exist in it). */
   byEnvironment: ReadonlyMap<string, Flag>
+  /** Absent until a REST copy of the flag was read (the stream carries definitions only). */
+  meta?: RowMeta
 }
 
-/** `#checkout #beta` in a description: the tags the filter offers. */
-export function tagsOf(description: string | null | undefined): string[] {
-  return [...(description ?? '').matchAll(/(?:^|\s)#([\w-]+)/g)].map((m) => (m[1] ?? '').toLowerCase())
+/** The lifecycle of a key from the environments' REST copies (`GET …/flags`), where read. */
+export function rowMeta(
+  saved: ReadonlyMap<string, ReadonlyMap<string, Flag>>,
+  environmentIds: readonly string[],
+  key: string,
+): RowMeta | undefined {
+  const byEnvironment = new Map<string, FlagLifecycle>()
+  for (const env of environmentIds) {
+    const flag = saved.get(env)?.get(key)
+    if (flag?.tags === undefined || flag.last_changed_at === undefined) continue
+    const { tags, owner = null, last_changed_at, last_evaluated_at = null, stale = null } = flag
+    byEnvironment.set(env, { tags, owner, last_changed_at, last_evaluated_at, stale })
+  }
+  const first = [...byEnvironment.values()][0]
+  if (!first) return undefined
+  const signature = JSON.stringify([...byEnvironment])
+  return { tags: first.tags, owner: first.owner, byEnvironment, signature }
 }
 
-/** The flags of a project, one row per key across the given environments, filtered and sorted by key. */
+/**
+ * The flags of a project, one row per key across the given environments, filtered and sorted by key. `saved`
+ * (the REST copies) gives each row its lifecycle, which the tag and stale filters read.
+ */
 export function flagRows(
   flags: ReadonlyMap<string, ReadonlyMap<string, Flag>>,
   environmentIds: readonly string[],
   filter: FlagFilter,
+  saved: ReadonlyMap<string, ReadonlyMap<string, Flag>> = new Map(),
 ): FlagRow[] {
   const rows = new Map<string, Map<string, Flag>>()
   for (const env of environmentIds) {
@@ -38,10 +69,10 @@ export function flagRows(
     }
   }
   const search = filter.search.trim().toLowerCase()
-  const tag = filter.tag.trim().toLowerCase().replace(/^#/, '')
+  const tag = filter.tag.trim().toLowerCase()
   return [...rows]
-    .map(([key, byEnvironment]) => ({ key, byEnvironment }))
-    .filter(({ key, byEnvironment }) => {
+    .map(([key, byEnvironment]): FlagRow => ({ key, byEnvironment, meta: rowMeta(saved, environmentIds, key) }))
+    .filter(({ key, byEnvironment, meta }) => {
       const any = [...byEnvironment.values()]
       if (
         search &&
@@ -50,7 +81,8 @@ export function flagRows(
       )
         return false
       if (filter.type !== 'all' && !any.some((f) => (f.flag_type ?? 'boolean') === filter.type)) return false
-      if (tag && !any.some((f) => tagsOf(f.description).includes(tag))) return false
+      if (tag && !meta?.tags.includes(tag)) return false
+      if (filter.stale && ![...(meta?.byEnvironment.values() ?? [])].some((l) => l.stale !== null)) return false
       if (filter.state !== 'all') {
         const on = any.filter((f) => f.is_enabled).length
         const state = on === 0 ? 'off' : on === any.length ? 'on' : 'mixed'

@@ -3,6 +3,7 @@ import { lazy, Suspense, useMemo, useState, useSyncExternalStore } from 'react'
 import { useEditableFlags } from './editable-flags.js'
 import { ErrorLine } from './error-line.js'
 import { FlagEditor } from './flag-editor.js'
+import { ArchivedFlags, useOwnerName } from './flag-lifecycle.js'
 import { FlagTable } from './flag-table.js'
 import {
   type FlagFilter,
@@ -18,9 +19,10 @@ import { useFlagToggle, useQueuedEdits } from './flags-panel-state.js'
 import type { LiveFlags } from './live-flags.js'
 import type { Outbox } from './offline-edits.js'
 import type { Environment, Project, Role } from './types.js'
+import { useArchivedFlags } from './use-flag-lifecycle.js'
 import { useSegments } from './use-projects.js'
 
-const NO_FILTER: FlagFilter = { search: '', type: 'all', state: 'all', tag: '' }
+const NO_FILTER: FlagFilter = { search: '', type: 'all', state: 'all', tag: '', stale: false }
 
 // The outboxes (sync client and Dexie) load after the first render: not part of the first load.
 const OfflineEdits = lazy(() => import('./offline-edits.js'))
@@ -42,6 +44,10 @@ export function FlagsPanel(props: FlagsPanelProps) {
   const snapshot = useSyncExternalStore(live.subscribe, live.getSnapshot)
   const [filter, setFilter] = useState<FlagFilter>(NO_FILTER)
   const [editing, setEditing] = useState<{ envId: string; key: string | null } | null>(null)
+  const [view, setView] = useState<'live' | 'archived'>('live')
+  const [now] = useState(() => Date.now())
+  const ownerName = useOwnerName()
+  const archived = useArchivedFlags(props.project.id, envIds, view === 'archived' && !props.offline)
   const queued = useQueuedEdits()
   // What the table shows: the server's flags with the edits still queued on top, as the sync route will apply them.
   const shown = useMemo(() => withPending(snapshot.flags, queued.pending), [snapshot.flags, queued.pending])
@@ -51,7 +57,8 @@ export function FlagsPanel(props: FlagsPanelProps) {
   const access = flagEditAccess(props.role, props.offline, queued.outbox !== null)
   const { error, toggle } = useFlagToggle(live, props.offline, queued.outbox)
   const defaultEnv = props.environments.find((e) => e.is_default) ?? props.environments[0]
-  const rows = flagRows(shown, envIds, filter)
+  const rows = flagRows(shown, envIds, filter, editable)
+  const tags = [...new Set(rows.flatMap((r) => r.meta?.tags ?? []).concat(filter.tag ? [filter.tag] : []))].sort()
   return (
     <div>
       <FlagsToolbar
@@ -60,7 +67,8 @@ export function FlagsPanel(props: FlagsPanelProps) {
         reason={access.canEdit ? undefined : access.reason}
         onNew={() => defaultEnv && setEditing({ envId: defaultEnv.id, key: null })}
       />
-      <FilterBar filter={filter} onChange={setFilter} />
+      <ViewSwitch view={view} onChange={setView} />
+      <FilterBar filter={filter} onChange={setFilter} tags={tags} />
       <EditingNotes canEdit={access.canEdit} reason={access.reason} offline={props.offline} />
       <ErrorLine errors={[error, readError]} />
       {access.isEditor && props.environments.length ? (
@@ -73,15 +81,28 @@ export function FlagsPanel(props: FlagsPanelProps) {
           />
         </Suspense>
       ) : null}
-      <FlagTable
-        projectName={props.project.name}
-        environments={props.environments}
-        rows={rows}
-        empty={snapshot.flags.size === 0 || filter === NO_FILTER ? 'No flags yet.' : 'No flag matches the filter.'}
-        blocked={access.canEdit ? null : access.reason}
-        onToggle={(env, flag) => void toggle(env, flag)}
-        onEdit={(envId, key) => setEditing({ envId, key })}
-      />
+      {view === 'archived' ? (
+        <ArchivedFlags
+          projectId={props.project.id}
+          environments={props.environments}
+          archived={archived.archived}
+          error={archived.error}
+          canRestore={access.canEdit && !props.offline}
+          reason={props.offline ? 'needs a connection' : access.reason}
+        />
+      ) : (
+        <FlagTable
+          projectName={props.project.name}
+          environments={props.environments}
+          rows={rows}
+          empty={snapshot.flags.size === 0 || filter === NO_FILTER ? 'No flags yet.' : 'No flag matches the filter.'}
+          blocked={access.canEdit ? null : access.reason}
+          ownerName={ownerName}
+          now={now}
+          onToggle={(env, flag) => void toggle(env, flag)}
+          onEdit={(envId, key) => setEditing({ envId, key })}
+        />
+      )}
       {editing ? (
         <PanelEditor
           panel={props}
@@ -182,7 +203,22 @@ function PanelEditor(props: {
   )
 }
 
-function FilterBar(props: { filter: FlagFilter; onChange: (f: FlagFilter) => void }) {
+/** Live flags or the archived ones: two views of the panel, one pressed. */
+function ViewSwitch(props: { view: 'live' | 'archived'; onChange: (view: 'live' | 'archived') => void }) {
+  return (
+    <fieldset className="view-switch">
+      <legend className="sr-only">Which flags</legend>
+      <button type="button" aria-pressed={props.view === 'live'} onClick={() => props.onChange('live')}>
+        Flags
+      </button>
+      <button type="button" aria-pressed={props.view === 'archived'} onClick={() => props.onChange('archived')}>
+        Archived
+      </button>
+    </fieldset>
+  )
+}
+
+function FilterBar(props: { filter: FlagFilter; onChange: (f: FlagFilter) => void; tags: string[] }) {
   const { filter, onChange } = props
   return (
     <search className="filters">
@@ -192,16 +228,23 @@ function FilterBar(props: { filter: FlagFilter; onChange: (f: FlagFilter) => voi
       </label>
       <label>
         Tag
-        <input
-          value={filter.tag}
-          placeholder="#tag"
-          onChange={(e) => onChange({ ...filter, tag: e.target.value })}
-          aria-describedby="tag-hint"
-        />
+        <select value={filter.tag} onChange={(e) => onChange({ ...filter, tag: e.target.value })}>
+          <option value="">any</option>
+          {props.tags.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
       </label>
-      <span id="tag-hint" className="sr-only">
-        Tags are #words in flag descriptions
-      </span>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={filter.stale}
+          onChange={(e) => onChange({ ...filter, stale: e.target.checked })}
+        />
+        Stale only
+      </label>
       <label>
         Type
         <select value={filter.type} onChange={(e) => onChange({ ...filter, type: e.target.value as FlagType | 'all' })}>

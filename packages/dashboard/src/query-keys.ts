@@ -25,6 +25,8 @@ export const queryKeys = {
   /** An environment's flags as the editor edits them (`GET /api/environments/:id/flags`, segment references kept). */
   editableFlags: (envId: string) => ['environments', envId, 'flags'] as const,
   flag: (envId: string, key: string) => ['environments', envId, 'flags', key] as const,
+  /** The project's archived flags as each environment lists them (`?archived=true`): read online, not persisted. */
+  archivedFlags: (projectId: string) => ['archived-flags', projectId] as const,
   changeRequests: (envIds: readonly string[], status: string) => ['change-requests', envIds, status] as const,
   history: (url: string) => ['history', url] as const,
   impressionStats: (envId: string) => ['impressions', envId, 'stats'] as const,

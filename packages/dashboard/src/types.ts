@@ -60,5 +60,27 @@ export interface ChangeRequest {
   reason?: string | null
 }
 
-/** A flag as the service stores and answers it (every default filled in, plus its revision). */
-export type Flag = FullFlag & { revision?: number; created_at?: string; updated_at?: string }
+/** Why a flag reads as stale in an environment, and since when (the service's `STALE_AFTER_DAYS` decides). */
+export interface Stale {
+  reason: 'one_value' | 'not_evaluated'
+  since: string
+}
+
+/** What a REST read of a flag carries beside its definition: project-level tags and owner, and its lifecycle here. */
+export interface FlagLifecycle {
+  tags: string[]
+  owner: number | null
+  last_changed_at: string
+  last_evaluated_at: string | null
+  stale: Stale | null
+}
+
+/** A flag as the service stores and answers it (every default filled in, plus its revision; a REST read, its lifecycle). */
+export type Flag = FullFlag & { revision?: number; created_at?: string; updated_at?: string } & Partial<FlagLifecycle>
+
+/** An archived flag as `GET …/flags?archived=true` lists it: its definition there, and when and by whom. */
+export type ArchivedFlag = FullFlag & {
+  tags: string[]
+  owner: number | null
+  archived: { at: string; by: string | null }
+}

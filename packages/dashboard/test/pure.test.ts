@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { approvalConflictOf, conflictRows, patchDiff } from '../src/diff.js'
 import { buildFlag, draftOf, OPERATORS, patchOf } from '../src/flag-draft.js'
-import { explainCycle, type FlagFilter, flagRows, tagsOf } from '../src/flag-view.js'
+import { explainCycle, type FlagFilter, flagRows } from '../src/flag-view.js'
 import { sourceOf, whoOf } from '../src/history.js'
 import { type FlagsByEnv, LiveFlags } from '../src/live-flags.js'
 import { promotionDiff } from '../src/promote.js'
@@ -66,25 +66,44 @@ describe('the flag table', () => {
     [
       'prod',
       new Map([
-        ['a', flag({ key: 'a', description: 'Copy #new' })],
+        ['a', flag({ key: 'a', description: 'Copy' })],
         ['b', flag({ key: 'b', is_enabled: false, flag_type: 'string' })],
       ]),
     ],
     ['dev', new Map([['a', flag({ key: 'a', is_enabled: false })]])],
   ])
-  const all: FlagFilter = { search: '', type: 'all', state: 'all', tag: '' }
-  it('makes one row per key across environments, filtered by search, tag, type and state', () => {
-    const keys = (f: Partial<FlagFilter>) => flagRows(flags, ['prod', 'dev'], { ...all, ...f }).map((r) => r.key)
+  // The REST copies carry the lifecycle: tags (the project's), times and the stale mark per environment.
+  const lifecycle = (tags: string[], stale: boolean) => ({
+    tags,
+    owner: null,
+    last_changed_at: '2026-01-01T00:00:00.000Z',
+    last_evaluated_at: null,
+    stale: stale ? { reason: 'one_value' as const, since: '2026-01-01T00:00:00.000Z' } : null,
+  })
+  const saved = new Map([
+    [
+      'prod',
+      new Map([
+        ['a', flag({ key: 'a', ...lifecycle(['new', 'web'], false) })],
+        ['b', flag({ key: 'b', ...lifecycle(['web'], true) })],
+      ]),
+    ],
+  ])
+  const all: FlagFilter = { search: '', type: 'all', state: 'all', tag: '', stale: false }
+  it('makes one row per key across environments, filtered by search, tag, stale, type and state', () => {
+    const keys = (f: Partial<FlagFilter>) => flagRows(flags, ['prod', 'dev'], { ...all, ...f }, saved).map((r) => r.key)
     expect(keys({})).toEqual(['a', 'b'])
     expect(flagRows(flags, ['prod', 'dev'], all)[0]?.byEnvironment.size).toBe(2)
     expect(keys({ search: 'B' })).toEqual(['b'])
-    expect(keys({ tag: '#NEW' })).toEqual(['a'])
+    expect(keys({ tag: 'NEW' })).toEqual(['a'])
+    expect(keys({ tag: 'web' })).toEqual(['a', 'b'])
+    expect(keys({ stale: true })).toEqual(['b'])
+    expect(flagRows(flags, ['prod', 'dev'], all, saved)[0]?.meta?.tags).toEqual(['new', 'web'])
     expect(keys({ search: 'copy' })).toEqual(['a'])
     expect(keys({ type: 'string' })).toEqual(['b'])
     expect(keys({ state: 'mixed' })).toEqual(['a'])
     expect(keys({ state: 'off' })).toEqual(['b'])
     expect(keys({ state: 'on' })).toEqual([])
-    expect(tagsOf('Copy #checkout and #Beta-2')).toEqual(['checkout', 'beta-2'])
   })
 })
 

@@ -3,17 +3,69 @@ import { errorText } from './api.js'
 import { Dialog } from './dialog.js'
 import { differenceRows } from './diff.js'
 import { PromotionDiff } from './promote.js'
-import type { ComparedFlag, Comparison } from './use-compare.js'
+import {
+  type ComparedFlag,
+  type Comparison,
+  type PromotionConflict,
+  promotionConflictsOf,
+  usePromoteMany,
+} from './use-compare.js'
 
 /** The rows of a flag's diff, oriented as a promotion changes the target: its value there, then the source's. */
 export const promotionRows = (f: ComparedFlag) =>
   differenceRows(f.differences.map((d) => ({ field: d.field, from: d.to, to: d.from })))
 
+const countOf = (n: number) => (n === 1 ? '1 flag' : `${n} flags`)
+
+/**
+ * "Promote N flags to Production" and its confirmation: one request for the chosen flags, each against the target
+ * revision the comparison showed. A 409 goes to `onConflicts` (the page names each flag); any other failure stays
+ * in the dialog.
+ */
+export function PromoteChosen(props: {
+  projectId: string
+  comparison: Comparison
+  flags: ComparedFlag[]
+  disabledReason: string | null
+  onPromoted: (keys: string[]) => void
+  onConflicts: (conflicts: PromotionConflict[]) => void
+}) {
+  const { comparison: c, flags } = props
+  const [confirming, setConfirming] = useState(false)
+  const promote = usePromoteMany(props.projectId)
+  const confirm = async () => {
+    try {
+      await promote.mutateAsync({ from: c.from.id, to: c.to.id, flags })
+      props.onPromoted(flags.map((f) => f.key))
+    } catch (error) {
+      const conflicts = promotionConflictsOf(error)
+      if (!conflicts) throw error
+      props.onConflicts(conflicts)
+    }
+    setConfirming(false)
+  }
+  return (
+    <>
+      <button
+        type="button"
+        disabled={props.disabledReason !== null || flags.length === 0}
+        title={props.disabledReason ?? undefined}
+        onClick={() => setConfirming(true)}
+      >
+        Promote {countOf(flags.length)} to {c.to.name}
+      </button>
+      {confirming ? (
+        <ConfirmPromotion comparison={c} flags={flags} onClose={() => setConfirming(false)} onConfirm={confirm} />
+      ) : null}
+    </>
+  )
+}
+
 /**
  * "Promote N flags to Production?" with what each changes there. `onConfirm` settles a 409 itself (the page names
  * the flags); anything else it throws stays in the dialog as an alert.
  */
-export function ConfirmPromotion(props: {
+function ConfirmPromotion(props: {
   comparison: Comparison
   flags: ComparedFlag[]
   onConfirm: () => Promise<void>
@@ -22,7 +74,7 @@ export function ConfirmPromotion(props: {
   const { comparison: c, flags } = props
   const [failed, setFailed] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
-  const count = flags.length === 1 ? '1 flag' : `${flags.length} flags`
+  const count = countOf(flags.length)
   async function confirm() {
     setBusy(true)
     setFailed(null)

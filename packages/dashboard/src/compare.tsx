@@ -1,19 +1,19 @@
 import { useState } from 'react'
-import { ConfirmPromotion, promotionRows } from './compare-promote.js'
+import { PromoteChosen, promotionRows } from './compare-promote.js'
 import { ErrorLine } from './error-line.js'
 import { PromotionDiff } from './promote.js'
 import type { Environment, Role } from './types.js'
-import {
-  type ComparedFlag,
-  type Comparison,
-  type PromotionConflict,
-  promotionConflictsOf,
-  useComparison,
-  usePromoteMany,
-} from './use-compare.js'
+import { type ComparedFlag, type Comparison, type PromotionConflict, useComparison } from './use-compare.js'
 
 /** A flag that can be promoted from → to: it is in `from`, and reads otherwise in `to`. */
 const promotable = (f: ComparedFlag) => f.status === 'different' || f.status === 'only_in_from'
+
+/** After a promotion: what was promoted, or that nothing was because some flags changed in the target since. */
+interface Outcome {
+  done: string | null
+  conflicts: PromotionConflict[]
+}
+const NOTHING_YET: Outcome = { done: null, conflicts: [] }
 
 /**
  * Two environments of a project side by side (defaults: the first two in order): every flag that differs, the
@@ -27,20 +27,15 @@ export function Compare(props: { projectId: string; environments: Environment[];
   const toId = picked.to ?? environments[1]?.id ?? ''
   const [differencesOnly, setDifferencesOnly] = useState(true)
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set())
-  const [confirming, setConfirming] = useState(false)
-  const [conflicts, setConflicts] = useState<PromotionConflict[]>([])
-  const [done, setDone] = useState<string | null>(null)
+  const [outcome, setOutcome] = useState<Outcome>(NOTHING_YET)
   const same = fromId === toId
   const comparison = useComparison(props.projectId, same ? '' : fromId, toId)
-  const promote = usePromoteMany(props.projectId)
   const pick = (side: 'from' | 'to', id: string) => {
     setPicked({ from: fromId, to: toId, [side]: id })
     setSelected(new Set())
-    setConflicts([])
-    setDone(null)
+    setOutcome(NOTHING_YET)
   }
-  const data = comparison.data
-  const chosen = data?.flags.filter((f) => selected.has(f.key) && promotable(f)) ?? []
+  const data = same ? undefined : comparison.data
   const canWrite = props.role !== 'viewer' && !props.offline
   const toggle = (key: string) =>
     setSelected((now) => {
@@ -50,87 +45,101 @@ export function Compare(props: { projectId: string; environments: Environment[];
     })
   const refresh = async () => {
     await comparison.refetch()
-    setConflicts([])
+    setOutcome(NOTHING_YET)
   }
   return (
     <section className="compare" aria-labelledby="compare-title">
       <h2 id="compare-title">Compare environments</h2>
-      <div className="compare-pick">
-        <EnvironmentPicker
-          label="From"
-          value={fromId}
-          environments={environments}
-          onChange={(id) => pick('from', id)}
-        />
-        <EnvironmentPicker label="To" value={toId} environments={environments} onChange={(id) => pick('to', id)} />
-        <label className="inline">
-          <input type="checkbox" checked={differencesOnly} onChange={(e) => setDifferencesOnly(e.target.checked)} />
-          Differences only
-        </label>
-      </div>
+      <ComparePickers
+        environments={environments}
+        fromId={fromId}
+        toId={toId}
+        onPick={pick}
+        differencesOnly={differencesOnly}
+        onDifferencesOnly={setDifferencesOnly}
+      />
       {same ? <p className="hint">Pick two different environments.</p> : null}
       <ErrorLine errors={[comparison.error]} />
-      {done ? (
-        <p role="status" className="notice">
-          {done}
-        </p>
-      ) : null}
-      {conflicts.length > 0 && data ? (
-        <p role="alert" className="error">
-          Nothing was promoted: {conflicts.length === 1 ? '1 flag' : `${conflicts.length} flags`} changed in{' '}
-          {data.to.name} since you compared. Refresh to see them as they are now, then promote again.
-        </p>
-      ) : null}
-      {data && !same ? (
-        <ComparedFlags
-          comparison={data}
-          differencesOnly={differencesOnly}
-          selected={selected}
-          conflicts={conflicts}
-          canSelect={canWrite}
-          onToggle={toggle}
-          onRefresh={() => void refresh()}
-        />
-      ) : null}
-      {data && !same ? (
-        <button
-          type="button"
-          disabled={!canWrite || chosen.length === 0}
-          title={canWrite ? undefined : props.offline ? 'needs the service (offline)' : 'needs the editor role'}
-          onClick={() => setConfirming(true)}
-        >
-          Promote {chosen.length === 1 ? '1 flag' : `${chosen.length} flags`} to {data.to.name}
-        </button>
-      ) : null}
-      {confirming && data ? (
-        <ConfirmPromotion
-          comparison={data}
-          flags={chosen}
-          onClose={() => setConfirming(false)}
-          onConfirm={async () => {
-            try {
-              await promote.mutateAsync({ from: data.from.id, to: data.to.id, flags: chosen })
+      {data ? <OutcomeLine outcome={outcome} to={data.to.name} /> : null}
+      {data ? (
+        <>
+          <ComparedFlags
+            comparison={data}
+            differencesOnly={differencesOnly}
+            selected={selected}
+            conflicts={outcome.conflicts}
+            canSelect={canWrite}
+            onToggle={toggle}
+            onRefresh={() => void refresh()}
+          />
+          <PromoteChosen
+            projectId={props.projectId}
+            comparison={data}
+            flags={data.flags.filter((f) => selected.has(f.key) && promotable(f))}
+            disabledReason={canWrite ? null : props.offline ? 'needs the service (offline)' : 'needs the editor role'}
+            onPromoted={(keys) => {
               setSelected(new Set())
-              setConflicts([])
-              setDone(`Promoted ${chosen.map((f) => f.key).join(', ')} to ${data.to.name}.`)
-            } catch (error) {
-              const refused = conflictsOr(error)
-              setConflicts(refused)
-              setDone(null)
-            }
-            setConfirming(false)
-          }}
-        />
+              setOutcome({ done: `Promoted ${keys.join(', ')} to ${data.to.name}.`, conflicts: [] })
+            }}
+            onConflicts={(conflicts) => setOutcome({ done: null, conflicts })}
+          />
+        </>
       ) : null}
     </section>
   )
 }
 
-/** The 409's flags; any other failure is thrown again for the dialog to show. */
-function conflictsOr(error: unknown): PromotionConflict[] {
-  const conflicts = promotionConflictsOf(error)
-  if (!conflicts) throw error
-  return conflicts
+function OutcomeLine(props: { outcome: Outcome; to: string }) {
+  const { done, conflicts } = props.outcome
+  if (done) {
+    return (
+      <p role="status" className="notice">
+        {done}
+      </p>
+    )
+  }
+  if (conflicts.length === 0) return null
+  return (
+    <p role="alert" className="error">
+      Nothing was promoted: {conflicts.length === 1 ? '1 flag' : `${conflicts.length} flags`} changed in {props.to}{' '}
+      since you compared. Refresh to see them as they are now, then promote again.
+    </p>
+  )
+}
+
+function ComparePickers(props: {
+  environments: Environment[]
+  fromId: string
+  toId: string
+  onPick: (side: 'from' | 'to', id: string) => void
+  differencesOnly: boolean
+  onDifferencesOnly: (on: boolean) => void
+}) {
+  const { environments } = props
+  return (
+    <div className="compare-pick">
+      <EnvironmentPicker
+        label="From"
+        value={props.fromId}
+        environments={environments}
+        onChange={(id) => props.onPick('from', id)}
+      />
+      <EnvironmentPicker
+        label="To"
+        value={props.toId}
+        environments={environments}
+        onChange={(id) => props.onPick('to', id)}
+      />
+      <label className="inline">
+        <input
+          type="checkbox"
+          checked={props.differencesOnly}
+          onChange={(e) => props.onDifferencesOnly(e.target.checked)}
+        />
+        Differences only
+      </label>
+    </div>
+  )
 }
 
 function EnvironmentPicker(props: {

@@ -15,13 +15,19 @@ import type { EvaluationContext, GetFlag } from './types.js'
  */
 class PreparedFlag {
   readonly answers: Array<string | undefined> = []
+  /** The UTF-8 bytes of `answers`, by slot, for {@link ofrepBulkWrite}. */
+  readonly answerBytes: Array<Uint8Array | undefined> = []
+  /** The UTF-8 bytes of `json`. */
+  readonly bytes: Uint8Array | undefined
   constructor(
     readonly key: string,
     readonly prefix: string,
     readonly json: string | undefined,
     readonly flag: CheckedFlag | undefined,
     readonly index: number,
-  ) {}
+  ) {
+    this.bytes = json === undefined ? undefined : utf8.encode(json)
+  }
 }
 
 /** A flag set made ready for bulk evaluation: see {@link prepareFlags}. */
@@ -104,9 +110,56 @@ export function ofrepBulkJson(flags: readonly EvaluableFlag[], context: Evaluati
   let text = ''
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as PreparedFlag
-    text += entry.json ?? contextJson(set, entry, entry.flag as CheckedFlag, context)
+    if (entry.json !== undefined) text += entry.json
+    else {
+      const slot = contextSlot(set, entry)
+      text += slot < 0 ? uncachedJson(set, entry, context) : slotJson(set, entry, slot)
+    }
   }
   return { text: `${text}]`, ascii: set.ascii }
+}
+
+const CLOSE = 0x5d // ]
+
+/**
+ * {@link ofrepBulkJson}'s UTF-8 bytes written into `target` from `offset`, copied from bytes cached per answer
+ * (no string is built): the offset after them, or -1 when they do not fit in `target`.
+ * @example
+ * const end = ofrepBulkWrite(flags, { user_id: 'u-1' }, memory, 0)
+ * if (end >= 0) res.end(memory.subarray(0, end))
+ */
+export function ofrepBulkWrite(
+  flags: readonly EvaluableFlag[],
+  context: EvaluationContext,
+  target: Uint8Array,
+  offset: number,
+): number {
+  if (typeof context !== 'object' || context === null)
+    return encodeInto(ofrepBulkJson(flags, context).text, target, offset)
+  const set = prepareFlags(flags)
+  const { entries } = set
+  if (entries.length === 0) return encodeInto('[]', target, offset)
+  set.compiled.begin(context)
+  let at = offset
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as PreparedFlag
+    let bytes = entry.bytes
+    if (bytes === undefined) {
+      const slot = contextSlot(set, entry)
+      bytes = slot < 0 ? utf8.encode(uncachedJson(set, entry, context)) : slotBytes(set, entry, slot)
+    }
+    if (at + bytes.length >= target.length) return -1 // one more byte for the closing bracket
+    target.set(bytes, at)
+    at += bytes.length
+  }
+  target[at] = CLOSE
+  return at + 1
+}
+
+/** `text`'s UTF-8 bytes into `target` at `offset`: the offset after them, or -1 when they do not all fit. */
+function encodeInto(text: string, target: Uint8Array, offset: number): number {
+  const { read, written } = utf8.encodeInto(text, target.subarray(offset))
+  return read === text.length ? offset + written : -1
 }
 
 /**
@@ -137,26 +190,47 @@ export function ofrepBulkBody(
   return body.subarray(0, at + tail.length)
 }
 
-/** One context-dependent flag's answer: its decision's slot, then the JSON cached for that slot. */
-function contextJson(set: PreparedFlags, entry: PreparedFlag, flag: CheckedFlag, context: EvaluationContext): string {
-  let slot: number
+/**
+ * A context-dependent flag's decision for the context the set began, as a slot; -1 when deciding it threw
+ * (a missing user id, a prerequisite cycle, anything unexpected): then its answer is the plain path's.
+ */
+function contextSlot(set: PreparedFlags, entry: PreparedFlag): number {
   try {
-    slot = set.compiled.slot(entry.index)
+    return set.compiled.slot(entry.index)
   } catch {
-    // A missing user id, a prerequisite cycle, anything unexpected: the plain path's answer, not cached.
-    const outcome = ofrepEvaluate(flag as unknown as EvaluableFlag, entry.key, context, set.getFlag)
-    const json = entry.prefix + JSON.stringify(outcome.body)
-    if (NOT_ASCII.test(json)) set.ascii = false
-    return json
+    return -1
   }
+}
+
+/** The plain path's answer of a flag whose decision threw, not cached. */
+function uncachedJson(set: PreparedFlags, entry: PreparedFlag, context: EvaluationContext): string {
+  const outcome = ofrepEvaluate(entry.flag as unknown as EvaluableFlag, entry.key, context, set.getFlag)
+  const json = entry.prefix + JSON.stringify(outcome.body)
+  if (NOT_ASCII.test(json)) set.ascii = false
+  return json
+}
+
+/** The JSON of a flag's answer for a slot, cached. */
+function slotJson(set: PreparedFlags, entry: PreparedFlag, slot: number): string {
   let json = entry.answers[slot]
   if (json === undefined) {
+    const flag = entry.flag as CheckedFlag
     const body = ofrepAnswer(flag as unknown as EvaluableFlag, entry.key, present(flag, decisionOf(slot, flag))).body
     json = entry.prefix + JSON.stringify(body)
     if (NOT_ASCII.test(json)) set.ascii = false
     entry.answers[slot] = json
   }
   return json
+}
+
+/** The UTF-8 bytes of {@link slotJson}, cached. */
+function slotBytes(set: PreparedFlags, entry: PreparedFlag, slot: number): Uint8Array {
+  let bytes = entry.answerBytes[slot]
+  if (bytes === undefined) {
+    bytes = utf8.encode(slotJson(set, entry, slot))
+    entry.answerBytes[slot] = bytes
+  }
+  return bytes
 }
 
 /**

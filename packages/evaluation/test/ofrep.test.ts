@@ -4,6 +4,7 @@ import {
   ofrepBulkBody,
   ofrepBulkJson,
   ofrepBulkParts,
+  ofrepBulkWrite,
   ofrepEtag,
   ofrepEvaluate,
   ofrepReadRequest,
@@ -164,15 +165,23 @@ describe('ofrepEvaluate against evaluate', () => {
   })
 })
 
-/** The bytes a server writes for `ofrepBulkParts`, as text; `ofrepBulkBody` between a head and a tail agrees. */
+/**
+ * The bytes a server writes for `ofrepBulkParts`, as text; `ofrepBulkBody` between a head and a tail agrees, and
+ * so does `ofrepBulkWrite` into memory just large enough, which refuses (-1) memory one byte short.
+ */
 const bulkText = (flags: readonly EvaluableFlag[], context: Record<string, unknown>) => {
   const text = Buffer.concat(ofrepBulkParts(flags, context)).toString('utf8')
   const body = ofrepBulkBody(flags, context, Buffer.from('{"flags":'), Buffer.from(',"é":1}'))
   expect(Buffer.from(body).toString('utf8')).toBe(`{"flags":${text},"é":1}`)
+  const size = Buffer.byteLength(text)
+  const memory = Buffer.alloc(2 + size)
+  expect(ofrepBulkWrite(flags, context, memory, 2)).toBe(2 + size)
+  expect(memory.subarray(2).toString('utf8')).toBe(text)
+  expect(ofrepBulkWrite(flags, context, Buffer.alloc(1 + size), 2)).toBe(-1)
   return text
 }
 
-describe('ofrepBulkParts and ofrepBulkBody against ofrepBulk', () => {
+describe('ofrepBulkParts, ofrepBulkBody and ofrepBulkWrite against ofrepBulk', () => {
   it('answers byte for byte the JSON of ofrepBulk, for each context and each revision of the set', () => {
     fc.assert(
       fc.property(

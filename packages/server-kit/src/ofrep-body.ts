@@ -8,37 +8,37 @@
  * byte; a response that never finishes simply keeps its memory to the GC.
  * @example
  * const bodies = new BodyPool()
- * const { body, release } = bodies.write('{"flags":[]}', true)
+ * const { body, release } = bodies.fill((memory) => memory.write('{"flags":[]}'))
  * res.end(body, release)
  */
 export class BodyPool {
   private readonly free: Buffer[] = []
-  /** The size of the memory handed out: grows to fit the largest answer so far. */
+  /** The size of the memory handed out: doubles whenever an answer does not fit. */
   private size = MIN_SIZE
 
-  /** `text`'s bytes (Latin-1 when `ascii`, the same bytes as UTF-8 then; UTF-8 otherwise) in lent memory. */
-  write(text: string, ascii: boolean): { body: Buffer; release: () => void } {
-    const bytes = ascii ? text.length : Buffer.byteLength(text)
-    const memory = this.take(bytes)
-    const written = memory.write(text, 0, bytes, ascii ? 'latin1' : 'utf8')
-    let lent = true // a second call must not hand the same memory to two answers
-    const release = () => {
-      if (lent) this.give(memory)
+  /**
+   * Lent memory filled by `write`, which returns the length it wrote, or -1 when the memory was too small
+   * (it is then called again with larger memory).
+   */
+  fill(write: (memory: Buffer) => number): { body: Buffer; release: () => void } {
+    for (;;) {
+      const memory = this.free.pop() ?? Buffer.allocUnsafeSlow(this.size)
+      const length = write(memory)
+      if (length >= 0) return { body: memory.subarray(0, length), release: this.returner(memory) }
+      if (memory.length === this.size) {
+        this.size *= 2
+        this.free.length = 0
+      }
+    }
+  }
+
+  /** Gives `memory` back once, however often it is called: twice would lend it to two answers. */
+  private returner(memory: Buffer): () => void {
+    let lent = true
+    return () => {
+      if (lent && memory.length === this.size && this.free.length < KEPT) this.free.push(memory)
       lent = false
     }
-    return { body: memory.subarray(0, written), release }
-  }
-
-  private take(bytes: number): Buffer {
-    if (bytes > this.size) {
-      this.size = Math.max(bytes, this.size * 2)
-      this.free.length = 0
-    }
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size)
-  }
-
-  private give(memory: Buffer): void {
-    if (memory.length === this.size && this.free.length < KEPT) this.free.push(memory)
   }
 }
 

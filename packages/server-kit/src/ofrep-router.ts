@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
-import { type EvaluationContext, ofrepBulkJson, ofrepEtag, ofrepEvaluate, ofrepReadRequest } from '@flagsync/evaluation'
+import {
+  type EvaluationContext,
+  ofrepBulkWrite,
+  ofrepEtag,
+  ofrepEvaluate,
+  ofrepReadRequest,
+} from '@flagsync/evaluation'
 import type { EvaluableFlag, OfrepConfiguration, OfrepEventStream } from '@flagsync/protocol'
 import { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express'
 import { bearerToken, keyFromQuery } from './bearer-auth.js'
@@ -168,8 +174,8 @@ export type OfrepBulkAnswerer = (
 ) => OfrepBulkAnswer
 
 function bulkAnswerer(refresh: OfrepRefresh, inactivityDelaySec: number): OfrepBulkAnswerer {
-  // The tail after the flags, kept for the last refresh URL: clients of one server mostly share it.
-  let tail = { url: '', text: '', ascii: true }
+  // The bytes after the flags, kept for the last refresh URL: clients of one server mostly share it.
+  let tail = { url: '', bytes: Buffer.alloc(0) }
   const bodies = new BodyPool()
   return (scope, context, url, ifNoneMatch) => {
     const version = refresh.versionOf(scope.id, scope.revision)
@@ -178,13 +184,21 @@ function bulkAnswerer(refresh: OfrepRefresh, inactivityDelaySec: number): OfrepB
     if (tail.url !== `${version.revision} ${url}`) {
       const streams = JSON.stringify([{ type: 'sse', url, inactivityDelaySec } satisfies OfrepEventStream])
       const text = `,"metadata":{"revision":${JSON.stringify(version.revision)}},"eventStreams":${streams},"refreshConnections":${streams}}`
-      tail = { url: `${version.revision} ${url}`, text, ascii: Buffer.byteLength(text) === text.length }
+      tail = { url: `${version.revision} ${url}`, bytes: Buffer.from(text) }
     }
-    // One string from the per-set caches, then one copy into reused memory: an ASCII answer's Latin-1 bytes are its UTF-8 bytes.
-    const flags = ofrepBulkJson(scope.flags, context)
-    return { etag, ...bodies.write(`{"flags":${flags.text}${tail.text}`, flags.ascii && tail.ascii) }
+    const { bytes } = tail
+    // The answer's bytes copied from the per-set caches into reused memory: no string, no fresh buffer.
+    const body = bodies.fill((memory) => {
+      const end = ofrepBulkWrite(scope.flags, context, memory, memory.write(HEAD, 0, 'latin1'))
+      if (end < 0 || end + bytes.length > memory.length) return -1
+      memory.set(bytes, end)
+      return end + bytes.length
+    })
+    return { etag, ...body }
   }
 }
+
+const HEAD = '{"flags":'
 
 /** GET /configuration: the capabilities, with a strong ETag (304 on a match). */
 function configurationRoute(name: string): RequestHandler {

@@ -78,4 +78,21 @@ describe('the OFREP router bulk answer', () => {
     expect(held.body?.toString()).toBe(expected(scope, { plan: 'free' }))
     stop()
   })
+
+  it('answers a set whose body outgrows the memory it lends, and keeps answering after', () => {
+    const { answer, stop } = answerer()
+    const flags = Array.from({ length: 1500 }, (_, i) => ({
+      key: `flag-${i}`,
+      is_enabled: true,
+      rollout_percentage: 50,
+    }))
+    const scope: OfrepScope = { id: 's', flags: flags as EvaluableFlag[], revision: 2 }
+    for (const user_id of ['u-1', 'u-2']) {
+      const bulk = answer(scope, { user_id }, EVENTS, undefined)
+      expect(bulk.body?.length).toBeGreaterThan(64 * 1024)
+      expect(bulk.body?.toString()).toBe(expected(scope, { user_id }))
+      bulk.release?.()
+    }
+    stop()
+  })
 })

@@ -1,8 +1,7 @@
 import { useId, useState } from 'react'
 import { ConfirmDialog } from './dialog.js'
 import { chosenEnvironments } from './flag-draft.js'
-import { flagWriter } from './flag-write.js'
-import type { Outbox } from './offline-edits.js'
+import { flagWriter, type Outbox } from './flag-write.js'
 import type { Environment, Role } from './types.js'
 
 /**
@@ -72,9 +71,10 @@ interface DeleteFlagProps {
 }
 
 /**
- * Deletes the flag from each target in turn: online `DELETE` with `If-Match`
- * of the revision the page saw, offline a `delete` in the environment's
- * outbox. Those already deleted (or queued) are reported to `onDeleted`
+ * Deletes the flag from each target in turn: a `delete` in the environment's
+ * outbox with the revision the page saw as its base, delivered at once online
+ * (a change since is a conflict, a refusal the service's 403/422) and queued
+ * offline. Those already deleted (or queued) are reported to `onDeleted`
  * whatever the next environment answers.
  */
 async function deleteFrom(props: DeleteFlagProps, targets: readonly Environment[]): Promise<void> {
@@ -95,11 +95,10 @@ async function deleteFrom(props: DeleteFlagProps, targets: readonly Environment[
 /**
  * The "Delete flag" control of the editor and its confirmation: from the
  * editor's environment or every environment that has the flag (as creating
- * offers one or all). Online each environment gets `DELETE …/flags/:key` with
- * `If-Match` of the revision this page saw, so a delete racing someone's edit
- * is a 409 naming it rather than a silent loss. Offline each is a `delete`
- * in that environment's outbox with the same revision as its base: the sync
- * route answers a conflict the pending panel shows with base / mine / theirs.
+ * offers one or all). Each is a `delete` in that environment's outbox with the
+ * revision this page saw as its base, so a delete racing someone's edit is a
+ * conflict the pending panel shows with base / mine / theirs rather than a
+ * silent loss; online it is delivered at once and the dialog says so.
  */
 export function DeleteFlag(props: DeleteFlagProps) {
   const [open, setOpen] = useState(false)

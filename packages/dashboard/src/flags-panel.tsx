@@ -48,7 +48,7 @@ export function FlagsPanel(props: FlagsPanelProps) {
   const [now] = useState(() => Date.now())
   const ownerName = useOwnerName()
   const archived = useArchivedFlags(props.project.id, envIds, view === 'archived' && !props.offline)
-  const queued = useQueuedEdits()
+  const queued = useQueuedEdits(props.offline)
   // What the table shows: the server's flags with the edits still queued on top, as the sync route will apply them.
   const shown = useMemo(() => withPending(snapshot.flags, queued.pending), [snapshot.flags, queued.pending])
   const { saved: editable, error: readError } = useEditableFlags(envIds, snapshot.flags, props.offline)

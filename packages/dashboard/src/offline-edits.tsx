@@ -1,44 +1,49 @@
 import type { Operation } from '@flagsync/protocol'
 import { FlagsyncProvider, usePendingChanges, useSyncStatus } from '@flagsync/react'
-import { type Conflict, type ConflictResolution, createSyncClient, type SyncClient } from '@flagsync/sync-client'
+import {
+  type Conflict,
+  type ConflictResolution,
+  createSyncClient,
+  type DeliveryError,
+  type SyncClient,
+} from '@flagsync/sync-client'
 import { useEffect, useMemo, useState } from 'react'
 import { CSRF_HEADER, errorText } from './api.js'
 import { describeOperation } from './describe-operation.js'
 import { ErrorLine } from './error-line.js'
+import type { Outbox } from './flag-write.js'
+import { type AnswerTap, answerTap, deliveringOutbox } from './outbox-delivery.js'
 import type { Environment } from './types.js'
 
-/** Queues flag edits in an environment's outbox; delivered to its sync route when the service is reachable. */
-export interface Outbox {
-  /** A merge patch of the flag (a sync batch's `update`), checked against `baseRevision` when it is delivered. */
-  update(envId: string, key: string, changes: Record<string, unknown>, baseRevision?: number): Promise<void>
-  /** A whole new flag (a sync batch's `insert`, keyed by the flag's key). */
-  insert(envId: string, record: Record<string, unknown> & { key: string }): Promise<void>
-  /** Deletes the flag (a sync batch's `delete`); a change since `baseRevision` comes back as a conflict. */
-  delete(envId: string, key: string, baseRevision?: number): Promise<void>
-}
+export type { Outbox } from './flag-write.js'
 
-const clients = new Map<string, SyncClient>()
+const clients = new Map<string, { client: SyncClient; tap: AnswerTap }>()
 
 /**
  * One sync client per environment, for the page's lifetime: its outbox is an
  * IndexedDB database of its own, so edits queued offline survive a reload and
  * are delivered, compacted and merged by `POST /api/environments/:id/sync`
  * (the session cookie and the CSRF header, checked against the role table;
- * approval environments turn them into change requests).
+ * approval environments turn them into change requests). Its requests go
+ * through a tap that keeps the service's answer per batch for the editor.
  */
-function outboxOf(envId: string, actor: string): SyncClient {
-  let client = clients.get(envId)
-  if (!client) {
-    client = createSyncClient({
+function outboxOf(envId: string, actor: string): { client: SyncClient; tap: AnswerTap } {
+  let entry = clients.get(envId)
+  if (!entry) {
+    const tap = answerTap()
+    const client = createSyncClient({
       webhookUrl: `${location.origin}/api/environments/${encodeURIComponent(envId)}/sync`,
       headers: { [CSRF_HEADER]: 'true' },
       dbName: `flagsync-dashboard-${envId}`,
       actor,
+      fetch: tap.fetch,
     })
+    tap.attach(client)
     client.start()
-    clients.set(envId, client)
+    entry = { client, tap }
+    clients.set(envId, entry)
   }
-  return client
+  return entry
 }
 
 /**
@@ -56,25 +61,18 @@ export default function OfflineEdits(props: {
   const { environments, actor, onReady } = props
   const outboxes = useMemo(() => new Map(environments.map((e) => [e.id, outboxOf(e.id, actor)])), [environments, actor])
   useEffect(() => {
-    const of = (envId: string) => {
-      const outbox = outboxes.get(envId)
-      if (!outbox) throw new Error(`no outbox for environment ${envId}`)
-      return outbox
-    }
-    onReady({
-      update: (envId, key, changes, baseRevision) =>
-        of(envId).update('flags', key, changes, baseRevision === undefined ? {} : { baseRevision }),
-      insert: async (envId, record) => {
-        await of(envId).insert('flags', record, { recordId: record.key })
-      },
-      delete: (envId, key, baseRevision) =>
-        of(envId).delete('flags', key, baseRevision === undefined ? {} : { baseRevision }),
-    })
+    onReady(
+      deliveringOutbox((envId) => {
+        const entry = outboxes.get(envId)
+        if (!entry) throw new Error(`no outbox for environment ${envId}`)
+        return entry
+      }),
+    )
   }, [outboxes, onReady])
   return (
     <section className="pending" aria-label="Queued edits">
       {environments.map((env) => {
-        const sync = outboxes.get(env.id)
+        const sync = outboxes.get(env.id)?.client
         return sync ? (
           <FlagsyncProvider key={env.id} syncClient={sync}>
             <EnvironmentPending env={env} sync={sync} onPending={props.onPending} />
@@ -121,7 +119,7 @@ function EnvironmentPending(props: {
       {env.require_approval && entries.length ? (
         <p className="hint">{env.name} requires approval: delivered edits of existing flags become change requests.</p>
       ) : null}
-      {status?.lastError ? <p className="error">Last attempt: {status.lastError.message}</p> : null}
+      {status?.lastError ? <LastAttempt error={status.lastError} sync={sync} onError={setReadError} /> : null}
       <ErrorLine errors={[readError]} />
       {conflicts.map((c) => (
         <ConflictCard key={c.id} conflict={c} resolve={(how) => sync.resolve(c.id, how)} />
@@ -132,6 +130,25 @@ function EnvironmentPending(props: {
         ))}
       </ul>
     </div>
+  )
+}
+
+/**
+ * Why the last delivery failed. A refusal that names the operation (a 403 or
+ * 422 of an edit queued offline) blocks the queue behind it until it is
+ * discarded: the button drops exactly the operations it was compacted from.
+ */
+function LastAttempt(props: { error: DeliveryError; sync: SyncClient; onError: (error: unknown) => void }) {
+  const ids = props.error.kind === 'rejected' ? props.error.outboxIds : undefined
+  return (
+    <p className="error">
+      Last attempt: {props.error.message}{' '}
+      {ids?.length ? (
+        <button type="button" onClick={() => props.sync.discard(ids).catch(props.onError)}>
+          Discard the refused edit
+        </button>
+      ) : null}
+    </p>
   )
 }
 

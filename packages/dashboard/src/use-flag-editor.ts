@@ -1,10 +1,9 @@
 import { useQuery } from '@tanstack/react-query'
 import { type FormEvent, useEffect, useState } from 'react'
 import { ApiError, api, errorText } from './api.js'
-import { type BuiltFlag, buildFlag, changesOf, chosenEnvironments, type Draft, draftOf, patchOf } from './flag-draft.js'
+import { type BuiltFlag, buildFlag, changesOf, chosenEnvironments, type Draft, draftOf } from './flag-draft.js'
 import { explainCycle } from './flag-view.js'
-import { type FlagWriteOutcome, flagWriter } from './flag-write.js'
-import type { Outbox } from './offline-edits.js'
+import { type FlagWriteOutcome, flagWriter, type Outbox } from './flag-write.js'
 import { queryKeys } from './query-keys.js'
 import type { Environment, Flag, Role } from './types.js'
 import { useSegments } from './use-projects.js'
@@ -20,7 +19,7 @@ export interface FlagEditorProps {
   onClose: () => void
   onSaved: (envId: string, flag: Flag) => void
   offline: boolean
-  /** Where offline saves go; null when no outbox is open. */
+  /** Where every save goes (delivered at once online); null offline while no outbox is open. */
   outbox: Outbox | null
   /** Offline: the flag as last saved from the service, with the queued edits applied. */
   saved: Flag | undefined
@@ -43,6 +42,8 @@ export function useFlagDraft(props: FlagEditorProps) {
   const [draft, setDraft] = useState<Draft | null>(props.flagKey === null ? draftOf(null) : null)
   // What the draft started from: an offline save queues only the fields that differ from it.
   const [start, setStart] = useState<Draft | null>(null)
+  // The revision the draft started from: the base a save is checked against (a conflict when a field it sets changed).
+  const [startRevision, setStartRevision] = useState<{ revision: number | undefined } | null>(null)
   const [error, setError] = useState<string | null>(null)
   const { saved } = props
   const [openedOffline] = useState(props.offline)
@@ -66,6 +67,7 @@ export function useFlagDraft(props: FlagEditorProps) {
     // Read once: the queue or the service changing under an open editor must not reset what was typed.
     setDraft((d) => d ?? draftOf(initial))
     setStart((d) => d ?? draftOf(initial))
+    setStartRevision((r) => r ?? { revision: initial.revision })
   }, [openedOffline, saved, initial, props.flagKey])
   const loadError = served.error ? errorText(served.error) : null
   return {
@@ -76,6 +78,7 @@ export function useFlagDraft(props: FlagEditorProps) {
     error: error ?? loadError,
     setError,
     openedOffline,
+    baseRevision: openedOffline ? props.savedRevision : startRevision?.revision,
   }
 }
 
@@ -84,7 +87,7 @@ const NO_SEGMENTS: string[] = []
 /** What a save needs besides the editor's props: the flag built from the draft and where it goes. */
 export interface SaveRequest {
   flag: BuiltFlag
-  /** The draft as it started: an offline update queues only what differs from it. */
+  /** The draft as it started: an update sends only the fields that differ from it. */
   start: Draft
   targets: 'all' | string
 }
@@ -92,15 +95,20 @@ export interface SaveRequest {
 type Outcome = { error: string } | { notice: string } | 'closed'
 
 /**
- * A save through the flag writer. Queued: a new flag is an insert per
- * environment (refused where the key is taken), an edit the fields that
- * changed as one update with the copy's revision as its base. Online: a new
- * flag in one request for every target (all of them, or with 409/422 none),
- * an edit as a PATCH, which an environment that requires approval answers
- * with a change request (202).
+ * A save through the flag writer: an edit is the fields that changed since
+ * the draft started, as one update with `baseRevision` (the revision it
+ * started from) as its base, delivered at once online (an environment that
+ * requires approval answers with a change request) and queued offline. A new
+ * flag is one request for every target online (all of them, or with 409/422
+ * none), an insert per environment queued (refused here where the key is taken).
  */
-async function saveFlag(props: FlagEditorProps, request: SaveRequest, queued: boolean): Promise<Outcome> {
+async function saveFlag(
+  props: FlagEditorProps,
+  request: SaveRequest,
+  how: { queued: boolean; baseRevision: number | undefined },
+): Promise<Outcome> {
   const { flag } = request
+  const { queued } = how
   const writer = flagWriter({ queued, outbox: props.outbox })
   try {
     if (props.flagKey === null) {
@@ -111,13 +119,14 @@ async function saveFlag(props: FlagEditorProps, request: SaveRequest, queued: bo
       shown(props, await writer.create(props.projectId, envs, flag))
       return 'closed'
     }
-    const changes = queued ? changesOf(buildFlag(request.start).flag, flag) : patchOf(flag)
+    const changes = changesOf(buildFlag(request.start).flag, flag)
     if (Object.keys(changes).length === 0) return { notice: 'Nothing changed.' }
-    const outcome = await writer.update(props.envId, flag.key, changes, props.savedRevision)
-    if (outcome.kind === 'requested') {
-      const env = props.environments.find((e) => e.id === props.envId)
+    const outcome = await writer.update(props.envId, flag.key, changes, how.baseRevision)
+    const env = props.environments.find((e) => e.id === props.envId)
+    if (outcome.kind === 'requested')
       return { notice: `${env?.name} requires approval: change request #${outcome.id} is waiting for a reviewer.` }
-    }
+    if (outcome.kind === 'queued' && outcome.reason)
+      return { notice: `Queued: ${outcome.reason}. It is sent when the service answers (see the queued edits).` }
     shown(props, outcome)
     return 'closed'
   } catch (e) {
@@ -133,11 +142,16 @@ function shown(props: FlagEditorProps, outcome: FlagWriteOutcome) {
 /**
  * The editor's submit: nothing while the draft has problems; queued when
  * offline or when the editor opened offline (it started from the saved copy,
- * so it queues even once the service is back); saved to the service otherwise.
+ * so it queues even once the service is back); delivered at once otherwise.
  */
 export function useFlagSave(
   props: FlagEditorProps,
-  state: { openedOffline: boolean; blocked: boolean; setError: (error: string | null) => void },
+  state: {
+    openedOffline: boolean
+    blocked: boolean
+    baseRevision: number | undefined
+    setError: (error: string | null) => void
+  },
 ) {
   const [notice, setNotice] = useState<string | null>(null)
   async function save(event: FormEvent, request: SaveRequest) {
@@ -145,7 +159,8 @@ export function useFlagSave(
     state.setError(null)
     setNotice(null)
     if (state.blocked) return
-    const outcome = await saveFlag(props, request, props.offline || state.openedOffline)
+    const queued = props.offline || state.openedOffline
+    const outcome = await saveFlag(props, request, { queued, baseRevision: state.baseRevision })
     if (outcome === 'closed') props.onClose()
     else if ('error' in outcome) state.setError(outcome.error)
     else setNotice(outcome.notice)

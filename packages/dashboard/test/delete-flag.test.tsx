@@ -3,7 +3,7 @@
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { DeleteFlag, deletePlan, deleteRefusal, deleteUnavailable } from '../src/delete-flag.js'
-import type { Outbox } from '../src/offline-edits.js'
+import type { Delivery, Outbox } from '../src/flag-write.js'
 import type { Environment, Role } from '../src/types.js'
 
 afterEach(() => {
@@ -59,6 +59,18 @@ describe('who may delete a flag where (the service role table)', () => {
   })
 })
 
+/** An outbox that records each delete (environment, key, base, delivered at once) and answers `delivery`. */
+function recordingOutbox(delivery: Delivery) {
+  const writes: Array<[string, string, number | undefined, boolean]> = []
+  const outbox: Outbox = {
+    write: async (envId, op, deliver) => {
+      writes.push([envId, op.recordId, op.baseRevision, deliver])
+      return deliver ? delivery : { kind: 'queued', reason: null }
+    },
+  }
+  return { outbox, writes }
+}
+
 function mount(over: { role?: Role; offline?: boolean; outbox?: Outbox | null; envId?: string } = {}) {
   const deleted: string[][] = []
   render(
@@ -93,22 +105,9 @@ describe('the Delete flag control', () => {
     expect(button.title).toMatch(/outbox/)
   })
 
-  it('online: confirms naming the flag and environments, then DELETEs each with If-Match of the revision seen', async () => {
-    const calls: Array<{ url: string; method: string; ifMatch: string | null; csrf: string | null }> = []
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(async (url: string, init: RequestInit) => {
-        const headers = new Headers(init.headers)
-        calls.push({
-          url,
-          method: init.method ?? 'GET',
-          ifMatch: headers.get('If-Match'),
-          csrf: headers.get('X-Service-Request'),
-        })
-        return new Response(null, { status: 204 })
-      }),
-    )
-    const deleted = mount({ role: 'editor' })
+  it('online: confirms naming the flag and environments, then delivers a delete per environment based on the revision seen', async () => {
+    const { outbox, writes } = recordingOutbox({ kind: 'applied' })
+    const deleted = mount({ role: 'editor', outbox })
     fireEvent.click(screen.getByRole('button', { name: 'Delete flag' }))
     await settle()
     expect(screen.getByRole('heading', { name: 'Delete checkout?' })).toBeTruthy()
@@ -121,26 +120,17 @@ describe('the Delete flag control', () => {
       [...dialog.querySelectorAll('button')].find((b) => b.textContent === 'Delete flag') as HTMLButtonElement,
     )
     await settle()
-    expect(calls).toEqual([
-      { url: '/api/environments/dev/flags/checkout', method: 'DELETE', ifMatch: '"7"', csrf: 'true' },
-      { url: '/api/environments/staging/flags/checkout', method: 'DELETE', ifMatch: '"8"', csrf: 'true' },
+    expect(writes).toEqual([
+      ['dev', 'checkout', 7, true],
+      ['staging', 'checkout', 8, true],
     ])
     expect(deleted).toEqual([['dev', 'staging']])
     expect(screen.queryByRole('dialog')).toBeNull()
   })
 
-  it("online: the service's 409 (changed since) stays in the open dialog and nothing is reported deleted", async () => {
-    vi.stubGlobal(
-      'fetch',
-      vi.fn(
-        async () =>
-          new Response(JSON.stringify({ error: 'flag "checkout" changed after revision 7', code: 'conflict' }), {
-            status: 409,
-            headers: { 'Content-Type': 'application/json' },
-          }),
-      ),
-    )
-    const deleted = mount()
+  it("online: the service's conflict (changed since) stays in the open dialog and nothing is reported deleted", async () => {
+    const { outbox } = recordingOutbox({ kind: 'conflict', reason: 'someone changed it at revision 8' })
+    const deleted = mount({ outbox })
     fireEvent.click(screen.getByRole('button', { name: 'Delete flag' }))
     await settle()
     const dialog = screen.getByRole('dialog')
@@ -148,20 +138,13 @@ describe('the Delete flag control', () => {
       [...dialog.querySelectorAll('button')].find((b) => b.textContent === 'Delete flag') as HTMLButtonElement,
     )
     await settle()
-    expect(screen.getByRole('alert').textContent).toBe('flag "checkout" changed after revision 7')
+    expect(screen.getByRole('alert').textContent).toMatch(/^checkout changed since you opened it: someone changed it/)
     expect(screen.getByRole('dialog')).toBeTruthy()
     expect(deleted).toEqual([])
   })
 
   it('offline: queues a delete per environment with the revision seen as its base; an admin includes approval environments', async () => {
-    const queued: Array<[string, string, number | undefined]> = []
-    const outbox: Outbox = {
-      update: async () => {},
-      insert: async () => {},
-      delete: async (envId, key, base) => {
-        queued.push([envId, key, base])
-      },
-    }
+    const { outbox, writes } = recordingOutbox({ kind: 'applied' })
     const deleted = mount({ role: 'admin', offline: true, outbox })
     fireEvent.click(screen.getByRole('button', { name: 'Delete flag' }))
     await settle()
@@ -170,10 +153,10 @@ describe('the Delete flag control', () => {
     expect(screen.getByText(/Production requires approval, but a change request cannot delete/)).toBeTruthy()
     fireEvent.click(screen.getByRole('button', { name: 'Queue delete' }))
     await settle()
-    expect(queued).toEqual([
-      ['dev', 'checkout', 7],
-      ['staging', 'checkout', 8],
-      ['prod', 'checkout', 9],
+    expect(writes).toEqual([
+      ['dev', 'checkout', 7, false],
+      ['staging', 'checkout', 8, false],
+      ['prod', 'checkout', 9, false],
     ])
     expect(deleted).toEqual([['dev', 'staging', 'prod']])
   })

@@ -5,6 +5,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { FlagRow } from '../src/flag-view.js'
 import type { Environment, Flag } from '../src/types.js'
 
+/** The table's lifecycle props: owners by id, and the time its "3 days ago" counts from. */
+const ownerName = (id: number) => `#${id}`
+const NOW = Date.UTC(2026, 0, 1)
+
 // Counts the cells that render: each one describes its flag once.
 const described = vi.hoisted(() => ({ count: 0 }))
 vi.mock('@flagsync/evaluation', async (original) => {
@@ -56,6 +60,8 @@ describe('the flag table under live updates', () => {
         rows={rows}
         empty="No flags"
         blocked={null}
+        ownerName={ownerName}
+        now={NOW}
         onToggle={() => {}}
         onEdit={onEdit}
       />

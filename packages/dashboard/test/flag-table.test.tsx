@@ -3,7 +3,13 @@
 import { cleanup, render, screen } from '@testing-library/react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { FlagTable } from '../src/flag-table.js'
+import { type FlagFilter, flagRows } from '../src/flag-view.js'
 import type { Environment, Flag } from '../src/types.js'
+
+/** The table's lifecycle props: owners by id, and the time its "3 days ago" counts from. */
+const ownerName = (id: number) => `#${id}`
+const NOW = Date.UTC(2026, 0, 1)
+const NO_FILTER: FlagFilter = { search: '', type: 'all', state: 'all', tag: '', stale: false }
 
 afterEach(cleanup)
 
@@ -47,6 +53,8 @@ describe('the flag table', () => {
         rows={[{ key: 'theme', byEnvironment }]}
         empty="No flags"
         blocked={null}
+        ownerName={ownerName}
+        now={NOW}
         onToggle={() => {}}
         onEdit={() => {}}
       />,
@@ -57,5 +65,45 @@ describe('the flag table', () => {
     )
     expect(cell('dev')).toBe('Off: everyone gets `false`')
     expect(screen.getByRole('switch', { name: 'theme in Production' }).textContent).toBe('On')
+  })
+
+  it('shows the tags, the owner, and per environment the times and a stale mark saying why', () => {
+    const saved = new Map([
+      [
+        'prod',
+        new Map([
+          [
+            'theme',
+            flag({
+              tags: ['payments', 'web'],
+              owner: 7,
+              last_changed_at: '2025-11-22T00:00:00.000Z',
+              last_evaluated_at: null,
+              stale: { reason: 'one_value', since: '2025-11-22T00:00:00.000Z' },
+            }),
+          ],
+        ]),
+      ],
+    ])
+    const streamed = new Map([['prod', new Map([['theme', flag({})]])]])
+    const [row] = flagRows(streamed, ['prod'], NO_FILTER, saved)
+    render(
+      <FlagTable
+        projectName="Shop"
+        environments={[env('prod', 'Production')]}
+        rows={row ? [row] : []}
+        empty="No flags"
+        blocked={null}
+        ownerName={ownerName}
+        now={NOW}
+        onToggle={() => {}}
+        onEdit={() => {}}
+      />,
+    )
+    expect(document.querySelector('ul.chips[aria-label="Tags"]')?.textContent).toBe('paymentsweb')
+    expect(document.querySelector('.flag-owner')?.textContent).toBe('owner: #7')
+    expect(document.querySelector('td[data-env="prod"] .lifecycle')?.textContent).toBe(
+      'changed 40 days ago · evaluated neverstale: serves one value to everyone',
+    )
   })
 })

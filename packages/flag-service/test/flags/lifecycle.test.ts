@@ -219,9 +219,27 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
         ]),
       )
 
-      const again = await h.call(flagsPath(q.production), { method: 'POST', as: h.admin, body: { key: 'banner' } })
+      // Every way of creating the key is refused while it is archived.
+      const fresh = { key: 'banner', is_enabled: true }
+      const again = await h.call(flagsPath(q.production), { method: 'POST', as: h.admin, body: fresh })
       expect([again.status, again.body.code, again.body.archived?.key]).toEqual([409, 'conflict', 'banner'])
       expect(again.body.error).toContain('"banner" is archived')
+      const everywhere = await h.call(`/api/projects/${q.id}/flags`, {
+        method: 'POST',
+        as: h.admin,
+        body: { flag: fresh, environment_ids: [q.production] },
+      })
+      expect([everywhere.status, everywhere.body.archived?.key]).toEqual([409, 'banner'])
+      const synced = await h.call(`/api/environments/${q.production}/sync`, {
+        method: 'POST',
+        as: h.admin,
+        body: {
+          batchId: 'archived-insert',
+          operations: [{ action: 'insert', collection: 'flags', recordId: 'banner', record: fresh }],
+        },
+      })
+      expect([synced.status, synced.body.archived?.key]).toEqual([409, 'banner'])
+      expect((await h.call(flagsPath(q.production, '/banner'), { as: h.admin })).status).toBe(404)
       const twice = await h.call(lifecycle(q.id, 'banner', 'archive'), { method: 'POST', as: h.admin })
       expect(twice.status).toBe(409)
 

@@ -93,19 +93,21 @@ async function measure(url, pid, requests, total, connections) {
     system: (after.system - before.system) / answers,
     faults: (after.faults - before.faults) / answers,
     rps: answers / seconds,
+    rssMiB: after.rss / 1024,
   }
 }
 
 /** A process's CPU µs (user + system), system µs and minor page faults so far, from /proc/<pid>/stat. @param {number} pid */
 function usage(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-  return { cpu: cpuMicros(pid), system: Number(fields[12]) * 10_000, faults: Number(fields[7]) }
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+  return { cpu: cpuMicros(pid), system: Number(fields[12]) * 10_000, faults: Number(fields[7]), rss }
 }
 
 const quick = process.argv.includes('--quick')
 const total = Number(process.env.OFREP_CPU_REQUESTS ?? (quick ? 4000 : 20000))
 const connections = Number(process.env.OFREP_CPU_CONNECTIONS ?? 4)
-const rounds = quick ? 2 : 4
+const rounds = Number(process.env.OFREP_CPU_ROUNDS ?? (quick ? 2 : 4))
 const bodies = randomContexts(4096)
 const requests = bodies.map(requestBytes)
 const tmp = tempDir('ofrep-cpu')
@@ -149,7 +151,7 @@ try {
       const r = await measure(url, pid, requests, total, connections)
       cpu[name]?.push(r.cpu)
       log(
-        `ofrep cpu ${name} round ${round + 1}: ${r.cpu.toFixed(1)} µs CPU per answer (system ${r.system.toFixed(1)}), ${r.faults.toFixed(2)} page faults, ${Math.round(r.rps)} req/s`,
+        `ofrep cpu ${name} round ${round + 1}: ${r.cpu.toFixed(1)} µs CPU per answer (system ${r.system.toFixed(1)}), ${r.faults.toFixed(2)} page faults, ${Math.round(r.rps)} req/s, RSS ${Math.round(r.rssMiB)} MiB`,
       )
     }
   }

@@ -7,6 +7,7 @@ import { ArchivedFlags, useOwnerName } from './flag-lifecycle.js'
 import { FlagTable } from './flag-table.js'
 import {
   type FlagFilter,
+  type FlagRow,
   type FlagsByEnvironment,
   flagEditAccess,
   flagRows,
@@ -18,7 +19,7 @@ import {
 import { useFlagToggle, useQueuedEdits } from './flags-panel-state.js'
 import type { LiveFlags } from './live-flags.js'
 import type { Outbox } from './offline-edits.js'
-import type { Environment, Project, Role } from './types.js'
+import type { Environment, Flag, Project, Role } from './types.js'
 import { useArchivedFlags } from './use-flag-lifecycle.js'
 import { useSegments } from './use-projects.js'
 
@@ -45,9 +46,6 @@ export function FlagsPanel(props: FlagsPanelProps) {
   const [filter, setFilter] = useState<FlagFilter>(NO_FILTER)
   const [editing, setEditing] = useState<{ envId: string; key: string | null } | null>(null)
   const [view, setView] = useState<'live' | 'archived'>('live')
-  const [now] = useState(() => Date.now())
-  const ownerName = useOwnerName()
-  const archived = useArchivedFlags(props.project.id, envIds, view === 'archived' && !props.offline)
   const queued = useQueuedEdits(props.offline)
   // What the table shows: the server's flags with the edits still queued on top, as the sync route will apply them.
   const shown = useMemo(() => withPending(snapshot.flags, queued.pending), [snapshot.flags, queued.pending])
@@ -81,28 +79,16 @@ export function FlagsPanel(props: FlagsPanelProps) {
           />
         </Suspense>
       ) : null}
-      {view === 'archived' ? (
-        <ArchivedFlags
-          projectId={props.project.id}
-          environments={props.environments}
-          archived={archived.archived}
-          error={archived.error}
-          canRestore={access.canEdit && !props.offline}
-          reason={props.offline ? 'needs a connection' : access.reason}
-        />
-      ) : (
-        <FlagTable
-          projectName={props.project.name}
-          environments={props.environments}
-          rows={rows}
-          empty={snapshot.flags.size === 0 || filter === NO_FILTER ? 'No flags yet.' : 'No flag matches the filter.'}
-          blocked={access.canEdit ? null : access.reason}
-          ownerName={ownerName}
-          now={now}
-          onToggle={(env, flag) => void toggle(env, flag)}
-          onEdit={(envId, key) => setEditing({ envId, key })}
-        />
-      )}
+      <PanelBody
+        panel={props}
+        envIds={envIds}
+        view={view}
+        rows={rows}
+        empty={snapshot.flags.size === 0 || filter === NO_FILTER ? 'No flags yet.' : 'No flag matches the filter.'}
+        access={access}
+        onToggle={(env, flag) => void toggle(env, flag)}
+        onEdit={(envId, key) => setEditing({ envId, key })}
+      />
       {editing ? (
         <PanelEditor
           panel={props}
@@ -114,6 +100,48 @@ export function FlagsPanel(props: FlagsPanelProps) {
         />
       ) : null}
     </div>
+  )
+}
+
+/** The live flags' table, or the project's archived flags (read only while that view is shown) with Restore. */
+function PanelBody(props: {
+  panel: FlagsPanelProps
+  envIds: string[]
+  view: 'live' | 'archived'
+  rows: FlagRow[]
+  empty: string
+  access: { canEdit: boolean; reason: string }
+  onToggle: (env: Environment, flag: Flag) => void
+  onEdit: (envId: string, key: string) => void
+}) {
+  const { panel, access } = props
+  const [now] = useState(() => Date.now())
+  const ownerName = useOwnerName()
+  const archived = useArchivedFlags(panel.project.id, props.envIds, props.view === 'archived' && !panel.offline)
+  if (props.view === 'archived') {
+    return (
+      <ArchivedFlags
+        projectId={panel.project.id}
+        environments={panel.environments}
+        archived={archived.archived}
+        error={archived.error}
+        canRestore={access.canEdit && !panel.offline}
+        reason={panel.offline ? 'needs a connection' : access.reason}
+      />
+    )
+  }
+  return (
+    <FlagTable
+      projectName={panel.project.name}
+      environments={panel.environments}
+      rows={props.rows}
+      empty={props.empty}
+      blocked={access.canEdit ? null : access.reason}
+      ownerName={ownerName}
+      now={now}
+      onToggle={props.onToggle}
+      onEdit={props.onEdit}
+    />
   )
 }
 

@@ -89,15 +89,21 @@ function lifecycleOf(
   }
 }
 
-/** A flag as a read answers it: the stored JSON, then `revision`, then its metadata and lifecycle. */
-export function readJson(data: string, revision: number, lifecycle: Lifecycle): string {
-  const flag = data.endsWith('}') ? data.slice(0, -1) : data
-  const extra = JSON.stringify({ revision, ...lifecycle }).slice(1)
-  return data === '{}' ? `{${extra}` : `${flag},${extra}`
+/**
+ * A flag as a read answers it: the stored JSON as stored (a flag always has its `key`, so it is never `{}`), then
+ * `revision`, then its metadata and lifecycle.
+ */
+function readJson(data: string, revision: number, lifecycle: Lifecycle): string {
+  return `${data.slice(0, -1)},${JSON.stringify({ revision, ...lifecycle }).slice(1)}`
 }
 
 /** The environment's live flags with their lifecycle, filtered by the query (tags and stale). */
-export async function listLive(knex: Knex, rows: StoredFlag[], scope: LifecycleScope, query: FlagListQuery) {
+export async function listLive(
+  knex: Knex,
+  rows: StoredFlag[],
+  scope: LifecycleScope,
+  query: FlagListQuery,
+): Promise<string[]> {
   const [meta, times, evaluated] = await Promise.all([
     projectMeta(knex, scope.projectId),
     flagTimes(knex, scope.environmentId),

@@ -2,6 +2,7 @@ import { describeFlag } from '@flagsync/evaluation'
 import { memo, useCallback, useRef } from 'react'
 import { CellLifecycle, RowTags } from './flag-lifecycle.js'
 import type { FlagRow } from './flag-view.js'
+import { useRowWindow } from './row-window.js'
 import type { Environment, Flag } from './types.js'
 
 /** What a cell's buttons do and whether the switch may be used (`blocked`: why not). */
@@ -18,7 +19,9 @@ interface CellActions {
 /**
  * The flags of a project: a row per flag key, a column per environment. A
  * row renders again only when one of its flags, the environments or
- * `blocked` changed: a live update re-renders one row, not a thousand.
+ * `blocked` changed: a live update re-renders one row, not a thousand. A
+ * table of more than `WINDOW_FROM` rows renders those near the screen
+ * (`useRowWindow`); the search filter finds the others.
  */
 export function FlagTable(
   props: CellActions & { projectName: string; environments: Environment[]; rows: FlagRow[]; empty: string },
@@ -28,9 +31,12 @@ export function FlagTable(
   latest.current = props
   const onToggle = useCallback((env: Environment, flag: Flag) => latest.current.onToggle(env, flag), [])
   const onEdit = useCallback((envId: string, key: string) => latest.current.onEdit(envId, key), [])
+  const body = useRef<HTMLTableSectionElement>(null)
+  const win = useRowWindow(props.rows.length, body)
+  const columns = props.environments.length + 1
   return (
     <div className="table-wrap">
-      <table className="flags">
+      <table className="flags" aria-rowcount={props.rows.length + 1}>
         <caption className="sr-only">Flags of {props.projectName} by environment</caption>
         <thead>
           <tr>
@@ -48,7 +54,7 @@ export function FlagTable(
             ))}
           </tr>
         </thead>
-        <tbody>
+        <tbody ref={body}>
           {props.rows.length === 0 ? (
             <tr>
               <td colSpan={props.environments.length + 1} className="hint">
@@ -56,10 +62,12 @@ export function FlagTable(
               </td>
             </tr>
           ) : null}
-          {props.rows.map((row) => (
+          <Spacer height={win.before} columns={columns} />
+          {props.rows.slice(win.start, win.end).map((row, i) => (
             <FlagRowView
               key={row.key}
               row={row}
+              rowIndex={win.start + i + 2}
               environments={props.environments}
               blocked={props.blocked}
               ownerName={props.ownerName}
@@ -68,17 +76,33 @@ export function FlagTable(
               onEdit={onEdit}
             />
           ))}
+          <Spacer height={win.after} columns={columns} />
         </tbody>
       </table>
     </div>
   )
 }
 
-type RowProps = CellActions & { row: FlagRow; environments: Environment[] }
+/**
+ * The height of the rows a long table leaves unrendered above or below the
+ * screen (`useRowWindow`), so the scrollbar and the page's length stay those of every row.
+ */
+function Spacer(props: { height: number; columns: number }) {
+  if (props.height <= 0) return null
+  return (
+    // biome-ignore lint/a11y/noAriaHiddenOnFocusable: an empty row with nothing to focus, only height
+    <tr className="row-spacer" aria-hidden="true">
+      <td colSpan={props.columns} ref={(el) => el?.style.setProperty('height', `${props.height}px`)} />
+    </tr>
+  )
+}
+
+/** `rowIndex`: the row's place in the whole table (1 is the header), for `aria-rowindex`. */
+type RowProps = CellActions & { row: FlagRow; rowIndex: number; environments: Environment[] }
 
 /** The same row when the same flags, environments and actions are shown: `flagRows` builds new row objects each time. */
 function sameRow(a: RowProps, b: RowProps): boolean {
-  if (a.environments !== b.environments || a.blocked !== b.blocked) return false
+  if (a.environments !== b.environments || a.blocked !== b.blocked || a.rowIndex !== b.rowIndex) return false
   if (a.ownerName !== b.ownerName || a.now !== b.now || a.row.meta?.signature !== b.row.meta?.signature) return false
   if (a.onToggle !== b.onToggle || a.onEdit !== b.onEdit || a.row.key !== b.row.key) return false
   const x = a.row.byEnvironment
@@ -92,7 +116,7 @@ const FlagRowView = memo(function FlagRowView(props: RowProps) {
   const { row } = props
   const any = [...row.byEnvironment.values()][0]
   return (
-    <tr data-flag={row.key}>
+    <tr data-flag={row.key} aria-rowindex={props.rowIndex}>
       <th scope="row">
         <span className="flag-key">{row.key}</span>
         <span className="flag-type">{any?.flag_type ?? 'boolean'}</span>

@@ -22,6 +22,7 @@ vi.mock('@flagsync/evaluation', async (original) => {
   }
 })
 const { FlagTable } = await import('../src/flag-table.js')
+const { rowWindow, WINDOW_FROM } = await import('../src/row-window.js')
 
 afterEach(cleanup)
 
@@ -80,5 +81,43 @@ describe('the flag table under live updates', () => {
     // A row that did not render again still calls the newest onEdit.
     ;(document.querySelector('button[aria-label="Edit flag-3 in dev"]') as HTMLButtonElement).click()
     expect(edits).toEqual(['dev/flag-3'])
+  })
+})
+
+describe('a long flag table', () => {
+  it('renders the rows near the screen, with the whole table’s row count and each row’s place', () => {
+    const flags = Array.from({ length: 1000 }, (_, i) => flag(`flag-${String(i).padStart(4, '0')}`))
+    render(
+      <FlagTable
+        projectName="Shop"
+        environments={environments}
+        rows={rowsOf(flags)}
+        empty="No flags"
+        blocked={null}
+        ownerName={() => ''}
+        now={0}
+        onToggle={() => {}}
+        onEdit={() => {}}
+      />,
+    )
+    const rows = [...document.querySelectorAll('tbody tr[data-flag]')]
+    expect(rows.length).toBeGreaterThan(10)
+    expect(rows.length).toBeLessThan(100)
+    expect(rows[0]?.getAttribute('aria-rowindex')).toBe('2')
+    expect(document.querySelector('table.flags')?.getAttribute('aria-rowcount')).toBe('1001')
+    // The rows left out keep their height, so the page scrolls as far as with every row.
+    expect(document.querySelector('tr.row-spacer')).not.toBeNull()
+  })
+})
+
+describe('rowWindow', () => {
+  it('is every row up to WINDOW_FROM rows, and past it the rows on screen with a margin each side', () => {
+    expect(rowWindow(WINDOW_FROM, -5000, 800, 50)).toEqual({ start: 0, end: WINDOW_FROM, before: 0, after: 0 })
+    // Scrolled 5 000 px into a table of 50 px rows: rows 100 to 116 are on screen, 20 more each side.
+    expect(rowWindow(1000, -5000, 800, 50)).toEqual({ start: 80, end: 136, before: 4000, after: 864 * 50 })
+    // The table below the screen's top: its first rows.
+    expect(rowWindow(1000, 300, 800, 50)).toMatchObject({ start: 0, end: 30, before: 0 })
+    // Scrolled past the end: the last rows.
+    expect(rowWindow(1000, -60_000, 800, 50)).toMatchObject({ start: 979, end: 1000, after: 0 })
   })
 })

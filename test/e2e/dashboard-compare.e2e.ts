@@ -27,6 +27,18 @@ const put = async (env: string, flag: Record<string, unknown>) => {
   expect(res.status, JSON.stringify(res.body)).toBe(200)
 }
 const card = (key: string) => page.locator(`ul.compare-list > li[data-flag="${key}"]`)
+/** The field names of the compare cards that take more than one line (a name broken inside, `rule|s`). */
+const brokenFieldNames = () =>
+  page.locator('ul.compare-list table.diff tbody th').evaluateAll((ths) =>
+    ths
+      .filter((th) => {
+        const range = document.createRange()
+        range.selectNodeContents(th)
+        return range.getClientRects().length > 1
+      })
+      .map((th) => th.textContent),
+  )
+const COUNTRIES = ['NL', 'DE', 'BE', 'FR', 'ES', 'IT', 'PT', 'PL', 'SE', 'NO', 'DK', 'FI', 'AT', 'CH', 'IE', 'LU']
 
 beforeAll(async () => {
   service = await startService({ prefix: 'flagsync-e2e-compare-', admin: ADMIN })
@@ -41,6 +53,13 @@ beforeAll(async () => {
   await put(production, { key: 'legacy', is_enabled: true })
   await put(staging, { key: 'pricing', is_enabled: true, rollout_percentage: 25 })
   await put(production, { key: 'pricing', is_enabled: true, rollout_percentage: 5 })
+  // A long JSON value beside a short field name.
+  await put(staging, {
+    key: 'geo',
+    is_enabled: true,
+    rules: [{ attribute: 'country', operator: 'equals', values: COUNTRIES }],
+  })
+  await put(production, { key: 'geo', is_enabled: true })
   browser = await launchChromium()
   page = await newPage(browser, 'admin', errors, { timeoutMs: 10_000 })
   await page.goto(service.url)
@@ -65,7 +84,8 @@ describe('comparing environments in the dashboard', () => {
     // Differences only: the flag that reads the same in both is left out until the filter is off.
     expect(
       await page.locator('ul.compare-list > li').evaluateAll((li) => li.map((l) => l.getAttribute('data-flag'))),
-    ).toEqual(['banner', 'checkout', 'legacy', 'pricing', 'search-v2'])
+    ).toEqual(['banner', 'checkout', 'geo', 'legacy', 'pricing', 'search-v2'])
+    expect(await brokenFieldNames()).toEqual([])
     expect(await card('legacy').textContent()).toContain('only in Production')
     expect(await card('banner').textContent()).toContain('only in Staging')
     const rows = await card('checkout')
@@ -153,6 +173,7 @@ describe('comparing environments in the dashboard', () => {
     const path = await screenshot(page, 'dashboard-compare-390')
     expect(path).toMatch(/\.png$/)
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    expect(await brokenFieldNames()).toEqual([])
     expect(await axeViolations(page)).toEqual([])
 
     await card('checkout').getByRole('button', { name: 'Refresh' }).click()

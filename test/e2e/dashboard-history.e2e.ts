@@ -147,4 +147,23 @@ describe('the change history in the dashboard', () => {
     await other.close()
     expect(errors).toEqual([])
   })
+
+  it('wraps a 100-character flag key and its JSON rules within 390 px', async () => {
+    const key = `very-long-key-${'x'.repeat(86)}`
+    const staging = service.environmentId('staging')
+    const values = ['NL', 'DE', 'BE', 'FR', 'ES', 'IT', 'PT', 'PL', 'SE', 'NO', 'DK', 'FI']
+    const made = await service.call('POST', `/api/environments/${staging}/flags`, { key, is_enabled: true })
+    expect(made.status).toBe(200)
+    const rules = [{ attribute: 'country', operator: 'equals', values }]
+    expect((await service.call('PATCH', `/api/environments/${staging}/flags/${key}`, { rules })).status).toBe(200)
+    const narrow = await page.context().newPage()
+    await narrow.setViewportSize({ width: 390, height: 844 })
+    await narrow.goto(`${service.url}/projects/${service.projectId}?tab=history&flag=${key}`)
+    const region = narrow.getByRole('region', { name: 'Changes in Default' })
+    await expect.poll(() => region.locator('li[data-revision] .sentence').count(), WITHIN).toBe(2)
+    expect(await narrow.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await screenshot(narrow, 'dashboard-history-long-key-390')
+    await narrow.close()
+    expect(errors).toEqual([])
+  })
 })

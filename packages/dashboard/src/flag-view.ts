@@ -33,7 +33,7 @@ export interface FlagRow {
 }
 
 /** The lifecycle of a key from the environments' REST copies (`GET …/flags`), where read. */
-export function rowMeta(
+function rowMeta(
   saved: ReadonlyMap<string, ReadonlyMap<string, Flag>>,
   environmentIds: readonly string[],
   key: string,

@@ -13,12 +13,12 @@ import type { ServiceFlag } from './model.js'
  * change reaches the change log and the audit trail, commits in the same transaction as the flag writes it goes
  * with, and never reaches an SDK: streams, snapshots, OFREP and webhooks serve environment scopes only.
  */
-export const META_SCOPE_PREFIX = 'meta:'
+const META_SCOPE_PREFIX = 'meta:'
 export const metaScope = (projectId: string) => `${META_SCOPE_PREFIX}${projectId}`
 export const isMetaScope = (scope: string) => scope.startsWith(META_SCOPE_PREFIX)
 
 /** The most tags a flag has; a tag is 1–32 characters of `[a-z0-9]` then `[a-z0-9-_.:]`, stored lower-cased. */
-export const MAX_TAGS = 20
+const MAX_TAGS = 20
 export const TAG_PATTERN = /^[a-z0-9][a-z0-9\-_.:]{0,31}$/
 export const TAG_MESSAGE = 'must be 1–32 characters: a letter or digit, then letters, digits, -, _, . or :'
 

@@ -68,7 +68,7 @@ export async function member(
 }
 
 /** The fields a flag read carries beside the definition and its revision (`lifecycle.test.ts` asserts them). */
-export const LIFECYCLE_FIELDS = ['tags', 'owner', 'last_changed_at', 'last_evaluated_at', 'stale'] as const
+const LIFECYCLE_FIELDS = ['tags', 'owner', 'last_changed_at', 'last_evaluated_at', 'stale'] as const
 
 /** A read flag without its lifecycle fields: the definition and `revision`, what the write tests compare. */
 export function definitionOf(flag: Json): Json {

@@ -5,13 +5,14 @@ import * as z from 'zod/mini'
 /** How many values a repeatable filter (`flag`, `environment_id`) takes. */
 const MAX_VALUES = 50
 
-// A parameter given once arrives as a string, repeated as an array: both read as a list.
+// A parameter given once arrives as a string, repeated as an array: both read as a list. The count is checked
+// after the union, which would report its own failure as "Invalid input".
 const listOf = <T extends z.ZodMiniType<string, string>>(item: T) =>
   z.pipe(
-    z.union([z.string(), z.array(z.string()).check(z.maxLength(MAX_VALUES, `at most ${MAX_VALUES} values`))]),
+    z.union([z.string(), z.array(z.string())]),
     z.pipe(
       z.transform((value: string | string[]) => (Array.isArray(value) ? value : [value])),
-      z.array(item),
+      z.array(item).check(z.maxLength(MAX_VALUES, `at most ${MAX_VALUES} values`)),
     ),
   )
 
@@ -31,12 +32,18 @@ function isRealTime(value: string): boolean {
   const date = new Date(Date.UTC(year, month - 1, day))
   return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour < 24 && minute < 60
 }
+const isZonedTime = (value: string) => ZONED_TIME.test(value) && isRealTime(value) && !Number.isNaN(Date.parse(value))
+// `…T09:00:00+01:00` typed into a URL unencoded reads `…T09:00:00 01:00`: a space is never valid there, so it is the +.
+const PLUS_AS_SPACE = / (\d{2}:\d{2})$/
 const timeParam = z.pipe(
-  z.string().check(
-    z.regex(ZONED_TIME, ZONED_MESSAGE),
-    z.refine((value) => isRealTime(value) && !Number.isNaN(Date.parse(value)), ZONED_MESSAGE),
+  z.pipe(
+    z.string(),
+    z.transform((value) => value.replace(PLUS_AS_SPACE, '+$1')),
   ),
-  z.transform((value) => Date.parse(value)),
+  z.pipe(
+    z.string().check(z.refine(isZonedTime, ZONED_MESSAGE)),
+    z.transform((value) => Date.parse(value)),
+  ),
 )
 
 const filters = {

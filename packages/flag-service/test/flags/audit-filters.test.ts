@@ -216,6 +216,33 @@ describe.each(DIALECTS)('the change routes’ filters on %s', (dialect) => {
     expect(names).toContain('flagsync_schedules_approved_by')
   })
 
+  it('a bad filter says why in one issue: too many flags, a time without its zone', async () => {
+    const flags = Array.from({ length: 51 }, (_, i) => `flag=k${i}`).join('&')
+    const cases: Array<[string, string, string]> = [
+      [flags, 'flag', 'at most 50 values'],
+      ['from=2026-01-02', 'from', 'must be an ISO 8601 time with a zone'],
+      ['to=2026-01-02T10:00:00', 'to', 'must be an ISO 8601 time with a zone'],
+    ]
+    for (const [query, path, message] of cases) {
+      for (const res of [await project(query), await env(p.production, query)]) {
+        expect(res.status, query).toBe(422)
+        expect(res.body.issues, query).toEqual([{ path, message: expect.stringContaining(message) }])
+        expect(res.body.error, query).toContain(message)
+      }
+    }
+  })
+
+  it('reads a zone offset whose + arrived as a space (an unencoded + in a query string)', async () => {
+    // `?to=…T00:00:00+00:00` typed into a URL: the + decodes to a space.
+    const to = iso(day[1] ?? 0).replace(/\.\d+Z$/, '')
+    const plain = await project(`to=${encodeURIComponent(`${to}+00:00`)}`)
+    const spaced = await project(`to=${to}+00:00`)
+    expect(plain.status).toBe(200)
+    expect(spaced.status, JSON.stringify(spaced.body)).toBe(200)
+    expect(spaced.body.entries).toEqual(plain.body.entries)
+    expect(plain.body.entries.length).toBeGreaterThan(0)
+  })
+
   it('a bad filter is a 422 naming its parameter, on both routes', async () => {
     const bad: Array<[string, string]> = [
       ['from=2026-01-02', 'from'],

@@ -53,6 +53,8 @@ const segment = {
   rules: [{ attribute: 'country', operator: 'equals', values: ['de'] }],
 }
 const AUDIT = ['since', 'cursor', 'limit']
+/** The change routes' filters: `actor` reaches SQL as a name. */
+const CHANGES = [...AUDIT, 'flag', 'actor', 'from', 'to']
 const hook = { url: 'https://hooks.example.com/flags', events: ['flag.updated'], description: 'd' }
 const RUN_AT = () => new Date(Date.now() + 3_600_000).toISOString()
 
@@ -219,8 +221,12 @@ const CASES: RouteCase[] = [
     path: (ids) => `${e(ids)}/evaluate`,
     body: () => ({ context: { user_id: 'u1', country: 'NL' }, keys: ['f0', 'missing'] }),
   },
-  { route: 'GET /api/environments/:param/changes', path: (ids) => `${e(ids)}/changes`, query: AUDIT },
-  { route: 'GET /api/projects/:param/changes', path: (ids) => `${p(ids)}/changes`, query: AUDIT },
+  { route: 'GET /api/environments/:param/changes', path: (ids) => `${e(ids)}/changes`, query: CHANGES },
+  {
+    route: 'GET /api/projects/:param/changes',
+    path: (ids) => `${p(ids)}/changes`,
+    query: [...CHANGES, 'environment_id'],
+  },
   { route: 'GET /api/projects/:param/compare', path: (ids) => `${p(ids)}/compare`, query: ['from', 'to'] },
   {
     route: 'POST /api/projects/:param/promote',

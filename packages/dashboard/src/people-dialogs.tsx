@@ -65,7 +65,8 @@ export function ResetPassword(props: { user: User; onClose: () => void; onDone: 
     >
       <p id="reset-effect">
         <strong>{user.name}</strong> is signed out everywhere at once: every session and personal access token of theirs
-        ends, and open dashboards go to the sign-in page. Give them the new password.
+        ends, and open dashboards go to the sign-in page. If wrong passwords locked them out, they can sign in again at
+        once. Give them the new password.
       </p>
       <label>
         New password

@@ -151,6 +151,23 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
       expect(JSON.stringify(await audit())).not.toContain('brand-new-pass')
     })
 
+    it('ends a login lockout: the user signs in with the new password at once', async () => {
+      const id = await h.createUser({ email: 'eve@example.com', role: 'editor', password: 'password-123' })
+      for (let i = 0; i < 5; i++) {
+        await h.call('/api/auth/login', { method: 'POST', body: { email: 'eve@example.com', password: 'guess-123' } })
+      }
+      const locked = await h.call('/api/auth/login', {
+        method: 'POST',
+        body: { email: 'eve@example.com', password: 'password-123' },
+      })
+      expect(locked.status).toBe(429)
+      const path = `/api/users/${id}/password`
+      expect(
+        (await h.request(path, { method: 'POST', as: h.admin, body: { password: 'brand-new-pass' } })).status,
+      ).toBe(204)
+      await h.login('eve@example.com', 'brand-new-pass')
+    })
+
     it('refuses a short password (422), unknown users (404) and non-admins (403), storing nothing', async () => {
       const id = await h.createUser({ email: 'eve@example.com', role: 'editor', password: 'password-123' })
       const eve = await h.login('eve@example.com', 'password-123')

@@ -77,6 +77,14 @@ export async function clearLoginFailures(runtime: ServiceRuntime, email: string,
   await runtime.knex(T.loginFailures).where('email', email).andWhere('id', '<=', attemptId).delete()
 }
 
+/**
+ * An admin's password reset: the account's failures are forgotten, so its lockout ends with the guesses against the
+ * old password, and the person signs in with the new one at once. Run it in the reset's transaction.
+ */
+export async function forgetLoginFailures(trx: Knex, email: string): Promise<void> {
+  await trx(T.loginFailures).where('email', email).delete()
+}
+
 /** Failures past the horizon no longer matter for any account (sprayed unknown emails must not pile up). */
 export async function pruneLoginFailures(runtime: ServiceRuntime, policy: LockoutPolicy = LOCKOUT_POLICY) {
   await runtime

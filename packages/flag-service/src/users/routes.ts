@@ -1,6 +1,7 @@
 import { auditQueryOf, HttpError, parseOr422 } from '@flagsync/server-kit'
 import { type Request, type Response, Router } from 'express'
 import { requireUser, requireWorkspaceAdmin, userOf } from '../auth/guards.js'
+import { forgetLoginFailures } from '../auth/login-attempts.js'
 import { hashPassword } from '../auth/passwords.js'
 import { recordRevocation } from '../auth/revocations.js'
 import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.js'
@@ -125,7 +126,8 @@ async function patchUser(runtime: ServiceRuntime, req: Request, res: Response): 
 
 /**
  * POST /api/users/:id/password: an admin sets a user's password. Every session and personal access token of
- * that user ends in the same transaction, and their open streams close.
+ * that user ends in the same transaction, their open streams close, and a login lockout of theirs ends (the usual
+ * reason for a reset is a person who cannot sign in).
  */
 async function resetPassword(runtime: ServiceRuntime, req: Request, res: Response): Promise<void> {
   const caller = userOf(req)
@@ -134,8 +136,10 @@ async function resetPassword(runtime: ServiceRuntime, req: Request, res: Respons
   const passwordHash = await hashPassword(input.password)
   await runtime.write(
     async (trx, flags) => {
-      if (!(await userById(trx, id))) throw noUser(raw)
+      const user = await userById(trx, id)
+      if (!user) throw noUser(raw)
       const ended = await setPassword(trx, id, passwordHash, { revokeTokens: true })
+      await forgetLoginFailures(trx, user.email)
       const now = runtime.clock()
       await recordPeopleAudit(trx, {
         at: now,

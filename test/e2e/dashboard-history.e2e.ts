@@ -22,7 +22,15 @@ let requestId = 0
 const errors: string[] = []
 
 const history = () => page.getByRole('region', { name: 'Changes in Default' })
-const sentences = () => history().locator('li[data-revision] .sentence').allTextContents()
+/** Each sentence with its keys written `key`, as `sentenceOf` words them; the page sets them as code. */
+const sentences = (region = history()) =>
+  region
+    .locator('li[data-revision] .sentence')
+    .evaluateAll((strongs) =>
+      strongs.map((strong) =>
+        [...strong.childNodes].map((n) => (n.nodeName === 'CODE' ? `\`${n.textContent}\`` : n.textContent)).join(''),
+      ),
+    )
 
 beforeAll(async () => {
   service = await startService({ prefix: 'flagsync-e2e-dashboard-history-', admin: ADMIN })
@@ -84,6 +92,10 @@ describe('the change history in the dashboard', () => {
         'admin created `beta` in Staging',
         'admin created `checkout` in Production',
       ])
+    // The keys read as code, never as raw backticks.
+    const shown = await history().locator('li[data-revision] .sentence').allTextContents()
+    expect(shown.filter((text) => text.includes('`'))).toEqual([])
+    expect(await history().locator('li[data-revision] .sentence code').first().textContent()).toBe('checkout')
     expect(await axeViolations(page)).toEqual([])
   })
 
@@ -137,7 +149,7 @@ describe('the change history in the dashboard', () => {
     await other.goto(shared)
     const region = other.getByRole('region', { name: 'Changes in Default' })
     await expect
-      .poll(() => region.locator('li[data-revision] .sentence').allTextContents(), WITHIN)
+      .poll(() => sentences(region), WITHIN)
       .toEqual([`Dan approved change request #${requestId} by Ann: turned \`checkout\` on in Production`])
     expect(await other.getByLabel('Flag').inputValue()).toBe('checkout')
     expect(await other.getByLabel('Person').inputValue()).toBe(String(annId))

@@ -1,6 +1,6 @@
 import type { AuditEntryWire, ServiceAuditEntryWire, ServiceAuditPageWire } from '@flagsync/protocol'
 import { useInfiniteQuery } from '@tanstack/react-query'
-import { useMemo } from 'react'
+import { type ReactNode, useMemo } from 'react'
 import { api } from './api.js'
 import { ErrorLine } from './error-line.js'
 import { type HistoryNames, sentenceOf } from './history-words.js'
@@ -39,6 +39,21 @@ export function sourceOf(entry: Pick<AuditEntryWire, 'source'>): string {
 const field = (flag: unknown, name: string) =>
   flag && typeof flag === 'object' && name in flag ? JSON.stringify((flag as Record<string, unknown>)[name]) : '—'
 
+/** A key between backticks in a sentence (`sentenceOf` quotes flag and segment keys so). */
+const QUOTED_KEY = /`([A-Za-z0-9_-]+)`/g
+
+/** A sentence as the reader sees it: each quoted key set as code, never a raw backtick. */
+function SentenceText(props: { text: string }) {
+  const parts: ReactNode[] = []
+  let at = 0
+  for (const m of props.text.matchAll(QUOTED_KEY)) {
+    parts.push(props.text.slice(at, m.index), <code key={m.index}>{m[1]}</code>)
+    at = m.index + m[0].length
+  }
+  parts.push(props.text.slice(at))
+  return parts
+}
+
 /** The page of `url` that starts at `cursor` (a previous page's `nextCursor`). */
 const pageUrl = (url: string, cursor: string | null) =>
   cursor === null ? url : `${url}${url.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`
@@ -73,7 +88,9 @@ export function History(props: { url: string; environmentName?: (id: string) => 
         {entries.map((e) => (
           <li key={`${e.environment_id ?? ''}-${e.revision}`} data-revision={e.revision}>
             <p>
-              <strong className="sentence">{sentenceOf(e, names)}</strong>
+              <strong className="sentence">
+                <SentenceText text={sentenceOf(e, names)} />
+              </strong>
               {inFlagHistory && e.collection === 'segments' ? ', a segment this flag uses' : ''}
               <br />
               <span className="hint">

@@ -240,7 +240,7 @@ describe('test a user in the dashboard', () => {
     const draft = page.locator('[data-preview="draft"]')
     await expect.poll(() => now.textContent(), WITHIN).toBe('"dark" (targeting_match, rule 1: country is NL)')
     expect(await draft.textContent()).toBe(await now.textContent())
-    await page.getByRole('checkbox', { name: 'On' }).press('Space') // the keyboard switches the draft off
+    await page.getByRole('dialog').getByRole('checkbox', { name: 'On', exact: true }).press('Space') // the keyboard switches the draft off
     await expect.poll(() => draft.textContent(), WITHIN).toBe('"off" (disabled, the flag is off)')
     expect(await page.locator('.draft-preview [data-changed]').getAttribute('data-changed')).toBe('true')
     expect(await axeViolations(page)).toEqual([])

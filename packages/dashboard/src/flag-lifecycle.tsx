@@ -100,14 +100,14 @@ export function FlagDetails(props: {
         </label>
         <div className="actions">
           <button type="button" onClick={save} disabled={setMeta.isPending}>
-            Save tags and owner
+            Set tags and owner
           </button>
           <button type="button" className="danger" onClick={archiveFlag} disabled={archive.isPending}>
             Archive in every environment
           </button>
         </div>
       </fieldset>
-      {saved ? <p role="status">Tags and owner saved for every environment.</p> : null}
+      {saved ? <p role="status">Tags and owner set for every environment.</p> : null}
       <ErrorLine errors={[setMeta.error, archive.error]} />
     </details>
   )

@@ -29,13 +29,22 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const isPlainText = (s: string) => !CONTROL.test(s) && !LONE_SURROGATE.test(s)
 export const PLAIN_TEXT_MESSAGE = 'must not contain control characters or unpaired surrogates'
 
-/** A name: trimmed, 1 to 100 characters of plain text. */
+/**
+ * Bidirectional embeddings, overrides and isolates: a name is shown inside sentences ("Alice renamed Bob to …"), and
+ * an unterminated U+202E there reverses the rest of the sentence. Right-to-left names need none of them.
+ */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/
+const BIDI_MESSAGE =
+  'must not contain bidirectional embedding, override or isolate characters (U+202A–U+202E, U+2066–U+2069)'
+
+/** A name: trimmed, 1 to 100 characters of plain text, without bidirectional controls. */
 export const nameSchema = z
   .string()
   .trim()
   .min(1, 'must not be empty')
   .max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`)
   .refine(isPlainText, PLAIN_TEXT_MESSAGE)
+  .refine((s) => !BIDI_CONTROL.test(s), BIDI_MESSAGE)
 export const roleSchema = z.enum(ROLES)
 /** A field that may not be sent, with the reason as its 422 message. */
 export const refused = (message: string) => z.never({ error: message }).optional()

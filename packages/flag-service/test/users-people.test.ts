@@ -4,6 +4,8 @@ import { SERVICE_TABLES } from '../src/tables.js'
 import { openStream } from './flags/support.js'
 import { ADMIN_PASSWORD, bearer, type Caller, type Harness, startHarness } from './harness.js'
 
+const BIDI_MESSAGE =
+  'must not contain bidirectional embedding, override or isolate characters (U+202A–U+202E, U+2066–U+2069)'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const cookieHeader = (c: Caller) => ({ Cookie: (c as { cookie: string }).cookie })
 
@@ -61,6 +63,27 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
       const notAdmin = await h.call(`/api/users/${h.adminId}`, { method: 'PATCH', as: eve, body: { role: 'viewer' } })
       expect(notAdmin).toMatchObject({ status: 403, body: { code: 'forbidden' } })
       expect(await h.dump()).toEqual(before)
+    })
+
+    it('refuses a name with bidirectional controls (422), which would reorder every sentence naming it', async () => {
+      const id = await h.createUser({ email: 'eve@example.com', role: 'viewer', name: 'Eve' })
+      const before = await h.dump()
+      for (const name of ['Eve\u202Enimda', 'Eve\u2066x\u2069', '\u202Aa']) {
+        const res = await h.call(`/api/users/${id}`, { method: 'PATCH', as: h.admin, body: { name } })
+        expect(res).toMatchObject({
+          status: 422,
+          body: { code: 'validation_failed', issues: [{ path: 'name', message: BIDI_MESSAGE }] },
+        })
+      }
+      const created = await h.call('/api/users', {
+        method: 'POST',
+        as: h.admin,
+        body: { name: 'Mallory\u202E', email: 'm@example.com', role: 'viewer', password: 'password-123' },
+      })
+      expect(created).toMatchObject({ status: 422, body: { issues: [{ path: 'name', message: BIDI_MESSAGE }] } })
+      expect(await h.dump()).toEqual(before)
+      const rtl = await h.call(`/api/users/${id}`, { method: 'PATCH', as: h.admin, body: { name: 'אבי Avi' } })
+      expect(rtl).toMatchObject({ status: 200, body: { name: 'אבי Avi' } })
     })
 
     it('answers 409 for demoting the last admin, and lets one of two go', async () => {

@@ -187,4 +187,28 @@ describe('comparing environments in the dashboard', () => {
     expect((await flagIn(production, 'pricing')).body.rollout_percentage).toBe(25)
     expect(errors).toEqual([])
   })
+
+  it('says which prerequisite to choose too when a flag would not fit Production', async () => {
+    await put(staging, { key: 'gate', is_enabled: true })
+    await put(staging, { key: 'gated', is_enabled: true, prerequisites: [{ flag_key: 'gate' }] })
+    await page.setViewportSize({ width: 1280, height: 800 })
+    await page.goto(`${service.url}/projects/${service.projectId}?tab=compare`)
+    await page.getByRole('heading', { name: 'Compare environments' }).waitFor()
+    await page.getByLabel('From').selectOption({ label: 'Staging' })
+    await page.getByLabel('To').selectOption({ label: 'Production' })
+    await card('gated').getByRole('checkbox').check()
+    await page.getByRole('button', { name: 'Promote 1 flag to Production' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Promote 1 flag to Production?' })
+    const answered = page.waitForResponse((r) => r.url().endsWith('/promote'))
+    await dialog.getByRole('button', { name: 'Promote 1 flag' }).click()
+    expect((await answered).status()).toBe(422)
+    const alert = dialog.getByRole('alert')
+    await alert.waitFor()
+    expect(await alert.locator('li').allTextContents()).toEqual([
+      'gated needs gate, which Production does not have: choose gate too.',
+    ])
+    expect((await flagIn(production, 'gated')).status).toBe(404)
+    await dialog.getByRole('button', { name: 'Cancel' }).click()
+    expect(errors).toEqual([])
+  })
 })

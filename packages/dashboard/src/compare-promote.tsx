@@ -1,13 +1,14 @@
 import { useState } from 'react'
-import { errorText } from './api.js'
 import { Dialog } from './dialog.js'
 import { differenceRows } from './diff.js'
+import { ErrorLine } from './error-line.js'
 import { PromotionDiff } from './promote.js'
 import {
   type ComparedFlag,
   type Comparison,
   type PromotionConflict,
   promotionConflictsOf,
+  promotionRefusalOf,
   usePromoteMany,
 } from './use-compare.js'
 
@@ -72,7 +73,7 @@ function ConfirmPromotion(props: {
   onClose: () => void
 }) {
   const { comparison: c, flags } = props
-  const [failed, setFailed] = useState<string | null>(null)
+  const [failed, setFailed] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const count = countOf(flags.length)
   async function confirm() {
@@ -81,7 +82,7 @@ function ConfirmPromotion(props: {
     try {
       await props.onConfirm()
     } catch (e) {
-      setFailed(errorText(e))
+      setFailed(e)
     } finally {
       setBusy(false)
     }
@@ -107,11 +108,7 @@ function ConfirmPromotion(props: {
           </section>
         ))}
       </div>
-      {failed ? (
-        <p role="alert" className="error">
-          {failed}
-        </p>
-      ) : null}
+      <PromotionRefusal error={failed} flags={flags} comparison={c} />
       <div className="actions">
         <button type="button" onClick={props.onClose}>
           Cancel
@@ -121,5 +118,22 @@ function ConfirmPromotion(props: {
         </button>
       </div>
     </Dialog>
+  )
+}
+
+/** Why nothing was promoted: each flag the service refused on a line of its own, else the service's words. */
+function PromotionRefusal(props: { error: unknown; flags: ComparedFlag[]; comparison: Comparison }) {
+  if (props.error === null) return null
+  const lines = promotionRefusalOf(props.error, props.flags, props.comparison)
+  if (!lines) return <ErrorLine errors={[props.error]} />
+  return (
+    <div role="alert" className="error">
+      Nothing was promoted:
+      <ul>
+        {lines.map((line) => (
+          <li key={line}>{line}</li>
+        ))}
+      </ul>
+    </div>
   )
 }

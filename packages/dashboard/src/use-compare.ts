@@ -77,3 +77,26 @@ export function promotionConflictsOf(error: unknown): PromotionConflict[] | null
     reason: String(c.reason ?? ''),
   }))
 }
+
+const FLAG_ISSUE = /^flags\[(\d+)\]\.(.+)$/
+const NO_FLAG = /^no flag "([^"]+)"/
+
+/**
+ * A 422 of the promotion as one line per flag it names (`flags[i]…` issues), in the reader's words: a prerequisite
+ * the target lacks says which flag to choose too. Null for any other failure, or issues naming no flag.
+ */
+export function promotionRefusalOf(error: unknown, flags: readonly ComparedFlag[], c: Comparison): string[] | null {
+  if (!(error instanceof ApiError) || error.status !== 422 || !error.body.issues) return null
+  const lines = error.body.issues.flatMap(({ path, message }) => {
+    const [, index, field = ''] = FLAG_ISSUE.exec(path) ?? []
+    const key = flags[Number(index)]?.key
+    if (key === undefined) return []
+    const missing = NO_FLAG.exec(message)?.[1]
+    if (field === 'key') return [`${key} is no longer in ${c.from.name}: refresh the comparison.`]
+    if (field.startsWith('prerequisites') && missing !== undefined) {
+      return [`${key} needs ${missing}, which ${c.to.name} does not have: choose ${missing} too.`]
+    }
+    return [`${key}: ${field} ${message}.`]
+  })
+  return lines.length > 0 ? lines : null
+}

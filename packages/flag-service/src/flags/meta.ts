@@ -30,7 +30,8 @@ const tagsSchema = z
   .max(MAX_TAGS, `at most ${MAX_TAGS} tags`)
   .transform((tags) => [...new Set(tags)].sort())
 
-const ownerSchema = z.number().int().positive().nullable()
+/** A user id: the users table's integer range, so a number past it is a 422 here and never a database error. */
+const ownerSchema = z.number().int().positive().max(2_147_483_647).nullable()
 
 /** The metadata fields a flag body or `PATCH …/flags/:key/meta` may set. */
 export const metaFieldsSchema = z.strictObject({ tags: tagsSchema.optional(), owner: ownerSchema.optional() })

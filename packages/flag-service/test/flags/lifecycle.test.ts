@@ -100,6 +100,7 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
       [{ tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, 'tags'],
       [{ owner: 999_999 }, 'owner'],
       [{ owner: 'ada' }, 'owner'],
+      [{ owner: 2 ** 40 }, 'owner'],
       [{ colour: 'red' }, 'colour'],
       [{}, '(root)'],
     ]

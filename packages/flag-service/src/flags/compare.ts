@@ -1,6 +1,7 @@
 import { flagDifferences } from '@flagsync/protocol'
-import { HttpError } from '@flagsync/server-kit'
+import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
+import * as z from 'zod/mini'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { environmentRef } from '../environments/queries.js'
 import { allowOnly } from '../http.js'
@@ -8,6 +9,10 @@ import type { ServiceRuntime } from '../service-runtime.js'
 import { listFlagRows } from './queries.js'
 
 type Status = 'same' | 'different' | 'only_in_from' | 'only_in_to'
+
+// Only `from` and `to`, checked below: another parameter (`?form=`, `?differences_only=`) is a 422 naming it, as on
+// the change routes, rather than an answer that silently ignores what was asked.
+const compareQuerySchema = z.strictObject({ from: z.optional(z.unknown()), to: z.optional(z.unknown()) })
 
 interface Side {
   flag: Record<string, unknown>
@@ -19,12 +24,14 @@ interface Side {
  * environment, sorted, with its `status`, the fields that differ (`flagDifferences`: `{field, from, to}`, a side
  * where the field is not set has no member; segment references compared as references) and each side's
  * `revision` (null where absent): `to_revision` is the `base_revision` a promotion from → to sends.
- * An id that is missing, repeated or not an environment of the project is a 422 naming `from` or `to`.
+ * An id that is missing, repeated or not an environment of the project is a 422 naming `from` or `to`; so is any
+ * other parameter, naming it.
  */
 export function createCompareRouter(runtime: ServiceRuntime): Router {
   const router = Router({ mergeParams: true })
   router.get('/', requireProjectRole('viewer'), async (req, res) => {
     const project = projectOf(req)
+    parseOr422(compareQuerySchema, req.query, 'query')
     const [from, to] = await Promise.all(
       (['from', 'to'] as const).map(async (name) => {
         const id = req.query[name]

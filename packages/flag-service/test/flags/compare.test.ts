@@ -86,6 +86,8 @@ describe.each(DIALECTS)('comparing two environments on %s', (dialect) => {
       [`from=${p.staging}&to=${other.production}`, 'to'],
       [`from=nope&to=${p.production}`, 'from'],
       [`from=${p.staging}&from=${p.development}&to=${p.production}`, 'from'],
+      [`from=${p.staging}&to=${p.production}&differences_only=1`, 'differences_only'],
+      [`form=${p.staging}&to=${p.production}`, 'form'],
     ] as const) {
       const res = await compare(query)
       expect(res.status, query).toBe(422)

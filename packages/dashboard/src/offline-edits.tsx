@@ -138,7 +138,7 @@ function EnvironmentPending(props: {
  * 422 of an edit queued offline) blocks the queue behind it until it is
  * discarded: the button drops exactly the operations it was compacted from.
  */
-function LastAttempt(props: { error: DeliveryError; sync: SyncClient; onError: (error: unknown) => void }) {
+export function LastAttempt(props: { error: DeliveryError; sync: SyncClient; onError: (error: unknown) => void }) {
   const ids = props.error.kind === 'rejected' ? props.error.outboxIds : undefined
   return (
     <p className="error">

@@ -132,6 +132,25 @@ describe('the outbox delivers each flag edit at once and answers what the servic
     )
   })
 
+  it('an edit queued offline and refused later is dropped by the ids the sync status names, unblocking the rest', async () => {
+    const client = clients.get(p.development) as SyncClient
+    client.stop()
+    try {
+      await outbox.write(p.development, update('banner', { rollout_percentage: 500 }), false)
+      await client.flush()
+      await outbox.write(p.development, update('banner', { description: 'after the refusal' }), false)
+      const { state, lastError } = await client.status()
+      expect(state).toBe('blocked')
+      // What the pending panel's "Discard the refused edit" passes.
+      expect(await client.discard(lastError?.outboxIds ?? [])).toBe(1)
+      await client.flush()
+    } finally {
+      client.start()
+    }
+    const stored = (await flagsOf(h, p.development).get('banner')).body
+    expect(stored).toMatchObject({ description: 'after the refusal', rollout_percentage: 50 })
+  })
+
   it('queues without sending when told not to deliver (offline)', async () => {
     const client = clients.get(p.development) as SyncClient
     client.stop()

@@ -151,6 +151,28 @@ describe('the outbox delivers each flag edit at once and answers what the servic
     expect(stored).toMatchObject({ description: 'after the refusal', rollout_percentage: 50 })
   })
 
+  it('says why an edit stays queued when the service cannot be reached, and keeps it in the outbox', async () => {
+    const tap = answerTap()
+    const client = createSyncClient({
+      // Nothing listens on port 9 (discard) here: the delivery fails without an answer.
+      webhookUrl: `http://127.0.0.1:9/api/environments/${p.development}/sync`,
+      indexedDB: new IDBFactory(),
+      IDBKeyRange,
+      fetch: tap.fetch,
+      locks: null,
+      broadcastChannel: null,
+    })
+    tap.attach(client)
+    try {
+      const unreachable = deliveringOutbox(() => ({ client, tap }), 5_000)
+      const delivery = await unreachable.write(p.development, update('banner', { is_enabled: false }), true)
+      expect(delivery).toMatchObject({ kind: 'queued', reason: expect.stringMatching(/^the last attempt failed: /) })
+      expect(await client.pending()).toBe(1)
+    } finally {
+      await client.close()
+    }
+  })
+
   it('queues without sending when told not to deliver (offline)', async () => {
     const client = clients.get(p.development) as SyncClient
     client.stop()

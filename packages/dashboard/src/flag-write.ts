@@ -174,6 +174,8 @@ async function outcomeOf(envId: string, key: string, delivery: Delivery): Promis
   if (delivery.kind === 'requested') return { kind: 'requested', id: delivery.id }
   if (delivery.kind === 'queued')
     return delivery.reason ? { kind: 'queued', reason: delivery.reason } : { kind: 'queued' }
-  // The sync route answers counts, not flags: the stored flag (its revision included) is read back.
-  return { kind: 'saved', flags: [{ envId, flag: await api<Flag>('GET', flagPath(envId, key)) }] }
+  // The sync route answers counts, not flags: the stored flag (its revision included) is read back. The edit is
+  // saved even when that read fails; the live stream then brings the flag.
+  const flag = await api<Flag>('GET', flagPath(envId, key)).catch(() => null)
+  return { kind: 'saved', flags: flag ? [{ envId, flag }] : [] }
 }

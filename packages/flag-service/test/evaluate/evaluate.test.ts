@@ -191,8 +191,10 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/evaluate on %s', (dialec
     ])
     const staff = await evaluate({ context: { ...context, country: 'NL' }, keys: ['theme'], flags: [draft] })
     expect(staff.body.flags[0]).toMatchObject({ value: 'staff', rule_index: 1, rule: { attribute: 'email' } })
+    // The saved flag is as it was (its evaluation times may move: the flag client reports what it evaluates).
     const after = await h.call(`/api/environments/${p.production}/flags/theme`, { as: h.admin })
-    expect(after.body).toEqual(before.body)
+    const definition = (flag: Record<string, unknown>) => ({ ...flag, last_evaluated_at: undefined, stale: undefined })
+    expect(definition(after.body)).toEqual(definition(before.body))
   })
 
   it('refuses an unsaved flag that could not be saved with a 422 naming its field', async () => {

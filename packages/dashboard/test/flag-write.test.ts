@@ -110,7 +110,7 @@ describe('the flag writer: every edit through the outbox', () => {
 
   it('online, delivers the update and reads the stored flag back', async () => {
     const stored = { key: 'checkout', is_enabled: true, revision: 8 }
-    const fetch = vi.fn(async () => new Response(JSON.stringify(stored), { status: 200 }))
+    const fetch = vi.fn(async (_url: string) => new Response(JSON.stringify(stored), { status: 200 }))
     vi.stubGlobal('fetch', fetch)
     const { outbox, writes } = answeringOutbox({ kind: 'applied' })
     const outcome = await flagWriter({ queued: false, outbox }).update('prod', 'checkout', { is_enabled: true }, 7)
@@ -143,7 +143,7 @@ describe('the flag writer: every edit through the outbox', () => {
   })
 
   it('online, creating is one POST for every chosen environment, not the outbox', async () => {
-    const fetch = vi.fn(async () => new Response(JSON.stringify({ created: [] }), { status: 200 }))
+    const fetch = vi.fn(async (_url: string) => new Response(JSON.stringify({ created: [] }), { status: 200 }))
     vi.stubGlobal('fetch', fetch)
     const { outbox, writes } = answeringOutbox({ kind: 'applied' })
     const env = { id: 'dev' } as Environment

@@ -27,14 +27,21 @@ const put = async (env: string, flag: Record<string, unknown>) => {
   expect(res.status, JSON.stringify(res.body)).toBe(200)
 }
 const card = (key: string) => page.locator(`ul.compare-list > li[data-flag="${key}"]`)
-/** The field names of the compare cards that take more than one line (a name broken inside, `rule|s`). */
-const brokenFieldNames = () =>
-  page.locator('ul.compare-list table.diff tbody th').evaluateAll((ths) =>
+/**
+ * The field names (`tbody th`) under `scope` broken inside a word (`rule|s`): a name may wrap only after a `_`,
+ * so each of its text runs (`rollout`, `_`, `percentage`) must sit on one line.
+ */
+const brokenFieldNames = (scope = 'ul.compare-list') =>
+  page.locator(`${scope} table.diff tbody th`).evaluateAll((ths) =>
     ths
       .filter((th) => {
-        const range = document.createRange()
-        range.selectNodeContents(th)
-        return range.getClientRects().length > 1
+        const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT)
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const range = document.createRange()
+          range.selectNodeContents(node)
+          if (range.getClientRects().length > 1) return true
+        }
+        return false
       })
       .map((th) => th.textContent),
   )
@@ -199,6 +206,13 @@ describe('comparing environments in the dashboard', () => {
     await card('gated').getByRole('checkbox').check()
     await page.getByRole('button', { name: 'Promote 1 flag to Production' }).click()
     const dialog = page.getByRole('dialog', { name: 'Promote 1 flag to Production?' })
+    // On a phone the diff fits its card: field names wrap after a `_`, never inside a word.
+    await page.setViewportSize({ width: 390, height: 844 })
+    const overflowing = await dialog
+      .locator('section.promotion-item')
+      .evaluateAll((sections) => sections.filter((el) => el.scrollWidth > el.clientWidth).length)
+    expect(overflowing).toBe(0)
+    expect(await brokenFieldNames('dialog')).toEqual([])
     const answered = page.waitForResponse((r) => r.url().endsWith('/promote'))
     await dialog.getByRole('button', { name: 'Promote 1 flag' }).click()
     expect((await answered).status()).toBe(422)

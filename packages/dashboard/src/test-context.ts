@@ -23,7 +23,8 @@ export interface Evaluated {
   variant: string | null
   reason: string
   rule_index?: number
-  rule?: { attribute: string; operator: string; values: string[] }
+  /** The deciding condition; `index` is its rule's place in the flag as the editor numbers them, a segment's rule one. */
+  rule?: { attribute: string; operator: string; values: string[]; index?: number; segment_key?: string }
   bucket?: number
   error?: string
 }
@@ -124,8 +125,11 @@ export function saveTestContext(
 export function decisionText(entry: Evaluated, flag?: DecidingFlag): string {
   switch (entry.reason) {
     case 'TARGETING_MATCH': {
-      const n = (entry.rule_index ?? 0) + 1
-      return entry.rule ? `rule ${n}: ${describeCondition(entry.rule)}` : `rule ${n}`
+      const { rule } = entry
+      const n = (rule?.index ?? entry.rule_index ?? 0) + 1
+      if (!rule) return `rule ${n}`
+      const segment = rule.segment_key === undefined ? '' : ` (segment \`${rule.segment_key}\`)`
+      return `rule ${n}${segment}: ${describeCondition(rule)}`
     }
     case 'SPLIT':
       return splitText(entry, flag)

@@ -79,6 +79,11 @@ describe('test contexts', () => {
     const base = { key: 'f', value: true, variant: null }
     const rule = { attribute: 'country', operator: 'equals', values: ['NL'] }
     expect(decisionText({ ...base, reason: 'TARGETING_MATCH', rule_index: 0, rule })).toBe('rule 1: country is NL')
+    // The service's rule_index counts a segment's conditions; `rule.index` is the rule as the editor numbers it.
+    const staff = { attribute: 'email', operator: 'ends_with', values: ['@acme.test'], index: 1, segment_key: 'staff' }
+    expect(decisionText({ ...base, reason: 'TARGETING_MATCH', rule_index: 2, rule: staff })).toBe(
+      'rule 2 (segment `staff`): email ends with @acme.test',
+    )
     const rollout = { is_enabled: true, rollout_percentage: 25 }
     expect(decisionText({ ...base, reason: 'SPLIT', bucket: 12 }, rollout)).toBe(
       'bucket 12 of 100 → inside the 25 % rollout',

@@ -6,6 +6,7 @@ import { environmentOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, type RouterOptions } from '../http.js'
 import type { FlagStreams } from '../streams/flag-streams.js'
 import { snapshotFlags } from '../streams/snapshot-flags.js'
+import { ruleOrigin } from './rule-origin.js'
 import { type DecidingRule, type EvaluatedFlag, evaluateRequestSchema } from './schema.js'
 
 /**
@@ -24,13 +25,22 @@ export function createEvaluateRouter(streams: FlagStreams, options: RouterOption
     await streams.ready()
     const saved = snapshotFlags(streams, env.id, env.projectId)
     const byKey = new Map(saved.map((f) => [f.key, f]))
-    for (const draft of drafts ?? []) byKey.set(draft.key, streams.sdkView(draft, env.projectId) as EvaluableFlag)
+    const draftByKey = new Map((drafts ?? []).map((d) => [d.key, d]))
+    for (const draft of draftByKey.values())
+      byKey.set(draft.key, streams.sdkView(draft, env.projectId) as EvaluableFlag)
     const getFlag = (key: string) => byKey.get(key)
+    // A matched rule named as the editor numbers it: in the flag as saved (or sent), a segment's rule one rule.
+    const origin = (key: string, index: number) =>
+      ruleOrigin(draftByKey.get(key) ?? streams.savedFlag(env.id, key) ?? {}, index, (segment) =>
+        streams.segmentSize(env.projectId, segment),
+      )
     const wanted = keys ?? [...byKey.keys()]
     const answers = wanted.map((key): EvaluatedFlag => {
       const flag = byKey.get(key)
       if (!flag) return { key, value: null, variant: null, reason: 'ERROR', error: 'FLAG_NOT_FOUND' }
-      return entryOf(key, explain(flag, context, getFlag), flag)
+      const entry = entryOf(key, explain(flag, context, getFlag), flag)
+      if (entry.rule && entry.rule_index !== undefined) Object.assign(entry.rule, origin(key, entry.rule_index))
+      return entry
     })
     res.json({ flags: answers })
   })

@@ -36,6 +36,10 @@ export interface DecidingRule {
   attribute: string
   operator: string
   values: string[]
+  /** The rule's index in the flag as saved, where a segment's rule is one rule (as the editor numbers them). */
+  index?: number
+  /** The segment the condition is from, when the rule is a segment's. */
+  segment_key?: string
 }
 
 /** One flag's answer: what it serves this context and what decided it. */

@@ -219,6 +219,16 @@ export class FlagStreams {
     return expandFlag(flag, this.segments(projectId))
   }
 
+  /** An environment's flag as saved (segment references kept): its rules as the editor numbers them. */
+  savedFlag(environmentId: string, key: string): StoredFlag | undefined {
+    return this.live.get(key, environmentId)?.flag
+  }
+
+  /** How many rules a segment's rule expands to now: its number of conditions (0 when there is no such segment). */
+  segmentSize(projectId: string, segmentKey: string): number {
+    return this.segments(projectId)(segmentKey)?.length ?? 0
+  }
+
   /**
    * Closes the streams whose access ended: SDK keys that no longer exist (one
    * query for all of them), dashboard connections whose check fails. A check

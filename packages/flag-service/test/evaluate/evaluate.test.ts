@@ -151,8 +151,16 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/evaluate on %s', (dialec
       variant: null,
       reason: 'TARGETING_MATCH',
       rule_index: 2,
-      rule: { attribute: 'email', operator: 'starts_with', values: ['ops.'] },
+      rule: { attribute: 'email', operator: 'starts_with', values: ['ops.'], index: 1, segment_key: 'staff' },
     })
+    // After the segment's two conditions, the saved rule 3 is the expanded rule 4: named as the editor numbers it.
+    const plan = await evaluate({ context: { user_id: 'u-1', plan: 'pro', email: 'x@else.test' }, keys: ['theme'] })
+    expect(plan.body.flags[0]).toMatchObject({
+      value: 'paid',
+      rule_index: 3,
+      rule: { attribute: 'plan', operator: 'not_equals', values: ['free'], index: 2 },
+    })
+    expect(plan.body.flags[0].rule.segment_key).toBeUndefined()
     expect(gate).toMatchObject({ key: 'gate', reason: 'SPLIT' })
     expect(gate?.bucket).toBeTypeOf('number')
     expect(gate?.value).toBe((gate?.bucket as number) < 50)
@@ -184,13 +192,17 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/evaluate on %s', (dialec
         variant: null,
         reason: 'TARGETING_MATCH',
         rule_index: 0,
-        rule: { attribute: 'country', operator: 'equals', values: ['FR'] },
+        rule: { attribute: 'country', operator: 'equals', values: ['FR'], index: 0 },
       },
       // `limit` requires theme = dark: it reads the draft, as it would once saved.
       { key: 'limit', value: 0, variant: null, reason: 'DISABLED' },
     ])
     const staff = await evaluate({ context: { ...context, country: 'NL' }, keys: ['theme'], flags: [draft] })
-    expect(staff.body.flags[0]).toMatchObject({ value: 'staff', rule_index: 1, rule: { attribute: 'email' } })
+    expect(staff.body.flags[0]).toMatchObject({
+      value: 'staff',
+      rule_index: 1,
+      rule: { attribute: 'email', index: 1, segment_key: 'staff' },
+    })
     // The saved flag is as it was (its evaluation times may move: the flag client reports what it evaluates).
     const after = await h.call(`/api/environments/${p.production}/flags/theme`, { as: h.admin })
     const definition = (flag: Record<string, unknown>) => ({ ...flag, last_evaluated_at: undefined, stale: undefined })

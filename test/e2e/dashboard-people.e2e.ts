@@ -200,6 +200,7 @@ describe('people pages with two people', () => {
         'Alice Admin reset Bob Builder’s password (1 session ended, 0 tokens revoked)',
         'Alice Admin changed Bob Builder’s role from editor to admin',
         `Alice Admin renamed ${aliceFirstName} to Alice Admin`,
+        'Alice Admin added Bob Builder (bob@example.com) as editor',
       ])
     const bobRow = (await service.call<Array<{ id: number; role: string }>>('GET', '/api/users')).body
     expect(bobRow.find((u) => u.id === bobId)?.role).toBe('admin')

@@ -23,22 +23,35 @@ export function describePeopleEntry(entry: PeopleAuditEntry, nameOf: (id: number
     }
     case 'user.password_changed':
       return `${actor} changed their own password (${plural(entry.details.sessions_ended, 'other session')} ended)`
+    case 'user.created':
+      return `${actor} added ${entry.details.name} (${entry.details.email}) as ${entry.details.role}`
+    case 'user.deleted':
+      return `${actor} deleted ${entry.details.name} (${entry.details.email})`
   }
 }
 
-/** "People activity" for workspace admins: who changed whose role, name or password, newest first, paged. */
+/** Names by user id: the users there are, then deleted users by the name their entries kept. */
+function namesOf(users: readonly User[], entries: readonly PeopleAuditEntry[]): (id: number) => string {
+  const names = new Map<number, string>()
+  for (const e of entries) {
+    if (e.action === 'user.created' || e.action === 'user.deleted') names.set(e.target_user_id, e.details.name)
+  }
+  for (const u of users) names.set(u.id, u.name || u.email)
+  return (id) => names.get(id) ?? `user #${id}`
+}
+
+/** "People activity" for workspace admins: who added, changed or deleted whom, newest first, paged. */
 export function PeopleActivity(props: { users: readonly User[] }) {
   const query = usePeopleAudit(true)
   const entries = useMemo(() => query.data?.pages.flatMap((p) => p.entries) ?? [], [query.data])
-  const nameOf = useMemo(() => {
-    const names = new Map(props.users.map((u) => [u.id, u.name || u.email]))
-    return (id: number) => names.get(id) ?? `user #${id}`
-  }, [props.users])
+  const nameOf = useMemo(() => namesOf(props.users, entries), [props.users, entries])
   return (
     <section aria-labelledby="people-activity-title" className="history">
       <h2 id="people-activity-title">People activity</h2>
       <ErrorLine errors={[query.error]} />
-      {query.isSuccess && entries.length === 0 ? <p className="hint">No role, name or password changes yet.</p> : null}
+      {query.isSuccess && entries.length === 0 ? (
+        <p className="hint">No people added, changed or deleted yet.</p>
+      ) : null}
       <ol className="people-activity">
         {entries.map((e) => (
           <li key={e.id} data-action={e.action}>

@@ -8,7 +8,7 @@ import type { User } from './use-users.js'
 
 export const ROLES: readonly Role[] = ['viewer', 'editor', 'admin']
 
-/** What a change of a user refreshes: the list, the people activity, and who is signed in (it may be them). */
+/** What adding, changing or deleting a user refreshes: the list, the people activity, and who is signed in. */
 const PEOPLE_KEYS = [queryKeys.users(), queryKeys.peopleAudit(), queryKeys.me()]
 
 /** `PATCH /api/users/:id`: a new role and/or name; the service refuses taking the last admin's role (409). */
@@ -98,7 +98,7 @@ export function ResetPassword(props: { user: User; onClose: () => void; onDone: 
 
 export function DeleteUser(props: { user: User; onClose: () => void }) {
   const { user } = props
-  const remove = useServiceWrite(() => api('DELETE', `/api/users/${user.id}`), [queryKeys.users()])
+  const remove = useServiceWrite(() => api('DELETE', `/api/users/${user.id}`), PEOPLE_KEYS)
   return (
     <ConfirmDialog
       title={`Delete user ${user.email}?`}
@@ -125,7 +125,7 @@ interface NewUser {
 }
 
 export function CreateUser(props: { onClose: () => void }) {
-  const create = useServiceWrite((body: NewUser) => api('POST', '/api/users', body), [queryKeys.users()])
+  const create = useServiceWrite((body: NewUser) => api('POST', '/api/users', body), PEOPLE_KEYS)
   const [name, setName] = useState('')
   const [email, setEmail] = useState('')
   const [role, setRole] = useState<Role>('viewer')

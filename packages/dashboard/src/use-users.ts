@@ -24,6 +24,10 @@ export type PeopleAuditEntry =
     })
   | (PeopleAuditBase & { action: 'user.password_reset'; details: { sessions_ended: number; tokens_revoked: number } })
   | (PeopleAuditBase & { action: 'user.password_changed'; details: { sessions_ended: number } })
+  | (PeopleAuditBase & {
+      action: 'user.created' | 'user.deleted'
+      details: { name: string; email: string; role: Role }
+    })
 
 interface PeopleAuditBase {
   id: number

@@ -56,6 +56,26 @@ describe('people activity sentences', () => {
       'user #9 changed their own password (1 other session ended)',
     )
   })
+
+  it('say who added or deleted whom, naming a deleted user from their entry', async () => {
+    const carol = { name: 'Carol', email: 'carol@example.com', role: 'editor' } as const
+    const created = { ...base, target_user_id: 3, action: 'user.created' as const, details: carol }
+    const deleted = { ...created, id: 2, action: 'user.deleted' as const }
+    expect(describePeopleEntry(created, nameOf)).toBe('Alice added Carol (carol@example.com) as editor')
+    expect(describePeopleEntry(deleted, nameOf)).toBe('Alice deleted Carol (carol@example.com)')
+    const renamed = { ...base, id: 1, target_user_id: 3, action: 'user.updated' as const }
+    const entries = [deleted, { ...renamed, details: { role: { from: 'viewer', to: 'editor' } as const } }]
+    serve({
+      'GET /api/users': () => json(users),
+      'GET /api/users/audit?limit=20': () => json({ entries, nextCursor: null }),
+    })
+    render(<Users me={alice} offline={false} />, { wrapper: QueryWrapper })
+    await settle()
+    expect(screen.getAllByRole('listitem').map((li) => li.querySelector('.sentence')?.textContent)).toEqual([
+      'Alice deleted Carol (carol@example.com)',
+      'Alice changed Carol’s role from viewer to editor',
+    ])
+  })
 })
 
 describe('the Users page', () => {
@@ -186,6 +206,9 @@ describe('people events', () => {
     await settle()
     expect(client.getQueryData(queryKeys.me())).toBeNull()
     expect(reason.current).toBe('A workspace admin reset your password. Sign in with the new one.')
+    events.people({ user_id: bob.id, action: 'user.deleted' })
+    await settle()
+    expect(reason.current).toBe('A workspace admin deleted your account.')
     expect(SESSION_ENDED).toMatch(/^Your session ended/)
     stop()
   })

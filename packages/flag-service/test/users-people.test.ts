@@ -41,6 +41,7 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
           target_user_id: id,
           details: { role: { from: 'viewer', to: 'editor' }, name: { from: 'Eve', to: 'Eve E' } },
         },
+        expect.objectContaining({ action: 'user.created', target_user_id: id }),
       ])
     })
 
@@ -272,6 +273,22 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
     })
   })
 
+  it('audits adding and deleting a user with who they were, and tells open dashboards', async () => {
+    const admins = await openStream(h, cookieHeader(h.admin), '?environment_id=')
+    await admins.waitFor((e) => e.event === 'ready')
+    const id = await h.createUser({ email: 'eve@example.com', role: 'editor', name: 'Eve' })
+    const added = await admins.waitFor((e) => e.event === 'people', 2000)
+    expect(JSON.parse(added.data)).toEqual({ user_id: id, action: 'user.created' })
+    expect((await h.request(`/api/users/${id}`, { method: 'DELETE', as: h.admin })).status).toBe(204)
+    const person = { name: 'Eve', email: 'eve@example.com', role: 'editor' }
+    expect((await audit()).entries).toEqual([
+      expect.objectContaining({ actor: h.adminId, action: 'user.deleted', target_user_id: id, details: person }),
+      expect.objectContaining({ actor: h.adminId, action: 'user.created', target_user_id: id, details: person }),
+    ])
+    await admins.waitFor((e) => e.event === 'people' && e.data.includes('user.deleted'), 2000)
+    admins.close()
+  })
+
   it('GET /api/users/audit pages newest first and is for workspace admins only', async () => {
     const id = await h.createUser({ email: 'eve@example.com', role: 'viewer', password: 'password-123' })
     for (const name of ['A', 'B', 'C']) {
@@ -280,7 +297,8 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
     const first = (await h.call('/api/users/audit?limit=2', { as: h.admin })).body
     expect(first.entries.map((e: { details: { name: { to: string } } }) => e.details.name.to)).toEqual(['C', 'B'])
     const next = (await h.call(`/api/users/audit?limit=2&cursor=${first.nextCursor}`, { as: h.admin })).body
-    expect(next.entries.map((e: { details: { name: { to: string } } }) => e.details.name.to)).toEqual(['A'])
+    expect(next.entries.map((e: { action: string }) => e.action)).toEqual(['user.updated', 'user.created'])
+    expect(next.entries[0].details.name.to).toBe('A')
     expect(next.nextCursor).toBeNull()
     expect((await h.call('/api/users/audit?limit=0', { as: h.admin })).status).toBe(422)
     const eve = await h.login('eve@example.com', 'password-123')

@@ -6,7 +6,12 @@ import { SERVICE_TABLES } from '../tables.js'
 const T = SERVICE_TABLES
 
 /** What the people audit log records; details never hold a password or its hash. */
-export type PeopleAction = 'user.updated' | 'user.password_reset' | 'user.password_changed'
+export type PeopleAction =
+  | 'user.created'
+  | 'user.updated'
+  | 'user.password_reset'
+  | 'user.password_changed'
+  | 'user.deleted'
 
 export interface PeopleAuditInput {
   at: number

@@ -30,10 +30,6 @@ export async function insertUser(
   return { ...record, id: Number(inserted?.id) }
 }
 
-/** A user's role, or undefined when there is no such user. */
-export const userRole = async (trx: Knex, id: number): Promise<string | undefined> =>
-  ((await trx(T.users).where('id', id).first('id', 'role')) as { role: string } | undefined)?.role
-
 /** How many workspace admins there are. */
 async function adminCount(trx: Knex): Promise<number> {
   const admins = await trx(T.users).where('role', 'admin').count({ n: '*' }).first()
@@ -49,7 +45,7 @@ export async function isLastAdmin(trx: Knex, role: string): Promise<boolean> {
   return role === 'admin' && (await adminCount(trx)) <= 1
 }
 
-/** A user with their password hash, by id: for password changes only. */
+/** A user with their password hash, by id. */
 export const userById = async (trx: Knex, id: number): Promise<UserRow | undefined> =>
   (await trx(T.users).where('id', id).first('id', 'email', 'name', 'role', 'password_hash', 'created_at')) as
     | UserRow

@@ -8,17 +8,8 @@ import { allowOnly, jsonBodyFor, noContent, type RouterOptions } from '../http.j
 import { intId } from '../schemas.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { peopleAuditPage, recordPeopleAudit } from './audit.js'
-import { recordPeopleEvent } from './events.js'
-import {
-  deleteUser,
-  insertUser,
-  isLastAdmin,
-  listUsers,
-  setPassword,
-  updateUser,
-  userById,
-  userRole,
-} from './queries.js'
+import { recordPeopleEvent, recordPersonAudit } from './events.js'
+import { deleteUser, insertUser, isLastAdmin, listUsers, setPassword, updateUser, userById } from './queries.js'
 import { userJson } from './rows.js'
 import { createUserSchema, resetPasswordSchema, updateUserSchema } from './schema.js'
 
@@ -46,7 +37,12 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
     const email = input.email.toLowerCase()
     const passwordHash = await hashPassword(input.password)
     const row = await runtime.write(
-      (trx) => insertUser(trx, { email, name: input.name, role: input.role, passwordHash, now: runtime.clock() }),
+      async (trx, flags) => {
+        const now = runtime.clock()
+        const user = await insertUser(trx, { email, name: input.name, role: input.role, passwordHash, now })
+        await recordPersonAudit(trx, flags, { at: now, actor: userOf(req).id, action: 'user.created', user })
+        return user
+      },
       undefined,
       req,
     )
@@ -69,15 +65,17 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
     const { id, raw } = targetId(req)
     await runtime.write(
       async (trx, flags) => {
-        const role = await userRole(trx, id)
-        if (role === undefined) throw noUser(raw)
+        const user = await userById(trx, id)
+        if (!user) throw noUser(raw)
         // The request is valid; the workspace's state refuses it, as for demoting the last admin.
-        if (await isLastAdmin(trx, role)) {
+        if (await isLastAdmin(trx, user.role)) {
           throw new HttpError('conflict', 'cannot delete the last admin: make another user admin first')
         }
         if (id === caller.id) throw new HttpError('validation_failed', 'you cannot delete yourself')
         await deleteUser(trx, id)
-        recordRevocation(flags, `user:${id}`, runtime.clock()) // their open streams end now
+        const now = runtime.clock()
+        await recordPersonAudit(trx, flags, { at: now, actor: caller.id, action: 'user.deleted', user })
+        recordRevocation(flags, `user:${id}`, now) // their open streams end now
       },
       undefined,
       req,

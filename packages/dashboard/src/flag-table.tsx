@@ -1,7 +1,7 @@
 import { describeFlag } from '@flagsync/evaluation'
 import { memo, useCallback, useRef } from 'react'
 import { CellLifecycle, RowTags } from './flag-lifecycle.js'
-import type { FlagRow } from './flag-view.js'
+import type { FlagRow, FlagsByEnvironment } from './flag-view.js'
 import { useRowWindow } from './row-window.js'
 import type { Environment, Flag } from './types.js'
 
@@ -24,7 +24,14 @@ interface CellActions {
  * (`useRowWindow`); the search filter finds the others.
  */
 export function FlagTable(
-  props: CellActions & { projectName: string; environments: Environment[]; rows: FlagRow[]; empty: string },
+  props: CellActions & {
+    projectName: string
+    environments: Environment[]
+    rows: FlagRow[]
+    /** The flags as saved (segment references kept), environment → key → flag: what the cells describe. */
+    saved?: FlagsByEnvironment
+    empty: string
+  },
 ) {
   // The rows get stable callbacks that call the latest ones (which close over the panel's current state).
   const latest = useRef(props)
@@ -68,6 +75,7 @@ export function FlagTable(
               key={row.key}
               row={row}
               rowIndex={win.start + i + 2}
+              saved={props.saved}
               environments={props.environments}
               blocked={props.blocked}
               ownerName={props.ownerName}
@@ -98,7 +106,12 @@ function Spacer(props: { height: number; columns: number }) {
 }
 
 /** `rowIndex`: the row's place in the whole table (1 is the header), for `aria-rowindex`. */
-type RowProps = CellActions & { row: FlagRow; rowIndex: number; environments: Environment[] }
+type RowProps = CellActions & {
+  row: FlagRow
+  rowIndex: number
+  environments: Environment[]
+  saved: FlagsByEnvironment | undefined
+}
 
 /** The same row when the same flags, environments and actions are shown: `flagRows` builds new row objects each time. */
 function sameRow(a: RowProps, b: RowProps): boolean {
@@ -109,6 +122,8 @@ function sameRow(a: RowProps, b: RowProps): boolean {
   const y = b.row.byEnvironment
   if (x.size !== y.size) return false
   for (const [envId, flag] of x) if (y.get(envId) !== flag) return false
+  for (const envId of x.keys())
+    if (a.saved?.get(envId)?.get(a.row.key) !== b.saved?.get(envId)?.get(b.row.key)) return false
   return true
 }
 
@@ -131,6 +146,7 @@ const FlagRowView = memo(function FlagRowView(props: RowProps) {
             rowKey={row.key}
             env={env}
             flag={flag}
+            described={describedFlag(flag, props.saved?.get(env.id)?.get(row.key))}
             meta={row.meta}
             blocked={props.blocked}
             ownerName={props.ownerName}
@@ -148,7 +164,18 @@ const FlagRowView = memo(function FlagRowView(props: RowProps) {
   )
 }, sameRow)
 
-function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag: Flag; meta: FlagRow['meta'] }) {
+/**
+ * What a cell describes: the flag as saved when it is the version the stream
+ * shows (same revision), so a segment's rule reads as the segment; else the
+ * stream's copy, where a segment's rule is one rule per condition.
+ */
+function describedFlag(shown: Flag, saved: Flag | undefined): Flag {
+  return saved !== undefined && saved.revision !== undefined && saved.revision === shown.revision ? saved : shown
+}
+
+function FlagCell(
+  props: CellActions & { rowKey: string; env: Environment; flag: Flag; described: Flag; meta: FlagRow['meta'] },
+) {
   const { rowKey, env, flag } = props
   return (
     <td data-env={env.slug} data-enabled={String(flag.is_enabled)}>
@@ -164,7 +191,7 @@ function FlagCell(props: CellActions & { rowKey: string; env: Environment; flag:
       >
         {flag.is_enabled ? 'On' : 'Off'}
       </button>
-      <span className="served">{describeFlag(flag)}</span>
+      <span className="served">{describeFlag(props.described)}</span>
       <CellLifecycle meta={props.meta} envId={env.id} now={props.now} />
       <button
         type="button"

@@ -84,6 +84,7 @@ export function FlagsPanel(props: FlagsPanelProps) {
         envIds={envIds}
         view={view}
         rows={rows}
+        saved={editable}
         empty={snapshot.flags.size === 0 || filter === NO_FILTER ? 'No flags yet.' : 'No flag matches the filter.'}
         access={access}
         onToggle={(env, flag) => void toggle(env, flag)}
@@ -109,6 +110,8 @@ function PanelBody(props: {
   envIds: string[]
   view: 'live' | 'archived'
   rows: FlagRow[]
+  /** The REST copies (segment references kept), which the cells describe when they match the stream's revision. */
+  saved: FlagsByEnvironment
   empty: string
   access: { canEdit: boolean; reason: string }
   onToggle: (env: Environment, flag: Flag) => void
@@ -135,6 +138,7 @@ function PanelBody(props: {
       projectName={panel.project.name}
       environments={panel.environments}
       rows={props.rows}
+      saved={props.saved}
       empty={props.empty}
       blocked={access.canEdit ? null : access.reason}
       ownerName={ownerName}

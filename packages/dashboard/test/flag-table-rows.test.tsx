@@ -121,3 +121,42 @@ describe('rowWindow', () => {
     expect(rowWindow(1000, -60_000, 800, 50)).toMatchObject({ start: 979, end: 1000, after: 0 })
   })
 })
+
+describe('the flag table’s sentences', () => {
+  it('describe the flag as saved, segments by name, while it is the version the stream shows', () => {
+    const rule = (attribute: string, operator: string, value: string) => ({
+      attribute,
+      operator: operator as 'ends_with',
+      values: [value],
+      variant: false,
+    })
+    // The stream's copy has the segment expanded into its two conditions.
+    const shown = flag('beta', {
+      revision: 7,
+      rules: [rule('email', 'ends_with', '@acme.test'), rule('email', 'starts_with', 'ops.')],
+    })
+    const saved = flag('beta', { revision: 7, rules: [{ segment_key: 'staff', variant: false }] })
+    const table = (savedFlag: Flag) => (
+      <FlagTable
+        projectName="Shop"
+        environments={environments}
+        rows={rowsOf([shown])}
+        saved={new Map(environments.map((e) => [e.id, new Map([['beta', savedFlag]])]))}
+        empty="No flags"
+        blocked={null}
+        ownerName={() => ''}
+        now={0}
+        onToggle={() => {}}
+        onEdit={() => {}}
+      />
+    )
+    const { rerender } = render(table(saved))
+    const cell = () => document.querySelector('tr[data-flag="beta"] td[data-env="prod"] .served')?.textContent
+    expect(cell()).toBe('Users matching rule 1 (in segment `staff`) get `false`; everyone else gets `true`')
+    // A saved copy of another revision is not what the stream shows: the stream's copy is described.
+    rerender(table({ ...saved, revision: 6 }))
+    expect(cell()).toBe(
+      'Users matching rule 1 (email ends with @acme.test) get `false`; those matching rule 2 (email starts with ops.) get `false`; everyone else gets `true`',
+    )
+  })
+})

@@ -38,7 +38,10 @@ export function Account(props: { me: Me; offline: boolean }) {
 /** The service's answer to a password change in words: a wrong current password counts toward the lockout. */
 export function passwordErrorText(error: unknown): string {
   if (!(error instanceof ApiError)) return errorText(error)
-  if (error.status === 429) return `Too many wrong passwords: changing it is locked. ${retryText(error)}`
+  // The lock is the login lockout: signing in waits too, which matters to someone about to sign out.
+  if (error.status === 429) {
+    return `Too many wrong passwords: changing your password and signing in are locked. ${retryText(error)}`
+  }
   if (error.status === 403 && typeof error.body.attempts_remaining === 'number') {
     const n = error.body.attempts_remaining
     return `The current password is wrong. ${n} attempt${n === 1 ? '' : 's'} left before sign-in is locked for 15 minutes.`

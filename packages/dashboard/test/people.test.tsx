@@ -153,7 +153,7 @@ describe('the account page', () => {
   it('says when a locked account may try again', () => {
     const locked = new ApiError(429, { error: 'too many', code: 'rate_limited', retry_after_seconds: 600 })
     expect(passwordErrorText(locked)).toMatch(
-      /^Too many wrong passwords: changing it is locked\. Try again in 10 minutes \(at .+\)\.$/,
+      /^Too many wrong passwords: changing your password and signing in are locked\. Try again in 10 minutes \(at .+\)\.$/,
     )
   })
 })

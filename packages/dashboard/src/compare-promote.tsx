@@ -1,5 +1,5 @@
 import { useState } from 'react'
-import { Dialog } from './dialog.js'
+import { ConfirmDialog } from './dialog.js'
 import { differenceRows } from './diff.js'
 import { ErrorLine } from './error-line.js'
 import { PromotionDiff } from './promote.js'
@@ -64,7 +64,7 @@ export function PromoteChosen(props: {
 
 /**
  * "Promote N flags to Production?" with what each changes there. `onConfirm` settles a 409 itself (the page names
- * the flags); anything else it throws stays in the dialog as an alert.
+ * the flags); a refusal it throws stays in the dialog, flag by flag where the service names them.
  */
 function ConfirmPromotion(props: {
   comparison: Comparison
@@ -73,51 +73,35 @@ function ConfirmPromotion(props: {
   onClose: () => void
 }) {
   const { comparison: c, flags } = props
-  const [failed, setFailed] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
   const count = countOf(flags.length)
-  async function confirm() {
-    setBusy(true)
-    setFailed(null)
-    try {
-      await props.onConfirm()
-    } catch (e) {
-      setFailed(e)
-    } finally {
-      setBusy(false)
-    }
-  }
   return (
-    <Dialog title={`Promote ${count} to ${c.to.name}?`} onClose={props.onClose} wide>
-      <div className="confirm-body">
-        <p>
-          Each flag is copied from {c.from.name} as it is there, all in one step: if any of them changed in {c.to.name}{' '}
-          since you compared, nothing is promoted.
-        </p>
-        {flags.map((f) => (
-          <section key={f.key} className="promotion-item" aria-label={`${f.key} in ${c.to.name}`}>
-            <h3>
-              <code>{f.key}</code> {f.status === 'only_in_from' ? `(new in ${c.to.name})` : null}
-            </h3>
-            <PromotionDiff
-              diff={promotionRows(f)}
-              from={c.from.name}
-              target={c.to.name}
-              label={`What promoting ${f.key} changes in ${c.to.name}`}
-            />
-          </section>
-        ))}
-      </div>
-      <PromotionRefusal error={failed} flags={flags} comparison={c} />
-      <div className="actions">
-        <button type="button" onClick={props.onClose}>
-          Cancel
-        </button>
-        <button type="button" className="primary" disabled={busy} onClick={() => void confirm()}>
-          Promote {count}
-        </button>
-      </div>
-    </Dialog>
+    <ConfirmDialog
+      title={`Promote ${count} to ${c.to.name}?`}
+      confirm={`Promote ${count}`}
+      tone="primary"
+      wide
+      onConfirm={props.onConfirm}
+      onClose={props.onClose}
+      failure={(error) => <PromotionRefusal error={error} flags={flags} comparison={c} />}
+    >
+      <p>
+        Each flag is copied from {c.from.name} as it is there, all in one step: if any of them changed in {c.to.name}{' '}
+        since you compared, nothing is promoted.
+      </p>
+      {flags.map((f) => (
+        <section key={f.key} className="promotion-item" aria-label={`${f.key} in ${c.to.name}`}>
+          <h3>
+            <code>{f.key}</code> {f.status === 'only_in_from' ? `(new in ${c.to.name})` : null}
+          </h3>
+          <PromotionDiff
+            diff={promotionRows(f)}
+            from={c.from.name}
+            target={c.to.name}
+            label={`What promoting ${f.key} changes in ${c.to.name}`}
+          />
+        </section>
+      ))}
+    </ConfirmDialog>
   )
 }
 

@@ -63,7 +63,8 @@ function ErrorLine(props: { error?: string | null }) {
 
 /**
  * "Delete X?" naming what goes with it; the destructive button is not the default one. `onConfirm` throwing (an
- * `ApiError` from the service) shows its message in the dialog, which stays open; `error` shows one set outside.
+ * `ApiError` from the service) shows its message in the dialog, which stays open (`failure` words it otherwise);
+ * `error` shows one set outside. `wide` and `tone: 'primary'` suit a confirmation that is not a deletion.
  */
 export function ConfirmDialog(props: {
   title: string
@@ -72,8 +73,11 @@ export function ConfirmDialog(props: {
   onConfirm: () => void | Promise<void>
   onClose: () => void
   error?: string | null
+  wide?: boolean
+  tone?: 'danger' | 'primary'
+  failure?: (error: unknown) => ReactNode
 }) {
-  const [failed, setFailed] = useState<string | null>(null)
+  const [failed, setFailed] = useState<{ error: unknown } | null>(null)
   const [busy, setBusy] = useState(false)
   async function confirm() {
     setBusy(true)
@@ -81,20 +85,24 @@ export function ConfirmDialog(props: {
     try {
       await props.onConfirm()
     } catch (e) {
-      setFailed(errorText(e))
+      setFailed({ error: e })
     } finally {
       setBusy(false)
     }
   }
   return (
-    <Dialog title={props.title} onClose={props.onClose}>
+    <Dialog title={props.title} onClose={props.onClose} wide={props.wide}>
       <div className="confirm-body">{props.children}</div>
-      <ErrorLine error={failed ?? props.error} />
+      {failed && props.failure ? (
+        props.failure(failed.error)
+      ) : (
+        <ErrorLine error={failed ? errorText(failed.error) : props.error} />
+      )}
       <div className="actions">
         <button type="button" onClick={props.onClose}>
           Cancel
         </button>
-        <button type="button" className="danger" disabled={busy} onClick={() => void confirm()}>
+        <button type="button" className={props.tone ?? 'danger'} disabled={busy} onClick={() => void confirm()}>
           {props.confirm}
         </button>
       </div>

@@ -1,18 +1,14 @@
 import { flagDifferences } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
-import * as z from 'zod/mini'
 import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { environmentRef } from '../environments/queries.js'
 import { allowOnly } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
+import { compareQuerySchema } from './model.js'
 import { listFlagRows } from './queries.js'
 
 type Status = 'same' | 'different' | 'only_in_from' | 'only_in_to'
-
-// Only `from` and `to`, checked below: another parameter (`?form=`, `?differences_only=`) is a 422 naming it, as on
-// the change routes, rather than an answer that silently ignores what was asked.
-const compareQuerySchema = z.strictObject({ from: z.optional(z.unknown()), to: z.optional(z.unknown()) })
 
 interface Side {
   flag: Record<string, unknown>

@@ -229,6 +229,12 @@ export interface Segment {
 export const promoteSchema = z.strictObject({ target_env_id: z.string().max(64) })
 
 /** One flag of `POST /api/projects/:id/promote`: `base_revision` is its revision in the target, null where absent. */
+/**
+ * `GET /api/projects/:id/compare`'s query: only `from` and `to` (the route checks each is an environment of the
+ * project); another parameter (`?form=`, `?differences_only=`) is a 422 naming it, as on the change routes.
+ */
+export const compareQuerySchema = z.strictObject({ from: z.unknown().optional(), to: z.unknown().optional() })
+
 const promotedFlagSchema = z.strictObject({
   key: flagKeySchema,
   base_revision: z.number().int().min(0).nullable(),

@@ -1,5 +1,5 @@
 import type { Operation } from '@flagsync/protocol'
-import { useCallback, useState } from 'react'
+import { useCallback, useEffect, useState } from 'react'
 import { errorText } from './api.js'
 import { flagWriter, type Outbox } from './flag-write.js'
 import type { LiveFlags } from './live-flags.js'
@@ -7,6 +7,10 @@ import type { Environment, Flag } from './types.js'
 
 /** How long an online write waits for the outbox (its code loads after the first render) before it gives up. */
 const OPEN_WAIT_MS = 10_000
+/** How long a delivered write waits for the table to stop showing it as queued. */
+const SETTLE_WAIT_MS = 2_000
+
+type Pending = ReadonlyMap<string, readonly Operation[]>
 
 /**
  * The outbox the lazily loaded pending panel opens and each environment's
@@ -15,45 +19,80 @@ const OPEN_WAIT_MS = 10_000
  * until it is open a write waits for it rather than failing.
  */
 export function useQueuedEdits(offline: boolean) {
-  const [queue, setQueue] = useState<{ outbox: Outbox } | null>(null)
-  const [opening] = useState(openingOutbox)
-  const [pending, setPending] = useState<ReadonlyMap<string, readonly Operation[]>>(new Map())
+  const [open, setOpen] = useState(false)
+  const [panel] = useState(panelOutbox)
+  const [pending, setPending] = useState<Pending>(new Map())
   const onReady = useCallback(
     (outbox: Outbox) => {
-      opening.open(outbox)
-      setQueue({ outbox })
+      panel.open(outbox)
+      setOpen(true)
     },
-    [opening],
+    [panel],
   )
   const onPending = useCallback(
     (envId: string, operations: readonly Operation[]) =>
       setPending((before) => (before.get(envId) === operations ? before : new Map(before).set(envId, operations))),
     [],
   )
-  const outbox = queue?.outbox ?? (offline ? null : opening.outbox)
-  return { outbox, pending, onReady, onPending }
+  // After the commit: a write waiting for its edit to leave the table sees the table as it is on screen.
+  useEffect(() => panel.shown(pending), [panel, pending])
+  return { outbox: open || !offline ? panel.outbox : null, pending, onReady, onPending }
 }
 
-/** An outbox that hands each write to the real one once `open` is called. */
-function openingOutbox() {
+/**
+ * The outbox the panel hands out: each write goes to the real one once it is
+ * open, and a delivered write resolves once the table no longer shows the
+ * edit as queued, so its outcome (a change request, a conflict, a refusal) is
+ * never shown beside a row that still has the edit on top.
+ */
+function panelOutbox() {
   let open: (outbox: Outbox) => void = () => {}
   const ready = new Promise<Outbox>((resolve) => {
     open = resolve
   })
+  let pending: Pending = new Map()
+  const listeners = new Set<() => void>()
+  const queued = (envId: string, key: string) => pending.get(envId)?.some((op) => op.recordId === key) ?? false
+  const left = (envId: string, key: string) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        listeners.delete(check)
+        clearTimeout(timer)
+        resolve()
+      }
+      const check = () => {
+        if (!queued(envId, key)) done()
+      }
+      const timer = setTimeout(done, SETTLE_WAIT_MS)
+      listeners.add(check)
+      check()
+    })
   const outbox: Outbox = {
     async write(envId, operation, deliver) {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const gaveUp = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error('The outbox that sends flag edits did not open: reload the page and save again.')),
-          OPEN_WAIT_MS,
-        )
-      })
-      const opened = await Promise.race([ready, gaveUp]).finally(() => clearTimeout(timer))
-      return opened.write(envId, operation, deliver)
+      const delivery = await (await opened(ready)).write(envId, operation, deliver)
+      if (deliver && delivery.kind !== 'queued') await left(envId, operation.recordId)
+      return delivery
     },
   }
-  return { outbox, open: (o: Outbox) => open(o) }
+  return {
+    outbox,
+    open: (o: Outbox) => open(o),
+    shown(now: Pending) {
+      pending = now
+      for (const listener of [...listeners]) listener()
+    },
+  }
+}
+
+async function opened(ready: Promise<Outbox>): Promise<Outbox> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error('The outbox that sends flag edits did not open: reload the page and save again.')),
+      OPEN_WAIT_MS,
+    )
+  })
+  return Promise.race([ready, gaveUp]).finally(() => clearTimeout(timer))
 }
 
 /**

@@ -50,8 +50,18 @@ function deserialize(text: string) {
 }
 
 /**
+ * A query worth saving: it succeeded, or its last refetch got no answer (the service is down or the network is gone)
+ * and it still holds what the service answered before — dropping that would leave the next offline start empty. A
+ * read the service refused (401 after a sign-out, 403, 404) is not saved.
+ */
+function keepsLastAnswer(state: { status: string; data: unknown; error: unknown }): boolean {
+  if (state.status === 'success') return true
+  return state.status === 'error' && state.data !== undefined && state.error instanceof ApiError && state.error.offline
+}
+
+/**
  * What `PersistQueryClientProvider` needs: a localStorage persister and the
- * queries it keeps (`persisted`, successful ones only). A page opened without
+ * queries it keeps (`persisted`, see `keepsLastAnswer`). A page opened without
  * a network starts from them; the sync client's outbox, the durable queue of
  * flag edits, lives in IndexedDB apart from this cache.
  */
@@ -67,7 +77,7 @@ export function persistOptions(storage: Storage | undefined): Omit<PersistQueryC
     maxAge: MAX_AGE_MS,
     buster: 'flagsync-dashboard-1',
     dehydrateOptions: {
-      shouldDehydrateQuery: (query) => query.state.status === 'success' && persisted(query.queryKey),
+      shouldDehydrateQuery: (query) => keepsLastAnswer(query.state) && persisted(query.queryKey),
     },
   }
 }

@@ -2,7 +2,7 @@
 
 import { persistQueryClientRestore, persistQueryClientSave } from '@tanstack/react-query-persist-client'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { api } from '../src/api.js'
+import { ApiError, api } from '../src/api.js'
 import { createQueryClient, persistOptions } from '../src/query-client.js'
 import { queryKeys } from '../src/query-keys.js'
 
@@ -61,6 +61,20 @@ describe('the persisted query cache (an offline start)', () => {
       client.setQueryData(queryKeys.changeRequests(['prod'], 'pending'), { requests: [] })
     })
     expect(after.getQueryCache().getAll()).toEqual([])
+  })
+
+  it('keeps what a query last answered when its refetch got no answer, not when the service refused it', async () => {
+    const projects = [{ id: 'p1', name: 'Checkout' }]
+    const after = await nextVisit((client) => {
+      client.setQueryData(queryKeys.projects(), projects)
+      client.setQueryData(queryKeys.me(), { id: 1, email: 'a@example.com', name: 'A', role: 'admin' })
+      const failed = (key: readonly unknown[], error: ApiError) =>
+        client.getQueryCache().find({ queryKey: key })?.setState({ status: 'error', error, fetchStatus: 'idle' })
+      failed(queryKeys.projects(), new ApiError(0, { error: 'the service cannot be reached' }))
+      failed(queryKeys.me(), new ApiError(401, { error: 'sign in again', code: 'unauthorized' }))
+    })
+    expect(after.getQueryData(queryKeys.projects())).toEqual(projects)
+    expect(after.getQueryData(queryKeys.me())).toBeUndefined()
   })
 
   it('a refused read is not retried; a read that got no answer is, once', async () => {

@@ -48,7 +48,17 @@ const timeParam = z.pipe(
 
 const filters = {
   flag: z.optional(listOf(flagKeySchema)),
-  actor: z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(512))),
+  // No name the trail holds has a control character (X-Flagsync-Actor refuses them too), and PostgreSQL text
+  // cannot hold a NUL: such an actor is a 422 naming it on both dialects, not an empty page or a driver error.
+  actor: z.optional(
+    z
+      .string()
+      .check(
+        z.minLength(1, 'must not be empty'),
+        z.maxLength(512),
+        z.regex(/^[^\p{Cc}]*$/u, 'must not contain control characters'),
+      ),
+  ),
   from: z.optional(timeParam),
   to: z.optional(timeParam),
 }

@@ -216,12 +216,14 @@ describe.each(DIALECTS)('the change routes’ filters on %s', (dialect) => {
     expect(names).toContain('flagsync_schedules_approved_by')
   })
 
-  it('a bad filter says why in one issue: too many flags, a time without its zone', async () => {
+  it('a bad filter says why in one issue: too many flags, a time without its zone, a control character', async () => {
     const flags = Array.from({ length: 51 }, (_, i) => `flag=k${i}`).join('&')
     const cases: Array<[string, string, string]> = [
       [flags, 'flag', 'at most 50 values'],
       ['from=2026-01-02', 'from', 'must be an ISO 8601 time with a zone'],
       ['to=2026-01-02T10:00:00', 'to', 'must be an ISO 8601 time with a zone'],
+      ['actor=a%00b', 'actor', 'must not contain control characters'],
+      ['actor=ann%0A', 'actor', 'must not contain control characters'],
     ]
     for (const [query, path, message] of cases) {
       for (const res of [await project(query), await env(p.production, query)]) {

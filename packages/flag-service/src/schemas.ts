@@ -26,7 +26,9 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * name misprints every list. Refused alike on both dialects, so SQLite does
  * not store what PostgreSQL cannot.
  */
-export const isPlainText = (s: string) => !CONTROL.test(s) && !LONE_SURROGATE.test(s)
+export const isPlainText = (s: string) => !CONTROL.test(s) && !hasUnpairedSurrogate(s)
+/** UTF-8 has no unpaired surrogate: encoding (a driver's, a hash's input) turns every one into the same U+FFFD. */
+export const hasUnpairedSurrogate = (s: string) => LONE_SURROGATE.test(s)
 export const PLAIN_TEXT_MESSAGE = 'must not contain control characters or unpaired surrogates'
 
 /**

@@ -192,6 +192,21 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
       await h.login('eve@example.com', 'brand-new-pass')
     })
 
+    it('refuses a password with an unpaired surrogate, which hashing would turn into U+FFFD (422)', async () => {
+      const id = await h.createUser({ email: 'eve@example.com', role: 'editor', password: 'password-123' })
+      const before = await h.dump()
+      const res = await h.call(`/api/users/${id}/password`, {
+        method: 'POST',
+        as: h.admin,
+        body: { password: '\uD800password' },
+      })
+      expect(res).toMatchObject({
+        status: 422,
+        body: { issues: [{ path: 'password', message: 'must not contain unpaired surrogates' }] },
+      })
+      expect(await h.dump()).toEqual(before)
+    })
+
     it('refuses a short password (422), unknown users (404) and non-admins (403), storing nothing', async () => {
       const id = await h.createUser({ email: 'eve@example.com', role: 'editor', password: 'password-123' })
       const eve = await h.login('eve@example.com', 'password-123')
@@ -257,6 +272,14 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
         body: { current_password: 'password-123', new_password: 'short' },
       })
       expect(short).toMatchObject({ status: 422, body: { issues: [{ path: 'new_password' }] } })
+      const long = await h.call('/api/auth/password', {
+        method: 'POST',
+        as: eve,
+        body: { current_password: 'x'.repeat(1025), new_password: 'password-456' },
+      })
+      expect(long.body).toMatchObject({
+        issues: [{ path: 'current_password', message: 'must be at most 1024 characters' }],
+      })
       const byToken = await h.call('/api/auth/password', {
         method: 'POST',
         as: bearer(token),

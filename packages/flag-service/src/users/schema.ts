@@ -1,11 +1,20 @@
 import { z } from 'zod'
-import { LIMITS, nameSchema, roleSchema } from '../schemas.js'
+import { hasUnpairedSurrogate, LIMITS, nameSchema, roleSchema } from '../schemas.js'
 
-/** The one password rule: creating a user, an admin's reset and a user's own change all use it. */
+const PASSWORD_MAX_MESSAGE = `must be at most ${LIMITS.passwordMax} characters`
+
+/** A password as sent to be checked (login, the current one): any text up to the longest a password may be. */
+export const passwordInputSchema = z.string().max(LIMITS.passwordMax, PASSWORD_MAX_MESSAGE)
+
+/**
+ * The one password rule: creating a user, an admin's reset and a user's own change all use it. Any character but an
+ * unpaired surrogate, which hashing reads as U+FFFD: "\uD800…" and "\uDBFF…" would be one password.
+ */
 export const passwordSchema = z
   .string()
   .min(LIMITS.passwordMin, `must be at least ${LIMITS.passwordMin} characters`)
-  .max(LIMITS.passwordMax, `must be at most ${LIMITS.passwordMax} characters`)
+  .max(LIMITS.passwordMax, PASSWORD_MAX_MESSAGE)
+  .refine((s) => !hasUnpairedSurrogate(s), 'must not contain unpaired surrogates')
 
 export const createUserSchema = z.strictObject({
   name: nameSchema,

@@ -5,7 +5,7 @@ import { type BatchAnswer, type Delivery, deliveryOf, type Outbox } from './flag
 /** How many answers a tap keeps: enough for a write to find its answer after the flush that delivered it. */
 const KEPT = 64
 /** How long a save online waits for its batch's answer before it reports the edit as queued. */
-export const ANSWER_WAIT_MS = 8_000
+const ANSWER_WAIT_MS = 8_000
 
 /**
  * The service's answers to one sync client's batches, read off the requests

@@ -26,7 +26,7 @@ export function followSessionEvents(source: Source, events: () => Iterable<Sessi
 }
 
 /** Why the session ended, in the words the sign-in page shows, when the service said so on the stream. */
-export function endedBecause(action: string): string | null {
+function endedBecause(action: string): string | null {
   if (action === 'user.password_reset') return 'A workspace admin reset your password. Sign in with the new one.'
   if (action === 'user.password_changed') return 'Your password was changed in another session. Sign in again.'
   if (action === 'user.deleted') return 'A workspace admin deleted your account.'

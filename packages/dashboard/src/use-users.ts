@@ -41,7 +41,7 @@ interface PeopleAuditPage {
   nextCursor: string | null
 }
 
-export const PEOPLE_AUDIT_PAGE = 20
+const PEOPLE_AUDIT_PAGE = 20
 
 /** The people audit, newest first, older pages on request; for workspace admins (others get 403: not asked). */
 export function usePeopleAudit(enabled: boolean) {

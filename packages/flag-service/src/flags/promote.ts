@@ -50,7 +50,7 @@ export async function promotionOf(
   return { from, to: { id: to.id, name: to.name, projectId, role } }
 }
 
-export const badPromotion = (path: string, message: string) =>
+const badPromotion = (path: string, message: string) =>
   new HttpError('validation_failed', `invalid promotion: ${path}: ${message}`, { issues: [{ path, message }] })
 
 /**

@@ -10,6 +10,8 @@ export interface HistoryNames {
   person?: (email: string) => string | undefined
   /** An environment's name from its id; without it (or an id it does not know) the sentence names none. */
   environment?: (id: string) => string | undefined
+  /** A user's display name from their id (a flag's `owner`). */
+  user?: (id: number) => string | undefined
 }
 
 /** Values longer than this are "changed", not quoted. */
@@ -65,6 +67,38 @@ export function changePhrase(
   return joined(rows.map((row, i) => fieldPhrase(row.field, row.before, row.after, i === 0 ? subject : null)))
 }
 
+/** A flag's project-level record (`meta:<project>`): its tags, owner and archive, in no environment. */
+interface FlagMeta {
+  tags?: string[]
+  owner?: number | null
+  archived?: unknown
+}
+
+/**
+ * What an entry of a flag's project-level record did: `archived \`old-banner\``, `restored …`, `tagged \`checkout\`
+ * payments, web and made Dan its owner`. The record is created, updated and deleted as tags, owner and archive
+ * change, so its action alone would read "created \`checkout\`" for a tag. Null for any other entry.
+ */
+function metaPhrase(entry: Entry, names: HistoryNames): string | null {
+  if (entry.collection !== 'flags' || entry.environment_id !== null) return null
+  const before = (entry.before ?? {}) as FlagMeta
+  const after = (entry.after ?? {}) as FlagMeta
+  const subject = code(entry.key)
+  if (after.archived && !before.archived) return `archived ${subject}`
+  if (before.archived && !after.archived) return `restored ${subject}`
+  const parts: string[] = []
+  const tags = after.tags ?? []
+  if (JSON.stringify(before.tags ?? []) !== JSON.stringify(tags)) {
+    parts.push(tags.length > 0 ? `tagged ${subject} ${tags.join(', ')}` : `removed the tags of ${subject}`)
+  }
+  const owner = after.owner ?? null
+  if ((before.owner ?? null) !== owner) {
+    const of = parts.length > 0 ? 'its owner' : `the owner of ${subject}`
+    parts.push(owner === null ? `removed ${of}` : `made ${names.user?.(owner) ?? `user #${owner}`} ${of}`)
+  }
+  return parts.length > 0 ? joined(parts) : `changed ${subject}`
+}
+
 /** `promote from Staging` (the service's promotion) or a promote route: the environment it came from, if named. */
 function promotedFrom(entry: Entry): string | null | undefined {
   const source = entry.source
@@ -81,7 +115,7 @@ function promotedFrom(entry: Entry): string | null | undefined {
  */
 export function sentenceOf(entry: Entry, names: HistoryNames = {}): string {
   const who = personOf(entry.actor?.name, names)
-  const what = changePhrase(entry)
+  const what = metaPhrase(entry, names) ?? changePhrase(entry)
   // Never an id: an environment the reader cannot name (the view is of one environment) goes unsaid.
   const envName = entry.environment_id === null ? null : (names.environment?.(entry.environment_id) ?? null)
   const where = envName === null ? '' : ` in ${envName}`

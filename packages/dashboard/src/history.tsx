@@ -77,7 +77,8 @@ export function History(props: { url: string; environmentName?: (id: string) => 
   const entries = useMemo(() => query.data?.pages.flatMap((p) => p.entries) ?? NO_ENTRIES, [query.data])
   const names = useMemo<HistoryNames>(() => {
     const byEmail = new Map((users.data ?? []).map((u) => [u.email, u.name || u.email]))
-    return { person: (email) => byEmail.get(email), environment: props.environmentName }
+    const byId = new Map((users.data ?? []).map((u) => [u.id, u.name || u.email]))
+    return { person: (email) => byEmail.get(email), user: (id) => byId.get(id), environment: props.environmentName }
   }, [users.data, props.environmentName])
   return (
     <section aria-label={props.title} className="history">

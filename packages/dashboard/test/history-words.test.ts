@@ -129,3 +129,52 @@ describe('a history entry as a sentence', () => {
     expect(changePhrase(removed)).toBe('removed the default value of `checkout`')
   })
 })
+
+describe('a flag’s project-level record (tags, owner, archive) as a sentence', () => {
+  const meta = (tags: string[], owner: number | null, archived: unknown = null) => ({
+    key: 'theme',
+    tags,
+    owner,
+    archived,
+  })
+  const metaEntry = (action: 'create' | 'update' | 'delete', before: unknown, after: unknown) =>
+    entry({
+      environment_id: null,
+      key: 'theme',
+      action,
+      before: before as Record<string, unknown> | null,
+      after: after as Record<string, unknown> | null,
+      changedFields: ['tags', 'owner'],
+      source: { type: 'api', route: 'PATCH /api/projects/:project_id/flags/:key/meta' },
+    })
+  const withUsers: HistoryNames = { ...names, user: (id) => ({ 2: 'Dan' })[id] }
+  const archive = { at: '2026-11-28T12:00:00.000Z', by: 'ann@example.com', flags: {} }
+
+  it('says what was tagged and who owns it, never "created"', () => {
+    expect(sentenceOf(metaEntry('create', null, meta(['payments', 'web'], 2)), withUsers)).toBe(
+      'Ann tagged `theme` payments, web and made Dan its owner',
+    )
+    expect(sentenceOf(metaEntry('update', meta(['web'], 2), meta([], 2)), withUsers)).toBe(
+      'Ann removed the tags of `theme`',
+    )
+    expect(sentenceOf(metaEntry('update', meta([], 2), meta([], null)), withUsers)).toBe(
+      'Ann removed the owner of `theme`',
+    )
+    expect(sentenceOf(metaEntry('update', meta([], null), meta([], 7)), withUsers)).toBe(
+      'Ann made user #7 the owner of `theme`',
+    )
+  })
+
+  it('says archived and restored, not created and deleted', () => {
+    expect(sentenceOf(metaEntry('create', null, meta([], null, archive)), withUsers)).toBe('Ann archived `theme`')
+    expect(sentenceOf(metaEntry('update', meta(['web'], 2), meta(['web'], 2, archive)), withUsers)).toBe(
+      'Ann archived `theme`',
+    )
+    expect(sentenceOf(metaEntry('delete', meta([], null, archive), null), withUsers)).toBe('Ann restored `theme`')
+  })
+
+  it('leaves a segment, which has no environment either, as it was', () => {
+    const segment = entry({ collection: 'segments', environment_id: null, key: 'beta', action: 'create', before: null })
+    expect(sentenceOf(segment, withUsers)).toBe('Ann created segment `beta`')
+  })
+})

@@ -60,28 +60,7 @@ export function createUsersRouter(runtime: ServiceRuntime, options: RouterOption
   router.patch('/:id', requireWorkspaceAdmin, ...body, (req, res) => patchUser(runtime, req, res))
   router.post('/:id/password', requireWorkspaceAdmin, ...body, (req, res) => resetPassword(runtime, req, res))
 
-  router.delete('/:id', requireWorkspaceAdmin, async (req, res) => {
-    const caller = userOf(req)
-    const { id, raw } = targetId(req)
-    await runtime.write(
-      async (trx, flags) => {
-        const user = await userById(trx, id)
-        if (!user) throw noUser(raw)
-        // The request is valid; the workspace's state refuses it, as for demoting the last admin.
-        if (await isLastAdmin(trx, user.role)) {
-          throw new HttpError('conflict', 'cannot delete the last admin: make another user admin first')
-        }
-        if (id === caller.id) throw new HttpError('validation_failed', 'you cannot delete yourself')
-        await deleteUser(trx, id)
-        const now = runtime.clock()
-        await recordPersonAudit(trx, flags, { at: now, actor: caller.id, action: 'user.deleted', user })
-        recordRevocation(flags, `user:${id}`, now) // their open streams end now
-      },
-      undefined,
-      req,
-    )
-    noContent(res)
-  })
+  router.delete('/:id', requireWorkspaceAdmin, (req, res) => removeUser(runtime, req, res))
 
   allowOnly(router, '/', 'GET, POST')
   allowOnly(router, '/:id', 'PATCH, DELETE')
@@ -148,6 +127,33 @@ async function resetPassword(runtime: ServiceRuntime, req: Request, res: Respons
       })
       recordPeopleEvent(flags, id, 'user.password_reset', now) // before the revocation: their streams hear why
       recordRevocation(flags, `user:${id}`, now)
+    },
+    undefined,
+    req,
+  )
+  noContent(res)
+}
+
+/**
+ * DELETE /api/users/:id: checks 404, then the last admin (409), then yourself (422); their sessions, tokens and
+ * memberships cascade, and their open streams end.
+ */
+async function removeUser(runtime: ServiceRuntime, req: Request, res: Response): Promise<void> {
+  const caller = userOf(req)
+  const { id, raw } = targetId(req)
+  await runtime.write(
+    async (trx, flags) => {
+      const user = await userById(trx, id)
+      if (!user) throw noUser(raw)
+      // The request is valid; the workspace's state refuses it, as for demoting the last admin.
+      if (await isLastAdmin(trx, user.role)) {
+        throw new HttpError('conflict', 'cannot delete the last admin: make another user admin first')
+      }
+      if (id === caller.id) throw new HttpError('validation_failed', 'you cannot delete yourself')
+      await deleteUser(trx, id)
+      const now = runtime.clock()
+      await recordPersonAudit(trx, flags, { at: now, actor: caller.id, action: 'user.deleted', user })
+      recordRevocation(flags, `user:${id}`, now) // their open streams end now
     },
     undefined,
     req,

@@ -67,6 +67,10 @@ export function changePhrase(
   return joined(rows.map((row, i) => fieldPhrase(row.field, row.before, row.after, i === 0 ? subject : null)))
 }
 
+/** An entry of a flag's project-level record: a flag's entry in no environment (a segment's is not a flag's). */
+export const isFlagMeta = (entry: Pick<Entry, 'collection' | 'environment_id'>) =>
+  entry.collection === 'flags' && entry.environment_id === null
+
 /** A flag's project-level record (`meta:<project>`): its tags, owner and archive, in no environment. */
 interface FlagMeta {
   tags?: string[]
@@ -80,7 +84,7 @@ interface FlagMeta {
  * change, so its action alone would read "created \`checkout\`" for a tag. Null for any other entry.
  */
 function metaPhrase(entry: Entry, names: HistoryNames): string | null {
-  if (entry.collection !== 'flags' || entry.environment_id !== null) return null
+  if (!isFlagMeta(entry)) return null
   const before = (entry.before ?? {}) as FlagMeta
   const after = (entry.after ?? {}) as FlagMeta
   const subject = code(entry.key)

@@ -3,7 +3,7 @@ import { useInfiniteQuery } from '@tanstack/react-query'
 import { type ReactNode, useMemo } from 'react'
 import { api } from './api.js'
 import { ErrorLine } from './error-line.js'
-import { type HistoryNames, sentenceOf } from './history-words.js'
+import { type HistoryNames, isFlagMeta, sentenceOf } from './history-words.js'
 import { queryKeys } from './query-keys.js'
 import { useUsers } from './use-users.js'
 
@@ -54,6 +54,12 @@ function SentenceText(props: { text: string }) {
   return parts
 }
 
+/**
+ * The fields listed under an update's sentence: an archive's record (every environment's definition, kept for the
+ * restore) is the sentence's "archived", never a line of JSON.
+ */
+const shownFields = (e: Entry) => (isFlagMeta(e) ? e.changedFields.filter((f) => f !== 'archived') : e.changedFields)
+
 /** The page of `url` that starts at `cursor` (a previous page's `nextCursor`). */
 const pageUrl = (url: string, cursor: string | null) =>
   cursor === null ? url : `${url}${url.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`
@@ -102,7 +108,7 @@ export function History(props: { url: string; environmentName?: (id: string) => 
             </p>
             {e.action === 'update' ? (
               <ul className="changes">
-                {e.changedFields.map((f) => (
+                {shownFields(e).map((f) => (
                   <li key={f}>
                     {f}: <del>{field(e.before, f)}</del> → <ins>{field(e.after, f)}</ins>
                   </li>

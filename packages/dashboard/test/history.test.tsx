@@ -117,6 +117,24 @@ describe('history rows', () => {
     expect(screen.queryByRole('button', { name: 'Load older changes' })).toBeNull()
   })
 
+  it('says a flag was archived, never listing the archive record as JSON', async () => {
+    const url = '/api/projects/p1/changes?limit=50'
+    const archived = { at: '2026-11-28T12:00:00.000Z', by: 'bob@example.com', flags: { prod: { key: 'theme' } } }
+    const archive = entry({
+      environment_id: null,
+      key: 'theme',
+      before: { key: 'theme', tags: ['web'], owner: 1, archived: null },
+      after: { key: 'theme', tags: ['web'], owner: 1, archived },
+      changedFields: ['archived'],
+      source: { type: 'api', route: 'POST /api/projects/:project_id/flags/:key/archive' },
+    })
+    serve({ [url]: { entries: [archive], nextCursor: null } })
+    render(<History url={url} title="Changes in P1" environmentName={() => 'Production'} />, { wrapper: QueryWrapper })
+    await settle()
+    expect(rowTexts()).toEqual([expect.stringMatching(/^Bob archived theme/)])
+    expect(document.querySelector('ul.changes')?.textContent ?? '').not.toContain('"at"')
+  })
+
   it("shows the service's error and code when the history cannot be read, not an empty history", async () => {
     const body = { error: 'project not found or not visible to you', code: 'not_found' }
     vi.stubGlobal('fetch', async (input: RequestInfo | URL) =>

@@ -35,6 +35,14 @@ describe.each(DIALECTS)('people events on dashboard streams on %s', (dialect) =>
     named.close()
   })
 
+  it('an SDK key with an empty environment_id is told it is for dashboards (403), not that it names another', async () => {
+    const res = await h.call('/stream?environment_id=', { headers: { Authorization: `Bearer ${h.defaultSdkKey}` } })
+    expect(res).toMatchObject({ status: 403, body: { code: 'forbidden' } })
+    expect(res.body.error).toBe(
+      'an empty environment_id (people events alone) is for dashboard sessions; an SDK key streams its own environment: drop environment_id',
+    )
+  })
+
   it('a role or name change reaches every dashboard stream as people {user_id, action}', async () => {
     const id = await h.createUser({ email: 'bob@example.com', role: 'editor', password: 'password-123' })
     const bob = await h.login('bob@example.com', 'password-123')

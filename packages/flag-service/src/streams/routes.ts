@@ -33,15 +33,7 @@ export function createStreamRouter(runtime: ServiceRuntime, streams: FlagStreams
     const head = req.method === 'HEAD'
     if (caller.kind === 'sdk_key' && caller.sdkKey) {
       const key = caller.sdkKey
-      // An SDK key streams its own environment. Naming another one is a misconfigured SDK: refused, not re-scoped
-      // (it would evaluate the key's environment while its owner believes it follows the one named).
-      const named = req.query.environment_id
-      if (named !== undefined && named !== key.environmentId) {
-        throw new HttpError(
-          'forbidden',
-          `this SDK key belongs to environment ${key.environmentId}; environment_id names another (drop it or use that environment's key)`,
-        )
-      }
+      refuseOtherEnvironment(req.query.environment_id, key.environmentId)
       if (head) return streams.answerHead(req, res)
       await streams.current()
       await streams.openEnvironmentStream(req, res, key) // bootstrap (or resume) and subscription in one tick
@@ -120,6 +112,26 @@ function currentUser(
     if (caller.kind === 'pat' && caller.tokenId !== undefined)
       return tokenUser(runtime.knex, caller.tokenId, runtime.clock())
     return undefined
+  }
+}
+
+/**
+ * An SDK key streams its own environment. Naming another one is a misconfigured SDK: refused, not re-scoped (it would
+ * evaluate the key's environment while its owner believes it follows the one named); an empty one asks for a
+ * dashboard's people events, which no SDK gets.
+ */
+function refuseOtherEnvironment(named: unknown, own: string): void {
+  if (named === '') {
+    throw new HttpError(
+      'forbidden',
+      'an empty environment_id (people events alone) is for dashboard sessions; an SDK key streams its own environment: drop environment_id',
+    )
+  }
+  if (named !== undefined && named !== own) {
+    throw new HttpError(
+      'forbidden',
+      `this SDK key belongs to environment ${own}; environment_id names another (drop it or use that environment's key)`,
+    )
   }
 }
 

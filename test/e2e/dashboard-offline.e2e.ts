@@ -125,6 +125,21 @@ describe('the dashboard offline', () => {
     expect(await serverState()).toBe(false)
   })
 
+  it('opens pages whose code it has not loaded yet, from the service worker, while offline', async () => {
+    // Only the flags page is in the entry chunk: the other pages' chunks were never requested by this page, so
+    // they come from what the worker precached at install (shell.json lists every chunk).
+    const loaded = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name))
+    expect(loaded.filter((name) => /\/assets\/(environments|users)-[\w-]+\.js$/.test(name))).toEqual([])
+    await page.getByRole('tab', { name: 'Environments' }).click()
+    await page.locator('ul.environments').getByText('Production').first().waitFor()
+    await page.getByRole('link', { name: 'Users', exact: true }).click()
+    await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
+    expect(await page.locator('#connection').getAttribute('data-state')).toBe('offline')
+    await page.getByRole('link', { name: 'Default' }).click()
+    await page.getByRole('switch', { name: 'night-mode in Production' }).waitFor()
+    expect(errors).toEqual([])
+  })
+
   it('delivers the queued toggle through the sync route once back online', async () => {
     await goOnline(context)
     await expect.poll(serverState, WITHIN).toBe(true)

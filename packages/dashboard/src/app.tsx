@@ -1,16 +1,15 @@
+import { Suspense } from 'react'
 import { Link } from 'wouter'
-import { Account } from './account.js'
 import { ErrorLine } from './error-line.js'
+import { Account, Tokens, Users } from './lazy-pages.js'
 import { Login } from './login.js'
 import { ProjectPage } from './project-page.js'
 import { Projects } from './projects.js'
 import { type Route, useRoute } from './route.js'
 import { SessionEventsContext, useSessionFollow } from './session-events.js'
-import { Tokens } from './tokens.js'
 import type { Me, Project } from './types.js'
 import { useProjects } from './use-projects.js'
 import { useSession } from './use-session.js'
-import { Users } from './users.js'
 
 const NO_PROJECTS: Project[] = []
 
@@ -49,7 +48,9 @@ export function App() {
       <div className="layout">
         <Projects me={me} projects={projects} currentId={route.projectId} offline={offline} />
         <main id="main" tabIndex={-1}>
-          <MainView me={me} route={route} projects={projects} offline={offline} />
+          <Suspense fallback={<p className="loading">Loading…</p>}>
+            <MainView me={me} route={route} projects={projects} offline={offline} />
+          </Suspense>
         </main>
       </div>
     </SessionEventsContext.Provider>

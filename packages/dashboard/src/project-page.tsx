@@ -1,23 +1,26 @@
-import { useState } from 'react'
-import { Members, SdkKeys } from './access.js'
+import { Suspense, useState } from 'react'
 import { api } from './api.js'
-import { ChangeRequests } from './change-requests.js'
-import { Compare } from './compare.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
-import { Environments } from './environments.js'
 import { ErrorLine } from './error-line.js'
 import { FlagsPanel } from './flags-panel.js'
-import { ProjectHistory } from './history-filters.js'
-import { ImpressionsPanel } from './impressions-panel.js'
+import {
+  ChangeRequests,
+  Compare,
+  Environments,
+  ImpressionsPanel,
+  Members,
+  ProjectHistory,
+  SdkKeys,
+  TestUser,
+  Webhooks,
+} from './lazy-pages.js'
 import type { LiveFlags } from './live-flags.js'
 import { useProjectData, useProjectStream } from './project-data.js'
 import { queryKeys } from './query-keys.js'
 import { navigate, projectPath } from './route.js'
 import { Schedules } from './schedules.js'
-import { TestUser } from './test-user.js'
 import type { Environment, Me, Member, Project, Role } from './types.js'
 import { useServiceWrite } from './use-projects.js'
-import { Webhooks } from './webhooks.js'
 
 const TABS = [
   ['flags', 'Flags'],
@@ -76,7 +79,9 @@ export function ProjectPage(props: ProjectPageProps) {
       <ErrorLine errors={[props.offline ? null : data.error]} />
       <ProjectTabs projectId={project.id} tab={props.tab} />
       <div role="tabpanel" id={`panel-${props.tab}`} aria-labelledby={`tab-${props.tab}`}>
-        <ProjectSection page={props} access={access} environments={data.environments} live={live} />
+        <Suspense fallback={<p className="loading">Loading…</p>}>
+          <ProjectSection page={props} access={access} environments={data.environments} live={live} />
+        </Suspense>
       </div>
       {dialog === 'rename' ? <RenameProject project={project} onClose={() => setDialog(null)} /> : null}
       {dialog === 'delete' ? (

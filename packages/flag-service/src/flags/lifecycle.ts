@@ -153,8 +153,16 @@ export async function listArchived(knex: Knex, scope: LifecycleScope, query: Fla
   return out
 }
 
-/** Reads the list query; a value other than `true`/`false`, or a malformed tag, is a 422 naming the parameter. */
+/** The list's parameters: another (`?stale[]=true`, `?tags=a`) is a 422 naming it, not a list that ignores it. */
+const LIST_PARAMETERS = new Set(['tag', 'stale', 'archived'])
+
+/**
+ * Reads the list query; a value other than `true`/`false`, a malformed tag, or a parameter the list does not read
+ * is a 422 naming the parameter.
+ */
 export function flagListQueryOf(query: Record<string, unknown>): FlagListQuery {
+  const unknown = Object.keys(query).find((name) => !LIST_PARAMETERS.has(name))
+  if (unknown !== undefined) throw badQuery(unknown, 'unknown parameter: send tag, stale or archived')
   const raw = query.tag === undefined ? [] : Array.isArray(query.tag) ? query.tag : [query.tag]
   const tags = raw.map((t) => (typeof t === 'string' ? t.trim().toLowerCase() : ''))
   if (tags.some((t) => !TAG_PATTERN.test(t))) throw badQuery('tag', TAG_MESSAGE)

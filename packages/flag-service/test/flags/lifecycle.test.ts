@@ -120,6 +120,8 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
       ['?tag=Not%20a%20tag', 'tag'],
       ['?stale=yes', 'stale'],
       ['?archived=1', 'archived'],
+      ['?stale[]=true', 'stale[]'],
+      ['?tags=web', 'tags'],
     ] as const) {
       const res = await h.call(flagsPath(p.staging, query), { as: h.admin })
       expect([res.status, pathsOf(res.body)]).toEqual([422, [path]])

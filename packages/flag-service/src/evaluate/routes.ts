@@ -1,8 +1,10 @@
 import { type Explanation, explain } from '@flagsync/evaluation'
-import type { EvaluableFlag } from '@flagsync/protocol'
+import type { EvaluableFlag, Issue } from '@flagsync/protocol'
 import { parseOr422 } from '@flagsync/server-kit'
 import { Router } from 'express'
 import { environmentOf, requireProjectRole } from '../auth/guards.js'
+import { environmentIssues } from '../flags/checks.js'
+import { type ServiceFlag, unprocessable } from '../flags/model.js'
 import { allowOnly, jsonBodyFor, type RouterOptions } from '../http.js'
 import type { FlagStreams } from '../streams/flag-streams.js'
 import { snapshotFlags } from '../streams/snapshot-flags.js'
@@ -26,6 +28,7 @@ export function createEvaluateRouter(streams: FlagStreams, options: RouterOption
     const saved = snapshotFlags(streams, env.id, env.projectId)
     const byKey = new Map(saved.map((f) => [f.key, f]))
     const draftByKey = new Map((drafts ?? []).map((d) => [d.key, d]))
+    assertDraftsFit(drafts ?? [], byKey, (segment) => streams.hasSegment(env.projectId, segment))
     for (const draft of draftByKey.values())
       byKey.set(draft.key, streams.sdkView(draft, env.projectId) as EvaluableFlag)
     const getFlag = (key: string) => byKey.get(key)
@@ -46,6 +49,30 @@ export function createEvaluateRouter(streams: FlagStreams, options: RouterOption
   })
   allowOnly(router, '/', 'POST')
   return router
+}
+
+/**
+ * Unsaved flags are evaluated only where they could be saved: a key sent twice, a segment the project does not
+ * have, a prerequisite neither saved here nor sent alongside (or the other checks of a save) is a 422 naming
+ * `flags[i].<field>`, rather than an answer for a flag that cannot exist.
+ */
+function assertDraftsFit(
+  drafts: ServiceFlag[],
+  saved: ReadonlyMap<string, EvaluableFlag>,
+  hasSegment: (key: string) => boolean,
+): void {
+  const environment = new Map(saved as ReadonlyMap<string, unknown> as ReadonlyMap<string, ServiceFlag>)
+  for (const draft of drafts) environment.set(draft.key, draft)
+  const seen = new Set<string>()
+  const issues = drafts.flatMap((draft, i): Issue[] => {
+    if (seen.has(draft.key)) return [{ path: `flags[${i}].key`, message: `${JSON.stringify(draft.key)} is sent twice` }]
+    seen.add(draft.key)
+    return environmentIssues(draft, environment, { has: hasSegment }).map((issue) => ({
+      path: `flags[${i}].${issue.path}`,
+      message: issue.message,
+    }))
+  })
+  if (issues.length > 0) throw unprocessable('evaluation request', issues)
 }
 
 function entryOf(key: string, e: Explanation, flag: EvaluableFlag): EvaluatedFlag {

@@ -38,10 +38,10 @@ const prerequisitesOf = (flag: ServiceFlag | undefined) => flag?.prerequisites ?
  * - a prerequisite cycle through the candidate;
  * - another flag requiring a value of the candidate that its (new) flag_type cannot serve.
  */
-function environmentIssues(
+export function environmentIssues(
   candidate: ServiceFlag,
   flags: ReadonlyMap<string, ServiceFlag>,
-  segments: ReadonlySet<string>,
+  segments: Pick<ReadonlySet<string>, 'has'>,
 ): Issue[] {
   const issues: Issue[] = []
   candidate.rules.forEach((rule, i) => {

@@ -217,6 +217,37 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/evaluate on %s', (dialec
     expect(res.body.issues[0].path).toBe('flags[0].default_value')
   })
 
+  it('refuses unsaved flags that saving would refuse here: unknown segments and prerequisites, a key twice', async () => {
+    const cases: Array<[unknown[], string]> = [
+      [[{ key: 'theme', is_enabled: true, rules: [{ segment_key: 'nobody' }] }], 'flags[0].rules[0].segment_key'],
+      [
+        [{ key: 'fresh', is_enabled: true, prerequisites: [{ flag_key: 'missing' }] }],
+        'flags[0].prerequisites[0].flag_key',
+      ],
+      [
+        [
+          { key: 'gate', is_enabled: true },
+          { key: 'gate', is_enabled: false },
+        ],
+        'flags[1].key',
+      ],
+    ]
+    for (const [flags, path] of cases) {
+      const res = await evaluate({ context: {}, flags })
+      expect([res.status, res.body.code, res.body.issues?.[0]?.path], path).toEqual([422, 'validation_failed', path])
+    }
+    // A prerequisite on another unsaved flag of the same call is there to be evaluated.
+    const pair = [
+      { key: 'fresh-gate', is_enabled: true },
+      { key: 'fresh', is_enabled: true, prerequisites: [{ flag_key: 'fresh-gate' }] },
+    ]
+    const res = await evaluate({ context: {}, keys: ['fresh'], flags: pair })
+    expect([res.status, res.body.flags]).toEqual([
+      200,
+      [{ key: 'fresh', value: true, variant: null, reason: 'DEFAULT' }],
+    ])
+  })
+
   it('answers an unknown key with FLAG_NOT_FOUND and a split without user_id with its error', async () => {
     const res = await evaluate({ context: { country: 'DE' }, keys: ['nope', 'gate'] })
     expect(res.status).toBe(200)

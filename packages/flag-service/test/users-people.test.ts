@@ -192,6 +192,24 @@ describe.each(DIALECTS)('people management on %s', (dialect) => {
       await h.login('eve@example.com', 'brand-new-pass')
     })
 
+    it('refuses resetting your own (422): your own password changes with the current one', async () => {
+      const before = await h.dump()
+      const res = await h.call(`/api/users/${h.adminId}/password`, {
+        method: 'POST',
+        as: h.admin,
+        body: { password: 'taken-over-123' },
+      })
+      expect(res).toMatchObject({
+        status: 422,
+        body: {
+          code: 'validation_failed',
+          error: 'you cannot reset your own password: change it with your current one (POST /api/auth/password)',
+        },
+      })
+      expect(await h.dump()).toEqual(before)
+      expect((await h.call('/api/auth/me', { as: h.admin })).status).toBe(200)
+    })
+
     it('refuses a password with an unpaired surrogate, which hashing would turn into U+FFFD (422)', async () => {
       const id = await h.createUser({ email: 'eve@example.com', role: 'editor', password: 'password-123' })
       const before = await h.dump()

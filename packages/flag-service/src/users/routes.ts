@@ -102,13 +102,20 @@ async function patchUser(runtime: ServiceRuntime, req: Request, res: Response): 
 }
 
 /**
- * POST /api/users/:id/password: an admin sets a user's password. Every session and personal access token of
+ * POST /api/users/:id/password: an admin sets another user's password. Every session and personal access token of
  * that user ends in the same transaction, their open streams close, and a login lockout of theirs ends (the usual
  * reason for a reset is a person who cannot sign in).
  */
 async function resetPassword(runtime: ServiceRuntime, req: Request, res: Response): Promise<void> {
   const caller = userOf(req)
   const { id, raw } = targetId(req)
+  // Your own needs the current one: a borrowed session must not set a new password, nor end every session, unasked.
+  if (id === caller.id) {
+    throw new HttpError(
+      'validation_failed',
+      'you cannot reset your own password: change it with your current one (POST /api/auth/password)',
+    )
+  }
   const input = parseOr422(resetPasswordSchema, req.body, 'password reset')
   const passwordHash = await hashPassword(input.password)
   await runtime.write(

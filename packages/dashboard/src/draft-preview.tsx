@@ -1,5 +1,6 @@
 import { useDeferredValue, useMemo } from 'react'
 import { errorText } from './api.js'
+import { CodeText } from './code-text.js'
 import type { BuiltFlag } from './flag-draft.js'
 import { type DecidingFlag, decisionText, type Evaluated, loadTestContext } from './test-context.js'
 import { useEvaluation } from './use-evaluate.js'
@@ -66,7 +67,7 @@ function PreviewLine(props: {
         {entry ? (
           <>
             <code className="preview-value">{JSON.stringify(entry.value)}</code> ({entry.reason.toLowerCase()},{' '}
-            {decisionText(entry, props.flag)})
+            <CodeText text={decisionText(entry, props.flag)} />)
           </>
         ) : props.error ? (
           <span className="error">{typeof props.error === 'string' ? props.error : errorText(props.error)}</span>

@@ -1,5 +1,6 @@
 import { describeFlag } from '@flagsync/evaluation'
 import { memo, useCallback, useRef } from 'react'
+import { CodeText } from './code-text.js'
 import { CellLifecycle, RowTags } from './flag-lifecycle.js'
 import type { FlagRow, FlagsByEnvironment } from './flag-view.js'
 import { useRowWindow } from './row-window.js'
@@ -191,7 +192,9 @@ function FlagCell(
       >
         {flag.is_enabled ? 'On' : 'Off'}
       </button>
-      <span className="served">{describeFlag(props.described)}</span>
+      <span className="served">
+        <CodeText text={describeFlag(props.described)} />
+      </span>
       <CellLifecycle meta={props.meta} envId={env.id} now={props.now} />
       <button
         type="button"

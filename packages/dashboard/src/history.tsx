@@ -1,7 +1,8 @@
 import type { AuditEntryWire, ServiceAuditEntryWire, ServiceAuditPageWire } from '@flagsync/protocol'
 import { useInfiniteQuery } from '@tanstack/react-query'
-import { type ReactNode, useMemo } from 'react'
+import { useMemo } from 'react'
 import { api } from './api.js'
+import { CodeText } from './code-text.js'
 import { ErrorLine } from './error-line.js'
 import { type HistoryNames, isFlagMeta, sentenceOf } from './history-words.js'
 import { queryKeys } from './query-keys.js'
@@ -38,21 +39,6 @@ export function sourceOf(entry: Pick<AuditEntryWire, 'source'>): string {
 
 const field = (flag: unknown, name: string) =>
   flag && typeof flag === 'object' && name in flag ? JSON.stringify((flag as Record<string, unknown>)[name]) : '—'
-
-/** A key between backticks in a sentence (`sentenceOf` quotes flag and segment keys so). */
-const QUOTED_KEY = /`([A-Za-z0-9_-]+)`/g
-
-/** A sentence as the reader sees it: each quoted key set as code, never a raw backtick. */
-function SentenceText(props: { text: string }) {
-  const parts: ReactNode[] = []
-  let at = 0
-  for (const m of props.text.matchAll(QUOTED_KEY)) {
-    parts.push(props.text.slice(at, m.index), <code key={m.index}>{m[1]}</code>)
-    at = m.index + m[0].length
-  }
-  parts.push(props.text.slice(at))
-  return parts
-}
 
 /**
  * The fields listed under an update's sentence: an archive's record (every environment's definition, kept for the
@@ -96,7 +82,7 @@ export function History(props: { url: string; environmentName?: (id: string) => 
           <li key={`${e.environment_id ?? ''}-${e.revision}`} data-revision={e.revision}>
             <p>
               <strong className="sentence">
-                <SentenceText text={sentenceOf(e, names)} />
+                <CodeText text={sentenceOf(e, names)} />
               </strong>
               {inFlagHistory && e.collection === 'segments' ? ', a segment this flag uses' : ''}
               <br />

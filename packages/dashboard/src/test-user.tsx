@@ -1,5 +1,6 @@
 import { type FormEvent, useState, useSyncExternalStore } from 'react'
 import { ApiError, errorText } from './api.js'
+import { CodeText } from './code-text.js'
 import { type ContextDraft, ContextEditor, contextDraftOf, readContextDraft } from './context-editor.js'
 import { ErrorLine } from './error-line.js'
 import type { LiveFlags } from './live-flags.js'
@@ -127,7 +128,7 @@ function AnswerRow(props: { answer: Evaluated; flag: Flag | undefined }) {
       <td data-label="Variant">{answer.variant === null ? '—' : Number(answer.variant) + 1}</td>
       <td data-label="Reason">{answer.reason}</td>
       <td className="answer-why" data-label="Why">
-        {decisionText(answer, props.flag)}
+        <CodeText text={decisionText(answer, props.flag)} />
       </td>
     </tr>
   )

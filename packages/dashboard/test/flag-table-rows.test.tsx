@@ -76,7 +76,7 @@ describe('the flag table under live updates', () => {
     rerender(table(rowsOf(changed), (envId, key) => edits.push(`${envId}/${key}`)))
     expect(described.count).toBe(2)
     expect(document.querySelector('tr[data-flag="flag-7"] td[data-env="prod"] .served')?.textContent).toBe(
-      '30 % get `true`, the rest `false`',
+      '30 % get true, the rest false',
     )
     // A row that did not render again still calls the newest onEdit.
     ;(document.querySelector('button[aria-label="Edit flag-3 in dev"]') as HTMLButtonElement).click()
@@ -152,11 +152,11 @@ describe('the flag table’s sentences', () => {
     )
     const { rerender } = render(table(saved))
     const cell = () => document.querySelector('tr[data-flag="beta"] td[data-env="prod"] .served')?.textContent
-    expect(cell()).toBe('Users matching rule 1 (in segment `staff`) get `false`; everyone else gets `true`')
+    expect(cell()).toBe('Users matching rule 1 (in segment staff) get false; everyone else gets true')
     // A saved copy of another revision is not what the stream shows: the stream's copy is described.
     rerender(table({ ...saved, revision: 6 }))
     expect(cell()).toBe(
-      'Users matching rule 1 (email ends with @acme.test) get `false`; those matching rule 2 (email starts with ops.) get `false`; everyone else gets `true`',
+      'Users matching rule 1 (email ends with @acme.test) get false; those matching rule 2 (email starts with ops.) get false; everyone else gets true',
     )
   })
 })

@@ -59,11 +59,15 @@ describe('the flag table', () => {
         onEdit={() => {}}
       />,
     )
-    const cell = (slug: string) => document.querySelector(`td[data-env="${slug}"] .served`)?.textContent
+    const served = (slug: string) => document.querySelector(`td[data-env="${slug}"] .served`)
+    const cell = (slug: string) => served(slug)?.textContent
     expect(cell('prod')).toBe(
-      'Users matching rule 1 (country is NL) get `false`; of everyone else, 25 % get `true`, the rest `false`',
+      'Users matching rule 1 (country is NL) get false; of everyone else, 25 % get true, the rest false',
     )
-    expect(cell('dev')).toBe('Off: everyone gets `false`')
+    expect(cell('dev')).toBe('Off: everyone gets false')
+    // The values the sentence quotes are set as code, never shown with their backticks.
+    const codes = [...(served('prod')?.querySelectorAll('code') ?? [])].map((c) => c.textContent)
+    expect(codes).toEqual(['false', 'true', 'false'])
     expect(screen.getByRole('switch', { name: 'theme in Production' }).textContent).toBe('On')
   })
 

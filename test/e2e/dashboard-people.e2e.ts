@@ -207,6 +207,29 @@ describe('people pages with two people', () => {
     await screenshot(alice, 'dashboard-people-06-activity')
   })
 
+  it("adds and deletes Carol: Bob's open Users page follows, the activity names her after she is gone", async () => {
+    await bob.goto(`${service.url}/users`)
+    await expect.poll(() => bob.locator('tr[data-user]').count(), WITHIN).toBe(2)
+    await mark(bob)
+    await alice.getByRole('button', { name: 'New user' }).click()
+    const create = alice.getByRole('dialog', { name: 'New user' })
+    await create.getByLabel('Name').fill('Carol Chen')
+    await create.getByLabel('Email').fill('carol@example.com')
+    await create.getByLabel('Password').fill('carol e2e password')
+    await create.getByRole('button', { name: 'Create user' }).click()
+    await expect.poll(() => bob.locator('tr[data-user]').count(), AT_ONCE).toBe(3)
+    await alice.getByRole('button', { name: 'Delete user carol@example.com' }).click()
+    await alice.getByRole('dialog').getByRole('button', { name: 'Delete user' }).click()
+    await expect.poll(() => bob.locator('tr[data-user]').count(), AT_ONCE).toBe(2)
+    expect(await marked(bob)).toBe('unreloaded')
+    await expect
+      .poll(async () => (await activity(alice)).slice(0, 2), WITHIN)
+      .toEqual([
+        'Alice Admin deleted Carol Chen (carol@example.com)',
+        'Alice Admin added Carol Chen (carol@example.com) as viewer',
+      ])
+  })
+
   it('reads at 390 px without sideways scrolling, axe-clean', async () => {
     for (const [page, path, name] of [
       [alice, '/users', 'dashboard-people-07-users-390px'],

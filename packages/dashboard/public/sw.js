@@ -10,8 +10,7 @@ self.addEventListener('install', (event) => {
       .then((res) => res.json())
       .then(async (files) => {
         // The list names hashed files, so it is its own version: a new build gets a new cache.
-        const version = files.join('|').length.toString(36) + files.filter((f) => f.includes('-')).join('').length
-        const cache = await caches.open(`${CACHE_PREFIX}${await digest(files.join('\n'))}${version ? '' : ''}`)
+        const cache = await caches.open(`${CACHE_PREFIX}${await digest(files.join('\n'))}`)
         await cache.addAll(files.map((path) => new Request(path, { cache: 'reload' })))
       })
       .then(() => self.skipWaiting()),
@@ -35,6 +34,8 @@ self.addEventListener('activate', (event) => {
             ),
           ),
       )
+      // A navigation's network request starts while the worker is still starting up (`preloadResponse`).
+      .then(() => self.registration.navigationPreload?.enable())
       .then(() => self.clients.claim()),
   )
 })
@@ -45,18 +46,27 @@ self.addEventListener('fetch', (event) => {
   const url = new URL(request.url)
   if (url.origin !== self.location.origin) return
   if (NEVER_CACHED.some((prefix) => url.pathname === prefix || url.pathname.startsWith(prefix))) return
-  // Navigations get the shell's index.html (the app routes on the client); assets come from the cache first.
-  const key = request.mode === 'navigate' ? '/' : request
-  event.respondWith(
-    caches.keys().then(async (keys) => {
-      for (const name of keys.filter((k) => k.startsWith(CACHE_PREFIX)).reverse()) {
-        const hit = await (await caches.open(name)).match(key, { ignoreSearch: true })
-        if (hit) return request.mode === 'navigate' ? fetch(request).catch(() => hit) : hit
-      }
-      return fetch(request)
-    }),
-  )
+  // Navigations: the network's index.html (preloaded), else the shell's; the app routes on the client.
+  if (request.mode === 'navigate') {
+    event.respondWith(
+      Promise.resolve(event.preloadResponse)
+        .then((preloaded) => preloaded ?? fetch(request))
+        .catch(() => newestShell()),
+    )
+    return
+  }
+  // Assets have hashed names: whichever cache holds one holds the right bytes, in one lookup across the caches.
+  event.respondWith(caches.match(request, { ignoreSearch: true }).then((hit) => hit ?? fetch(request)))
 })
+
+/** index.html of the newest cache (offline navigations); an error response when no cache has one. */
+async function newestShell() {
+  for (const name of (await caches.keys()).filter((k) => k.startsWith(CACHE_PREFIX)).reverse()) {
+    const hit = await (await caches.open(name)).match('/')
+    if (hit) return hit
+  }
+  return Response.error()
+}
 
 async function digest(text) {
   const bytes = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))

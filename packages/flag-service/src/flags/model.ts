@@ -16,7 +16,7 @@ import {
 } from '@flagsync/protocol'
 import { HttpError, parseOr422 } from '@flagsync/server-kit'
 import { z } from 'zod'
-import { isPlainText, PLAIN_TEXT_MESSAGE } from '../schemas.js'
+import { nameSchema } from '../schemas.js'
 
 /** A flag as stored and answered by the dashboard routes: the flag service's Flag, every default filled in. */
 export type ServiceFlag = FullFlag
@@ -185,12 +185,8 @@ const segmentRuleSchema = z.strictObject({
 })
 export type SegmentRule = z.infer<typeof segmentRuleSchema>
 
-const segmentName = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(100, 'must be at most 100 characters')
-  .refine(isPlainText, PLAIN_TEXT_MESSAGE) // a name, as the service's others
+/** A segment's name follows the service's one rule for names (plain text, no bidirectional controls). */
+const segmentName = nameSchema
 const segmentDescription = z.string().max(LIMITS.descriptionLength).nullable()
 const segmentRules = z.array(segmentRuleSchema).max(MAX_SEGMENT_RULES)
 

@@ -95,6 +95,10 @@ describe.each(DIALECTS)('segments on %s', (dialect) => {
       { path: 'name', message: 'must not contain control characters or unpaired surrogates' },
     ])
     expect((await api.patch('beta', { name: 'a\nb' })).status).toBe(422)
+    // ...and no bidirectional override, which would reverse the rest of a history sentence naming the segment.
+    expect((await api.patch('beta', { name: 'staff \u202Eevil' })).body.issues).toEqual([
+      expect.objectContaining({ path: 'name', message: expect.stringMatching(/bidirectional/) }),
+    ])
     expect((await api.create({ key: 'k', name: 'x', rules: [{ segment_key: 'beta' }] })).status).toBe(422)
     expect(
       (await api.create({ key: 'k', name: 'x', rules: [{ attribute: 'a', operator: 'equals', values: [] }] })).status,

@@ -6,7 +6,7 @@ import { projectOf, requireProjectRole } from '../auth/guards.js'
 import { allowOnly, jsonBodyFor, type RouterOptions } from '../http.js'
 import type { ServiceRuntime } from '../service-runtime.js'
 import { archiveFlag, restoreFlag } from './archive.js'
-import { applyMeta, type FlagMeta, flagInProject, metaPatchSchema } from './meta.js'
+import { applyMeta, type FlagMeta, flagInProject, lifecycleActionSchema, metaPatchSchema } from './meta.js'
 
 const noFlag = (key: string) =>
   new HttpError('not_found', `no flag ${JSON.stringify(key)} in any environment of this project`)
@@ -47,7 +47,8 @@ export function createFlagLifecycleRouter(runtime: ServiceRuntime, options: Rout
     res.json(metaJson(meta))
   })
 
-  router.post('/:key/archive', requireProjectRole('editor'), async (req, res) => {
+  router.post('/:key/archive', requireProjectRole('editor'), ...body, async (req, res) => {
+    parseOr422(lifecycleActionSchema, req.body, 'archive')
     const project = projectOf(req)
     const key = keyOf(req)
     const audit = await auditOf(runtime.knex, req)
@@ -60,7 +61,8 @@ export function createFlagLifecycleRouter(runtime: ServiceRuntime, options: Rout
     res.json({ ...metaJson(meta), archived: { at, by: audit.actor ?? null, environments } })
   })
 
-  router.post('/:key/restore', requireProjectRole('editor'), async (req, res) => {
+  router.post('/:key/restore', requireProjectRole('editor'), ...body, async (req, res) => {
+    parseOr422(lifecycleActionSchema, req.body, 'restore')
     const project = projectOf(req)
     const key = keyOf(req)
     const { result, changes } = await runtime.commit(

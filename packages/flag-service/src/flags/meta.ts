@@ -42,6 +42,12 @@ export const metaPatchSchema = metaFieldsSchema.refine((v) => v.tags !== undefin
   when: (payload) => payload.issues.length === 0,
 })
 
+/**
+ * The body of archive and restore: none (or `{}`). Both act on every environment of the project, so a field such as
+ * `environments` is a 422 naming it rather than a request obeyed for more than it asked.
+ */
+export const lifecycleActionSchema = z.strictObject({}).optional()
+
 /** An archived flag: when, by whom, and its definition in each environment it was in (by environment id). */
 export interface Archived {
   at: string

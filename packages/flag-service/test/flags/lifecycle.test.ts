@@ -279,6 +279,12 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
     expect([needed.status, needed.body.dependents]).toEqual([409, ['child']])
     expect((await h.call(lifecycle(q.id, 'ghost', 'archive'), { method: 'POST', as: h.admin })).status).toBe(404)
     expect((await h.call(lifecycle(q.id, 'no key!', 'archive'), { method: 'POST', as: h.admin })).status).toBe(404)
+    // Both act on every environment and read no body: one asking for less is refused, not obeyed in full.
+    for (const action of ['archive', 'restore']) {
+      const body = { environments: [q.staging] }
+      const scoped = await h.call(lifecycle(q.id, 'child', action), { method: 'POST', as: h.admin, body })
+      expect([action, scoped.status, pathsOf(scoped.body)]).toEqual([action, 422, ['environments']])
+    }
     expect(await snapshotOfDatabase(h)).toEqual(before)
 
     await putFlag(h, q.production, { key: 'guarded', is_enabled: true })

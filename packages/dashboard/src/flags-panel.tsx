@@ -55,8 +55,12 @@ export function FlagsPanel(props: FlagsPanelProps) {
   const access = flagEditAccess(props.role, props.offline, queued.outbox !== null)
   const { error, toggle } = useFlagToggle(live, props.offline, queued.outbox)
   const defaultEnv = props.environments.find((e) => e.is_default) ?? props.environments[0]
-  const rows = flagRows(shown, envIds, filter, editable)
-  const tags = [...new Set(rows.flatMap((r) => r.meta?.tags ?? []).concat(filter.tag ? [filter.tag] : []))].sort()
+  // Grouping 1 000 flags by key takes ~20 ms: once per change of the flags or the filter, not on every render.
+  const rows = useMemo(() => flagRows(shown, envIds, filter, editable), [shown, envIds, filter, editable])
+  const tags = useMemo(
+    () => [...new Set(rows.flatMap((r) => r.meta?.tags ?? []).concat(filter.tag ? [filter.tag] : []))].sort(),
+    [rows, filter.tag],
+  )
   return (
     <div>
       <FlagsToolbar

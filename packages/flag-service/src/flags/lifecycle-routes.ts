@@ -39,7 +39,7 @@ export function createFlagLifecycleRouter(runtime: ServiceRuntime, options: Rout
       async (_trx, flags) => {
         const current = await flagInProject(flags, project.id, key)
         if (!current) throw noFlag(key)
-        return applyMeta(flags, project.id, key, fields)
+        return applyMeta(flags, project.id, key, fields, 'metadata')
       },
       await auditOf(runtime.knex, req),
       req,

@@ -100,18 +100,22 @@ export async function putMeta(flags: FlagWriter, projectId: string, meta: FlagMe
   flags.put({ ...meta }, scope)
 }
 
-/** Applies sent metadata fields in the transaction; an owner who is not a workspace user is a 422 naming `owner`. */
+/**
+ * Applies sent metadata fields in the transaction; an owner who is not a workspace user is a 422 naming `owner`,
+ * its message naming `what` was sent (a flag, or metadata alone).
+ */
 export async function applyMeta(
   flags: FlagWriter,
   projectId: string,
   key: string,
   fields: MetaFields,
+  what = 'flag',
 ): Promise<FlagMeta> {
   const current = await metaIn(flags, projectId, key)
   if (fields.tags === undefined && fields.owner === undefined) return current
   if (fields.owner != null && !(await userExists(flags.trx, fields.owner))) {
     const message = `no workspace user with id ${fields.owner}`
-    throw new HttpError('validation_failed', `invalid flag: owner: ${message}`, {
+    throw new HttpError('validation_failed', `invalid ${what}: owner: ${message}`, {
       issues: [{ path: 'owner', message }],
     })
   }

@@ -109,6 +109,8 @@ describe.each(DIALECTS)('flag lifecycle on %s', (dialect) => {
       expect(res.status, JSON.stringify(body)).toBe(422)
       expect(res.body.code).toBe('validation_failed')
       expect(pathsOf(res.body)[0], JSON.stringify(res.body)).toBe(path)
+      // The message names what was sent: metadata, whichever check refused it.
+      expect(res.body.error).toMatch(/^invalid metadata: /)
     }
     const create = await h.call(flagsPath(p.staging), {
       method: 'POST',

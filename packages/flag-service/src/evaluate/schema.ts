@@ -1,5 +1,6 @@
 import { jsonDepthExceeds } from '@flagsync/server-kit'
 import { z } from 'zod'
+import { definitionOf } from '../flags/meta.js'
 import { flagBodySchema } from '../flags/model.js'
 
 /** Contexts are flat attributes; a few levels leave room for list values, and no more is ever read. */
@@ -28,7 +29,8 @@ export const evaluateRequestSchema = z.strictObject({
   context: contextSchema,
   // Any string: a key that cannot exist is answered FLAG_NOT_FOUND like one that does not.
   keys: z.optional(z.array(z.string().max(200)).max(EVALUATE_MAX_KEYS)),
-  flags: z.optional(z.array(flagBodySchema).max(EVALUATE_MAX_DRAFTS)),
+  // A flag read is taken as is, as a save takes it: its revision, tags, owner and lifecycle fields are left aside.
+  flags: z.optional(z.array(z.preprocess(definitionOf, flagBodySchema)).max(EVALUATE_MAX_DRAFTS)),
 })
 
 /** The condition that decided a `TARGETING_MATCH`, as SDKs receive the flag (a segment's rule is one per condition). */

@@ -84,6 +84,17 @@ export function splitMeta(body: unknown): { record: unknown; meta: MetaFields } 
   return { record, meta: parseOr422(metaFieldsSchema, sent, 'flag') }
 }
 
+/**
+ * The definition in a flag read, for a call that evaluates rather than saves it (`POST …/evaluate`'s `flags`):
+ * without its `revision`, its metadata and its read-only lifecycle fields, so a read can be sent as is there too.
+ */
+export function definitionOf(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body
+  const record: Record<string, unknown> = { ...(body as Record<string, unknown>) }
+  for (const field of ['revision', 'tags', 'owner', ...READ_ONLY]) delete record[field]
+  return record
+}
+
 /** The metadata record of a key, as this transaction sees it; the empty record when there is none. */
 export async function metaIn(flags: FlagWriter, projectId: string, key: string): Promise<FlagMeta> {
   const stored = (await flags.get(key, metaScope(projectId))) as FlagMeta | undefined

@@ -217,6 +217,28 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/evaluate on %s', (dialec
     expect(res.body.issues[0].path).toBe('flags[0].default_value')
   })
 
+  it('takes a flag read sent back as is, as a save does: its revision and lifecycle fields are not the definition', async () => {
+    const read = await h.call(`/api/environments/${p.production}/flags/retired`, { as: h.admin })
+    expect(read.body).toHaveProperty('revision')
+    expect(read.body).toHaveProperty('stale')
+    const res = await evaluate({
+      context: { country: 'DE' },
+      keys: ['retired'],
+      flags: [{ ...read.body, is_enabled: true }],
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.flags).toEqual([
+      {
+        key: 'retired',
+        value: true,
+        variant: null,
+        reason: 'TARGETING_MATCH',
+        rule_index: 0,
+        rule: { attribute: 'country', operator: 'equals', values: ['DE'], index: 0 },
+      },
+    ])
+  })
+
   it('refuses unsaved flags that saving would refuse here: unknown segments and prerequisites, a key twice', async () => {
     const cases: Array<[unknown[], string]> = [
       [[{ key: 'theme', is_enabled: true, rules: [{ segment_key: 'nobody' }] }], 'flags[0].rules[0].segment_key'],

@@ -1,11 +1,11 @@
 // dashboard.flags1000.render_ms: the flag service's dashboard (its Vite build, served by the service CLI on SQLite)
 // showing a project's flags page with 1 000 flags × 4 environments in Debian's Chromium (playwright-core). The page
 // is loaded once online, so the persister saves the stream's flags; then it is reloaded with the stream blocked
-// (`page.route`), so the flags can come only from the persisted cache (the REST reads of the session, projects and
-// environments are answered, after the first render, which uses their cached copies too). A MutationObserver installed
-// before the page's scripts (`addInitScript`) records `performance.now()` when the table is in the DOM with its
-// first screen of rows (the table renders only the rows near the screen, `row-window.ts`; its aria-rowcount says
-// 1 001): navigation start → table, median of the reloads.
+// (`Network.setBlockedURLs`), so the flags can come only from the persisted cache (the REST reads of the session,
+// projects and environments are answered, after the first render, which uses their cached copies too). A
+// MutationObserver installed before the page's scripts (`addInitScript`) records `performance.now()` when the table
+// is in the DOM with its first screen of rows (the table renders only the rows near the screen, `row-window.ts`;
+// its aria-rowcount says 1 001): navigation start → table, median of the reloads.
 // dashboard.flags1000.update_p50_ms / update_p95_ms: with the stream live, a flag's description changed through the
 // REST API (PATCH), a flag of the first screen; the page's EventSource listeners are wrapped (same init script) to stamp the `update` event's
 // arrival before the app handles it, and the observer stamps the moment that row's description shows the new text:
@@ -100,12 +100,25 @@ const INIT = `(() => {
   }
 })()`
 
+/** The stream's URL, the one request a cached render must go without. */
+const STREAM = /^\/stream$/
+
 /**
  * Reloads with nothing from the network but the page's own files; resolves navigation start → full table (ms).
- * With BENCH_PROFILE=<dir>, writes a Chromium CPU profile of the load there.
+ * The stream is blocked by Chromium itself (`Network.setBlockedURLs`), not by `page.route`: Playwright's routing
+ * pauses every request of the page for the Node process to answer and disables the HTTP cache, so a reload would
+ * fetch and compile every script anew, which no browser's reload does. Checked: the stream's request fails and
+ * none is answered. With BENCH_PROFILE=<dir>, writes a Chromium CPU profile of the load there.
  */
 async function cachedRender(page, url, i) {
-  await page.route(/\/stream/, (route) => route.abort())
+  const blocker = await page.context().newCDPSession(page)
+  await blocker.send('Network.enable')
+  await blocker.send('Network.setBlockedURLs', { urls: ['*/stream?*', '*/stream'] })
+  const streams = { failed: 0, answered: 0 }
+  const onFailed = (request) => STREAM.test(new URL(request.url()).pathname) && streams.failed++
+  const onResponse = (response) => STREAM.test(new URL(response.url()).pathname) && streams.answered++
+  page.on('requestfailed', onFailed)
+  page.on('response', onResponse)
   const cdp = process.env.BENCH_PROFILE ? await page.context().newCDPSession(page) : null
   try {
     if (cdp) await cdp.send('Profiler.enable').then(() => cdp.send('Profiler.start'))
@@ -133,11 +146,16 @@ async function cachedRender(page, url, i) {
       SCREEN_ROWS,
     )
     if (!fills) throw new Error(`${SCREEN_ROWS} rows do not fill the viewport: raise SCREEN_ROWS`)
+    if (streams.failed === 0 || streams.answered > 0)
+      throw new Error(`the stream was not blocked: ${JSON.stringify(streams)}`)
     log(`  DOMContentLoaded ${b.dcl?.toFixed(1)} ms, table ${b.full.toFixed(1)} ms`)
     return { full: b.full, dcl: b.dcl ?? Number.NaN }
   } finally {
     await cdp?.detach()
-    await page.unroute(/\/stream/)
+    page.off('requestfailed', onFailed)
+    page.off('response', onResponse)
+    await blocker.send('Network.setBlockedURLs', { urls: [] })
+    await blocker.detach()
   }
 }
 

@@ -28,14 +28,16 @@ export function createEvaluateRouter(streams: FlagStreams, options: RouterOption
     const saved = snapshotFlags(streams, env.id, env.projectId)
     const byKey = new Map(saved.map((f) => [f.key, f]))
     const draftByKey = new Map((drafts ?? []).map((d) => [d.key, d]))
-    assertDraftsFit(drafts ?? [], byKey, (segment) => streams.hasSegment(env.projectId, segment))
+    assertDraftsFit(drafts ?? [], byKey, (segment) => streams.segmentSize(env.projectId, segment) !== undefined)
     for (const draft of draftByKey.values())
       byKey.set(draft.key, streams.sdkView(draft, env.projectId) as EvaluableFlag)
     const getFlag = (key: string) => byKey.get(key)
     // A matched rule named as the editor numbers it: in the flag as saved (or sent), a segment's rule one rule.
     const origin = (key: string, index: number) =>
-      ruleOrigin(draftByKey.get(key) ?? streams.savedFlag(env.id, key) ?? {}, index, (segment) =>
-        streams.segmentSize(env.projectId, segment),
+      ruleOrigin(
+        draftByKey.get(key) ?? streams.savedFlag(env.id, key) ?? {},
+        index,
+        (segment) => streams.segmentSize(env.projectId, segment) ?? 0,
       )
     const wanted = keys ?? [...byKey.keys()]
     const answers = wanted.map((key): EvaluatedFlag => {

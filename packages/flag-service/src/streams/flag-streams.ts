@@ -224,14 +224,9 @@ export class FlagStreams {
     return this.live.get(key, environmentId)?.flag
   }
 
-  /** Whether the project has the segment now, as `sdkView` expands it. */
-  hasSegment(projectId: string, segmentKey: string): boolean {
-    return this.segments(projectId)(segmentKey) !== undefined
-  }
-
-  /** How many rules a segment's rule expands to now: its number of conditions (0 when there is no such segment). */
-  segmentSize(projectId: string, segmentKey: string): number {
-    return this.segments(projectId)(segmentKey)?.length ?? 0
+  /** How many rules a segment's rule expands to now: its number of conditions (undefined: no such segment). */
+  segmentSize(projectId: string, segmentKey: string): number | undefined {
+    return this.segments(projectId)(segmentKey)?.length
   }
 
   /**

@@ -27,7 +27,7 @@ export function FlagFields(
     <>
       <IdentityFields draft={draft} set={set} creation={props.creation} />
       <label>
-        Description <span className="hint">(#words are tags)</span>
+        Description
         <input value={draft.description} maxLength={1000} onChange={(e) => set({ description: e.target.value })} />
       </label>
       <ValueFields draft={draft} set={set} />

@@ -47,8 +47,9 @@ export function personWhere(knex: Knex, person: Person): (q: Knex.QueryBuilder) 
   return (q) => {
     q.where('c.actor', person.name)
     if (person.tokenPrefix !== null) {
-      // substr rather than LIKE: an email's `_` would be a wildcard.
-      q.orWhereRaw(`substr(c.actor, 1, ${person.tokenPrefix.length}) = ?`, [person.tokenPrefix])
+      // substr rather than LIKE: an email's `_` would be a wildcard. Both dialects count characters (code points).
+      const length = [...person.tokenPrefix].length
+      q.orWhereRaw('substr(c.actor, 1, ?) = ?', [length, person.tokenPrefix])
     }
     q.orWhereIn(
       'c.source',

@@ -1,8 +1,8 @@
-import { Suspense } from 'react'
 import { Link } from 'wouter'
 import { ErrorLine } from './error-line.js'
 import { Account, Tokens, Users } from './lazy-pages.js'
 import { Login } from './login.js'
+import { PageBoundary } from './page-boundary.js'
 import { ProjectPage } from './project-page.js'
 import { Projects } from './projects.js'
 import { type Route, useRoute } from './route.js'
@@ -48,9 +48,9 @@ export function App() {
       <div className="layout">
         <Projects me={me} projects={projects} currentId={route.projectId} offline={offline} />
         <main id="main" tabIndex={-1}>
-          <Suspense fallback={<p className="loading">Loading…</p>}>
+          <PageBoundary key={route.page ?? 'project'}>
             <MainView me={me} route={route} projects={projects} offline={offline} />
-          </Suspense>
+          </PageBoundary>
         </main>
       </div>
     </SessionEventsContext.Provider>

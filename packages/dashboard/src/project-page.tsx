@@ -1,4 +1,4 @@
-import { Suspense, useState } from 'react'
+import { useState } from 'react'
 import { api } from './api.js'
 import { ConfirmDialog, FormDialog } from './dialog.js'
 import { ErrorLine } from './error-line.js'
@@ -15,6 +15,7 @@ import {
   Webhooks,
 } from './lazy-pages.js'
 import type { LiveFlags } from './live-flags.js'
+import { PageBoundary } from './page-boundary.js'
 import { useProjectData, useProjectStream } from './project-data.js'
 import { queryKeys } from './query-keys.js'
 import { navigate, projectPath } from './route.js'
@@ -79,9 +80,9 @@ export function ProjectPage(props: ProjectPageProps) {
       <ErrorLine errors={[props.offline ? null : data.error]} />
       <ProjectTabs projectId={project.id} tab={props.tab} />
       <div role="tabpanel" id={`panel-${props.tab}`} aria-labelledby={`tab-${props.tab}`}>
-        <Suspense fallback={<p className="loading">Loading…</p>}>
+        <PageBoundary key={props.tab}>
           <ProjectSection page={props} access={access} environments={data.environments} live={live} />
-        </Suspense>
+        </PageBoundary>
       </div>
       {dialog === 'rename' ? <RenameProject project={project} onClose={() => setDialog(null)} /> : null}
       {dialog === 'delete' ? (

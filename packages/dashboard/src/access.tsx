@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react'
 import { api, errorText } from './api.js'
 import { ConfirmDialog } from './dialog.js'
+import { EnvironmentSelect } from './environment-select.js'
 import { ErrorLine } from './error-line.js'
 import { ListTable, RowAction } from './list-table.js'
 import { SecretNotice } from './projects.js'
@@ -111,16 +112,7 @@ function CreateSdkKey(props: {
             Key name
             <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
           </label>
-          <label>
-            Environment
-            <select value={envId} onChange={(e) => setEnvId(e.target.value)}>
-              {props.environments.map((e) => (
-                <option key={e.id} value={e.id}>
-                  {e.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <EnvironmentSelect label="Environment" value={envId} environments={props.environments} onChange={setEnvId} />
           <label>
             Kind
             <select value={kind} onChange={(e) => setKind(e.target.value as SdkKey['kind'])}>

@@ -1,5 +1,6 @@
 import { useState } from 'react'
 import { PromoteChosen, promotionRows } from './compare-promote.js'
+import { EnvironmentSelect } from './environment-select.js'
 import { ErrorLine } from './error-line.js'
 import { PromotionDiff } from './promote.js'
 import type { Environment, Role } from './types.js'
@@ -118,13 +119,13 @@ function ComparePickers(props: {
   const { environments } = props
   return (
     <div className="compare-pick">
-      <EnvironmentPicker
+      <EnvironmentSelect
         label="From"
         value={props.fromId}
         environments={environments}
         onChange={(id) => props.onPick('from', id)}
       />
-      <EnvironmentPicker
+      <EnvironmentSelect
         label="To"
         value={props.toId}
         environments={environments}
@@ -139,26 +140,6 @@ function ComparePickers(props: {
         Differences only
       </label>
     </div>
-  )
-}
-
-function EnvironmentPicker(props: {
-  label: string
-  value: string
-  environments: Environment[]
-  onChange: (id: string) => void
-}) {
-  return (
-    <label>
-      {props.label}
-      <select value={props.value} onChange={(e) => props.onChange(e.target.value)}>
-        {props.environments.map((e) => (
-          <option key={e.id} value={e.id}>
-            {e.name}
-          </option>
-        ))}
-      </select>
-    </label>
   )
 }
 

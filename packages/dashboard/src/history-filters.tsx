@@ -1,5 +1,6 @@
 import { useId, useMemo, useState, useSyncExternalStore } from 'react'
 import { useLocation, useSearch } from 'wouter'
+import { EnvironmentSelect } from './environment-select.js'
 import { History } from './history.js'
 import type { LiveFlags } from './live-flags.js'
 import { navigate } from './route.js'
@@ -112,17 +113,13 @@ function HistoryFilterBar(props: {
           <option key={k} value={k} />
         ))}
       </datalist>
-      <label>
-        Environment
-        <select value={filter.environment} onChange={(e) => onChange({ environment: e.target.value })}>
-          <option value="">all</option>
-          {props.environments.map((e) => (
-            <option key={e.id} value={e.id}>
-              {e.name}
-            </option>
-          ))}
-        </select>
-      </label>
+      <EnvironmentSelect
+        label="Environment"
+        value={filter.environment}
+        environments={props.environments}
+        onChange={(environment) => onChange({ environment })}
+        anyLabel="all"
+      />
       <label>
         Person
         <select value={filter.person} onChange={(e) => onChange({ person: e.target.value })}>

@@ -1,5 +1,6 @@
 import { useState } from 'react'
 import { errorText } from './api.js'
+import { EnvironmentSelect } from './environment-select.js'
 import { ListTable } from './list-table.js'
 import type { Environment, Me, Role } from './types.js'
 import { type Schedule, useCreateSchedule, useSchedules } from './use-schedules.js'
@@ -43,16 +44,7 @@ export function Schedules(props: { me: Me; role: Role; environments: Environment
   return (
     <div>
       <h2>Scheduled changes</h2>
-      <label>
-        Environment{' '}
-        <select value={envId} onChange={(e) => setEnvId(e.target.value)}>
-          {props.environments.map((e) => (
-            <option key={e.id} value={e.id}>
-              {e.name}
-            </option>
-          ))}
-        </select>
-      </label>
+      <EnvironmentSelect label="Environment " value={envId} environments={props.environments} onChange={setEnvId} />
       <p className="hint">Schedule a change from a flag's editor ("Apply at…").</p>
       {failed ? (
         <p role="alert" className="error">

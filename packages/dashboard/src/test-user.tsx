@@ -2,6 +2,7 @@ import { type FormEvent, useState, useSyncExternalStore } from 'react'
 import { ApiError, errorText } from './api.js'
 import { CodeText } from './code-text.js'
 import { type ContextDraft, ContextEditor, contextDraftOf, readContextDraft } from './context-editor.js'
+import { EnvironmentSelect } from './environment-select.js'
 import { ErrorLine } from './error-line.js'
 import type { LiveFlags } from './live-flags.js'
 import { decisionText, type Evaluated, loadTestContext, saveTestContext } from './test-context.js'
@@ -28,16 +29,7 @@ export function TestUser(props: { environments: Environment[]; live: LiveFlags; 
       </p>
       {env ? (
         <>
-          <label>
-            Environment
-            <select value={env.id} onChange={(e) => setEnvId(e.target.value)}>
-              {props.environments.map((e) => (
-                <option key={e.id} value={e.id}>
-                  {e.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <EnvironmentSelect label="Environment" value={env.id} environments={props.environments} onChange={setEnvId} />
           <TestUserForm key={env.id} env={env} live={props.live} offline={props.offline} />
         </>
       ) : (

@@ -9,6 +9,7 @@
  * the flag stays unchanged on the server. Keyboard use, axe, 390 px.
  */
 import { createFlagClient, type FlagClient } from '@flagsync/flag-client'
+import { DECISION_FLAGS, STAFF_CONDITIONS as STAFF } from '@flagsync/test-support/decision-flags'
 import fc from 'fast-check'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -19,58 +20,9 @@ import { type ServiceHarness, startService } from './service-harness.js'
 const ADMIN = { email: 'admin@example.com', password: 'test user e2e password' }
 const WITHIN = { timeout: 15_000, interval: 25 }
 
-/** Every flag type, each operator, a segment rule, prerequisites, rollouts and weighted variants. */
+/** Every flag type: the shared decision flags, and a json flag. */
 const FLAGS = [
-  { key: 'gate', is_enabled: true, rollout_percentage: 50 },
-  {
-    key: 'theme',
-    is_enabled: true,
-    flag_type: 'string',
-    default_value: 'light',
-    disabled_value: 'off',
-    rollout_percentage: 80,
-    rules: [
-      { attribute: 'country', operator: 'equals', values: ['NL'], variant: 'dark' },
-      { segment_key: 'staff', variant: 'staff' },
-      { attribute: 'plan', operator: 'not_equals', values: ['free'], variant: 'paid' },
-    ],
-    variants: [
-      { value: 'blue', weight: 3 },
-      { value: 'green', weight: 1 },
-    ],
-  },
-  {
-    key: 'checkout-v2',
-    is_enabled: true,
-    prerequisites: [{ flag_key: 'gate' }],
-    rules: [{ attribute: 'age', operator: 'greater_than_or_equal', values: ['40'] }],
-    rollout_percentage: 30,
-  },
-  {
-    key: 'limit',
-    is_enabled: true,
-    flag_type: 'integer',
-    default_value: 10,
-    disabled_value: 0,
-    prerequisites: [{ flag_key: 'theme', required_value: 'dark' }],
-    rules: [
-      { attribute: 'age', operator: 'less_than', values: ['18'], variant: 1 },
-      { attribute: 'age', operator: 'greater_than', values: ['60'], variant: 5 },
-      { attribute: 'age', operator: 'less_than_or_equal', values: ['20'], variant: 2 },
-    ],
-  },
-  {
-    key: 'banner',
-    is_enabled: true,
-    flag_type: 'string',
-    default_value: 'none',
-    rules: [{ attribute: 'email', operator: 'contains', values: ['beta'], variant: 'beta' }],
-    variants: [
-      { value: 'a', weight: 1 },
-      { value: 'b', weight: 1 },
-      { value: 'c', weight: 2 },
-    ],
-  },
+  ...DECISION_FLAGS,
   {
     key: 'layout',
     is_enabled: true,
@@ -79,12 +31,6 @@ const FLAGS = [
     rules: [{ attribute: 'email', operator: 'ends_with', values: ['@acme.test'], variant: { columns: 3 } }],
     rollout_percentage: 60,
   },
-  { key: 'retired', is_enabled: false, rules: [{ attribute: 'country', operator: 'equals', values: ['DE'] }] },
-]
-
-const STAFF = [
-  { attribute: 'email', operator: 'ends_with', values: ['@acme.test'] },
-  { attribute: 'email', operator: 'starts_with', values: ['ops.'] },
 ]
 
 const contextArb = fc.record(

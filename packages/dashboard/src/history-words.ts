@@ -1,4 +1,4 @@
-import type { ServiceAuditEntryWire } from '@flagsync/protocol'
+import { type ServiceAuditEntryWire, withoutBidiControls } from '@flagsync/protocol'
 import { patchDiff } from './diff.js'
 import type { Flag } from './types.js'
 
@@ -115,9 +115,14 @@ function promotedFrom(entry: Entry): string | null | undefined {
  * An entry as one sentence a team lead reads, e.g. `Dan approved change request #2 by Ann: turned \`checkout\` on
  * in Production`, `Scheduled change #5 by Ann (approved by Dan) set rollout of \`checkout\` to 25 % in
  * Production`, `Ann promoted \`beta\` from Staging to Production`, `Ann deleted \`old-banner\` in Production`,
- * `Ann turned \`checkout\` off in Staging, synced from an offline editor (batch 1a2b3c4d…)`.
+ * `Ann turned \`checkout\` off in Staging, synced from an offline editor (batch 1a2b3c4d…)`. Bidirectional controls
+ * in the names and values it quotes are left out, so none can reorder the sentence around them.
  */
 export function sentenceOf(entry: Entry, names: HistoryNames = {}): string {
+  return withoutBidiControls(composeSentence(entry, names))
+}
+
+function composeSentence(entry: Entry, names: HistoryNames): string {
   const who = personOf(entry.actor?.name, names)
   const what = metaPhrase(entry, names) ?? changePhrase(entry)
   // Never an id: an environment the reader cannot name (the view is of one environment) goes unsaid.

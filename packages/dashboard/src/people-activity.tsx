@@ -1,11 +1,19 @@
+import { withoutBidiControls } from '@flagsync/protocol'
 import { useMemo } from 'react'
 import { ErrorLine } from './error-line.js'
 import { type PeopleAuditEntry, type User, usePeopleAudit } from './use-users.js'
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`
 
-/** One people-audit entry as a sentence; `nameOf` names a user id (a deleted user: "user #5"). */
+/**
+ * One people-audit entry as a sentence; `nameOf` names a user id (a deleted user: "user #5"). Bidirectional controls
+ * in a stored name (the name rule checks writes, not names already stored) are left out, so none can reorder the sentence.
+ */
 export function describePeopleEntry(entry: PeopleAuditEntry, nameOf: (id: number) => string): string {
+  return withoutBidiControls(composeSentence(entry, nameOf))
+}
+
+function composeSentence(entry: PeopleAuditEntry, nameOf: (id: number) => string): string {
   const actor = nameOf(entry.actor)
   const target = nameOf(entry.target_user_id)
   switch (entry.action) {

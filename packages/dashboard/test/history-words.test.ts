@@ -86,6 +86,18 @@ describe('a history entry as a sentence', () => {
     expect(sentenceOf(segment, names)).toBe('Ann changed the rules of segment `beta`')
   })
 
+  it('leaves out bidirectional controls of the names and values it quotes, so none reorders the sentence', () => {
+    const spoofing: HistoryNames = { ...names, person: () => 'Ann\u202E nimda', environment: () => 'Prod\u2067uction' }
+    const valued = entry({
+      before: { key: 'checkout', is_enabled: true, description: 'a' },
+      after: { key: 'checkout', is_enabled: true, description: 'b\u202Dc\u2069' },
+      changedFields: ['description'],
+    })
+    const sentence = sentenceOf(valued, spoofing)
+    expect(sentence).toBe('Ann nimda set the description of `checkout` to "bc" in Production')
+    expect(sentence).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/)
+  })
+
   it('a sync batch: from an offline editor, with its batch', () => {
     const synced = entry({
       before: { key: 'checkout', is_enabled: true },

@@ -98,6 +98,11 @@ describe('the pending panel in words', () => {
     ).toBe('create fresh')
     expect(describeOperation({ action: 'delete', collection: 'flags', recordId: 'old' })).toBe('delete old')
   })
+
+  it('leaves out bidirectional controls of the values it quotes', () => {
+    const op = { action: 'update', collection: 'flags', recordId: 'checkout', changes: { description: 'a\u202Eb' } }
+    expect(describeOperation(op as const)).toBe('update checkout: description = "ab"')
+  })
 })
 
 describe('the editable copy (REST flags, segments unexpanded) follows the stream', () => {

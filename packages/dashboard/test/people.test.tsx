@@ -57,6 +57,14 @@ describe('people activity sentences', () => {
     )
   })
 
+  it('leave out bidirectional controls a stored name holds', () => {
+    const spoofed = (id: number) => (id === 2 ? 'Bob\u202E' : nameOf(id))
+    const name = { from: 'Bob\u202E', to: 'Rob\u2066ert' }
+    expect(describePeopleEntry({ ...base, action: 'user.updated', details: { name } }, spoofed)).toBe(
+      'Alice renamed Bob to Robert',
+    )
+  })
+
   it('say who added or deleted whom, naming a deleted user from their entry', async () => {
     const carol = { name: 'Carol', email: 'carol@example.com', role: 'editor' } as const
     const created = { ...base, target_user_id: 3, action: 'user.created' as const, details: carol }

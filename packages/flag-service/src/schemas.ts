@@ -1,3 +1,4 @@
+import { BIDI_CONTROL } from '@flagsync/protocol'
 import { z } from 'zod'
 import { ROLES } from './auth/context.js'
 
@@ -31,11 +32,6 @@ export const isPlainText = (s: string) => !CONTROL.test(s) && !hasUnpairedSurrog
 export const hasUnpairedSurrogate = (s: string) => LONE_SURROGATE.test(s)
 export const PLAIN_TEXT_MESSAGE = 'must not contain control characters or unpaired surrogates'
 
-/**
- * Bidirectional embeddings, overrides and isolates: a name is shown inside sentences ("Alice renamed Bob to …"), and
- * an unterminated U+202E there reverses the rest of the sentence. Right-to-left names need none of them.
- */
-const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/
 const BIDI_MESSAGE =
   'must not contain bidirectional embedding, override or isolate characters (U+202A–U+202E, U+2066–U+2069)'
 

@@ -20,6 +20,7 @@ export {
 } from './audit.js'
 export type { RetryPolicy } from './backoff.js'
 export { computeBackoff, DEFAULT_RETRY_POLICY, parseRetryAfter, resolveRetryPolicy, retryDelay } from './backoff.js'
+export { BIDI_CONTROL, withoutBidiControls } from './bidi.js'
 export {
   parseConnectedData,
   parseFlag,

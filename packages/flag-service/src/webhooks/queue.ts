@@ -48,16 +48,26 @@ export async function claimDeliveries(
   if (!(await due(knex, claim.now).first('d.id'))) return []
   const pick = due(knex, claim.now).select('d.id').orderBy('d.next_attempt_at').limit(claim.limit)
   if (dialect === 'postgres') pick.forUpdate('d').skipLocked()
-  await knex(D)
+  const leased = (await knex(D)
     .whereIn('id', pick)
     .update({ lease_owner: token, lease_until: claim.now + claim.leaseMs })
-  const rows = (await knex({ d: D })
-    .join({ w: W }, 'w.id', 'd.webhook_id')
-    .where('d.lease_owner', token)
-    .select('d.id', 'd.webhook_id', 'd.payload', 'd.attempts', 'd.lease_owner', 'w.url', 'w.secret')) as Array<
-    Omit<ClaimedDelivery, 'attempts'> & { attempts: number | string }
-  >
-  return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }))
+    .returning(['id', 'webhook_id', 'payload', 'attempts'])) as Array<{
+    id: string
+    webhook_id: string
+    payload: string
+    attempts: number | string
+  }>
+  if (leased.length === 0) return []
+  const hooks = (await knex(W)
+    .whereIn('id', [...new Set(leased.map((d) => d.webhook_id))])
+    .select('id', 'url', 'secret')) as Array<{ id: string; url: string; secret: string }>
+  const byId = new Map(hooks.map((h) => [h.id, h]))
+  return leased.flatMap((d) => {
+    const hook = byId.get(d.webhook_id)
+    // A webhook deleted since the pick took its deliveries with it (ON DELETE CASCADE).
+    if (!hook) return []
+    return [{ ...d, attempts: Number(d.attempts), url: hook.url, secret: hook.secret, lease_owner: token }]
+  })
 }
 
 /** How one attempt ended. */
@@ -75,56 +85,101 @@ export interface RecordPolicy {
   retryDelayMs: (attempts: number, retryAfterMs: number | null) => number
 }
 
+/** One finished attempt, waiting to be recorded. */
+export interface SettledAttempt {
+  delivery: ClaimedDelivery
+  outcome: AttemptOutcome
+}
+
 /**
- * Records an attempt on its delivery (only while the claim still holds it)
- * and on the webhook: a 2xx clears the webhook's failing streak; a failure
- * starts one or, once it has lasted `disableAfterMs`, disables the webhook
- * (the delivery is then `failed`); otherwise the delivery is due again after
- * the retry delay, with the same id.
+ * Records attempts, in the order they finished, in one transaction: each on
+ * its delivery (only while its claim still holds it) and on its webhook. A
+ * 2xx clears the webhook's failing streak; a failure starts one or, once it
+ * has lasted `disableAfterMs`, disables the webhook (the delivery is then
+ * `failed`); otherwise the delivery is due again after the retry delay, with
+ * the same id. Consecutive 2xx attempts are written together, a statement per
+ * answer rather than per delivery.
  */
-export async function recordAttempt(
+export async function recordAttempts(
   knex: Knex,
+  attempts: readonly SettledAttempt[],
+  policy: RecordPolicy,
+): Promise<void> {
+  if (attempts.length === 0) return
+  await knex.transaction(async (trx) => {
+    let run: SettledAttempt[] = []
+    for (const attempt of attempts) {
+      if (attempt.outcome.kind === 'delivered') {
+        run.push(attempt)
+        continue
+      }
+      await recordDelivered(trx, run, policy.now)
+      run = []
+      await recordFailed(trx, attempt.delivery, attempt.outcome, policy)
+    }
+    await recordDelivered(trx, run, policy.now)
+  })
+}
+
+/** Columns every recorded attempt sets; `attempts + 1` is this claim's attempt (the lease excludes any other). */
+const attemptColumns = (trx: Knex, outcome: AttemptOutcome, now: number) => ({
+  attempts: trx.raw('?? + 1', ['attempts']),
+  last_status: outcome.status,
+  last_response: outcome.body,
+  last_error: outcome.kind === 'failed' ? outcome.error : null,
+  last_attempt_at: now,
+  lease_owner: null,
+  lease_until: null,
+})
+
+/** 2xx attempts: one update per claim and answer, then their webhooks' failing streaks end. */
+async function recordDelivered(trx: Knex, run: readonly SettledAttempt[], now: number): Promise<void> {
+  if (run.length === 0) return
+  const groups = new Map<string, { sample: AttemptOutcome; owner: string; ids: string[] }>()
+  for (const { delivery, outcome } of run) {
+    const key = JSON.stringify([delivery.lease_owner, outcome.status, outcome.body])
+    const group = groups.get(key) ?? { sample: outcome, owner: delivery.lease_owner, ids: [] }
+    group.ids.push(delivery.id)
+    groups.set(key, group)
+  }
+  for (const { sample, owner, ids } of groups.values()) {
+    await trx(D)
+      .where('lease_owner', owner)
+      .whereIn('id', ids)
+      .update({ ...attemptColumns(trx, sample, now), status: 'delivered', delivered_at: now })
+  }
+  const hooks = [...new Set(run.map((a) => a.delivery.webhook_id))]
+  await trx(W).whereIn('id', hooks).whereNotNull('failing_since').update({ failing_since: null })
+}
+
+/** A non-2xx answer or none: the webhook's streak starts or goes on; the delivery is retried, or failed with it. */
+async function recordFailed(
+  trx: Knex,
   delivery: ClaimedDelivery,
-  outcome: AttemptOutcome,
+  outcome: Exclude<AttemptOutcome, { kind: 'delivered' }>,
   policy: RecordPolicy,
 ): Promise<void> {
   const { now } = policy
-  const attempts = delivery.attempts + 1
-  const common = {
-    attempts,
-    last_status: outcome.status,
-    last_response: outcome.body,
-    last_error: outcome.kind === 'failed' ? outcome.error : null,
-    last_attempt_at: now,
-    lease_owner: null,
-    lease_until: null,
+  const common = attemptColumns(trx, outcome, now)
+  const mine = () => trx(D).where({ id: delivery.id, lease_owner: delivery.lease_owner })
+  if (outcome.kind === 'gone') {
+    await mine().update({ ...common, status: 'failed' })
+    await disable(trx, delivery.webhook_id, `the target answered ${outcome.status} Gone`, now)
+    return
   }
-  await knex.transaction(async (trx) => {
-    const mine = () => trx(D).where({ id: delivery.id, lease_owner: delivery.lease_owner })
-    if (outcome.kind === 'delivered') {
-      await mine().update({ ...common, status: 'delivered', delivered_at: now })
-      await trx(W).where('id', delivery.webhook_id).whereNotNull('failing_since').update({ failing_since: null })
-      return
-    }
-    if (outcome.kind === 'gone') {
-      await mine().update({ ...common, status: 'failed' })
-      await disable(trx, delivery.webhook_id, `the target answered ${outcome.status} Gone`, now)
-      return
-    }
-    await trx(W).where('id', delivery.webhook_id).whereNull('failing_since').update({ failing_since: now })
-    const hook = (await trx(W).where('id', delivery.webhook_id).first('failing_since')) as
-      | { failing_since: number | string | null }
-      | undefined
-    const since = Number(hook?.failing_since ?? now)
-    if (now - since >= policy.disableAfterMs) {
-      await mine().update({ ...common, status: 'failed' })
-      const reason = `failing since ${new Date(since).toISOString()} (${outcome.error ?? `HTTP ${outcome.status}`})`
-      await disable(trx, delivery.webhook_id, reason, now)
-      return
-    }
-    const next = now + policy.retryDelayMs(attempts, outcome.retryAfterMs)
-    await mine().update({ ...common, status: 'pending', next_attempt_at: next })
-  })
+  await trx(W).where('id', delivery.webhook_id).whereNull('failing_since').update({ failing_since: now })
+  const hook = (await trx(W).where('id', delivery.webhook_id).first('failing_since')) as
+    | { failing_since: number | string | null }
+    | undefined
+  const since = Number(hook?.failing_since ?? now)
+  if (now - since >= policy.disableAfterMs) {
+    await mine().update({ ...common, status: 'failed' })
+    const reason = `failing since ${new Date(since).toISOString()} (${outcome.error ?? `HTTP ${outcome.status}`})`
+    await disable(trx, delivery.webhook_id, reason, now)
+    return
+  }
+  const next = now + policy.retryDelayMs(delivery.attempts + 1, outcome.retryAfterMs)
+  await mine().update({ ...common, status: 'pending', next_attempt_at: next })
 }
 
 async function disable(trx: Knex, webhookId: string, reason: string, now: number): Promise<void> {

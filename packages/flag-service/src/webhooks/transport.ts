@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http'
-import { request as httpsRequest } from 'node:https'
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
 import { isRefusedAddress, RefusedTargetError } from './address-policy.js'
 
@@ -26,6 +26,12 @@ export type WebhookTransport = (
   body: string,
   options: PostOptions,
 ) => Promise<TargetResponse>
+
+/** A transport holding kept-alive connections: `close()` destroys them (the worker's shutdown calls it). */
+export interface ClosableTransport {
+  post: WebhookTransport
+  close(): void
+}
 
 /**
  * A `lookup` that resolves once and hands the socket only addresses the
@@ -62,40 +68,95 @@ function readBounded(res: IncomingMessage, max: number): Promise<string> {
   })
 }
 
+/** How long a kept-alive connection may sit idle (less when the target announces a shorter Keep-Alive timeout). */
+export const KEEP_ALIVE_IDLE_MS = 4000
+
+/** Whether a request failed because its kept-alive connection was closed by the target as it was reused. */
+const droppedReuse = (req: { reusedSocket: boolean }, answered: boolean, error: unknown) =>
+  req.reusedSocket &&
+  !answered &&
+  ['ECONNRESET', 'EPIPE', 'ECONNABORTED'].includes((error as NodeJS.ErrnoException).code ?? '')
+
 /**
- * POSTs with node:http(s): redirects are not followed (a 3xx is an answer
- * like any other non-2xx), the whole exchange is bounded by `timeoutMs`, and
- * unless private targets are allowed, IP literals and resolved addresses are
- * checked against the address policy.
+ * POSTs with node:http(s) over kept-alive connections, at most `maxSockets`
+ * per target origin: redirects are not followed (a 3xx is an answer like any
+ * other non-2xx), the whole exchange is bounded by `timeoutMs`, and unless
+ * private targets are allowed, IP literals and resolved addresses are checked
+ * against the address policy. A connection is checked once, when it is
+ * opened (its lookup is pinned); one agent per policy setting, so a
+ * connection opened while private targets were allowed is never reused
+ * without them. A request on a reused connection the target closed meanwhile
+ * is sent once more on a new one (the target may then get it twice, as with
+ * any retry).
  */
-export const httpTransport: WebhookTransport = (url, headers, body, options) =>
-  new Promise((resolve, reject) => {
+export function httpTransport(maxSockets: number): ClosableTransport {
+  const agents = new Map<string, HttpAgent>()
+  const agentFor = (https: boolean, allowPrivate: boolean): HttpAgent => {
+    const key = `${https}:${allowPrivate}`
+    let agent = agents.get(key)
+    if (!agent) {
+      const init = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: KEEP_ALIVE_IDLE_MS }
+      agent = https ? new HttpsAgent({ ...init, scheduling: 'lifo' }) : new HttpAgent({ ...init, scheduling: 'lifo' })
+      agents.set(key, agent)
+    }
+    return agent
+  }
+  const post: WebhookTransport = async (url, headers, body, options) => {
     const target = new URL(url)
     const host = target.hostname.replace(/^\[|\]$/g, '')
     if (!options.allowPrivateTargets && isIP(host) !== 0 && isRefusedAddress(host)) {
-      reject(new RefusedTargetError(host, host))
-      return
+      throw new RefusedTargetError(host, host)
     }
+    const agent = agentFor(target.protocol === 'https:', options.allowPrivateTargets)
+    const deadline = Date.now() + options.timeoutMs
+    try {
+      return await postOnce(target, headers, body, options, agent, options.timeoutMs)
+    } catch (error) {
+      if (!(error instanceof DroppedReuseError)) throw error
+      return postOnce(target, headers, body, options, agent, Math.max(1, deadline - Date.now()))
+    }
+  }
+  return {
+    post,
+    close: () => {
+      for (const agent of agents.values()) agent.destroy()
+      agents.clear()
+    },
+  }
+}
+
+class DroppedReuseError extends Error {}
+
+function postOnce(
+  target: URL,
+  headers: Record<string, string>,
+  body: string,
+  options: PostOptions,
+  agent: HttpAgent,
+  timeoutMs: number,
+): Promise<TargetResponse> {
+  return new Promise((resolve, reject) => {
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest
     const init: RequestOptions = {
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'flagsync-webhooks' },
       lookup: checkedLookup(options.allowPrivateTargets),
-      agent: false,
-      timeout: options.timeoutMs,
+      agent,
+      timeout: timeoutMs,
     }
+    let answered = false
     const req = request(target, init, (res) => {
+      answered = true
       readBounded(res, options.maxResponseBytes).then((text) => {
         const retryAfter = res.headers['retry-after']
         resolve({ status: res.statusCode ?? 0, retryAfter: retryAfter ?? null, body: text })
       }, reject)
     })
-    const deadline = setTimeout(
-      () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)),
-      options.timeoutMs,
-    )
+    const late = () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`))
+    const deadline = setTimeout(late, timeoutMs)
     req.on('close', () => clearTimeout(deadline))
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)))
-    req.on('error', reject)
+    req.on('timeout', late)
+    req.on('error', (error) => reject(droppedReuse(req, answered, error) ? new DroppedReuseError() : error))
     req.end(body)
   })
+}

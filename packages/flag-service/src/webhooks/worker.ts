@@ -6,9 +6,10 @@ import {
   type ClaimedDelivery,
   claimDeliveries,
   pruneDeliveries,
-  recordAttempt,
+  recordAttempts,
   retryAfterMs,
   retryDelay,
+  type SettledAttempt,
 } from './queue.js'
 import type { WebhookSettings } from './settings.js'
 import { signedHeaders } from './signer.js'
@@ -33,21 +34,27 @@ const PRUNE_INTERVAL_MS = 60 * 60 * 1000
 const loggable = (text: string) => text.replaceAll('\u0000', '')
 
 /**
- * Sends the outbox: claims due deliveries (`claimDeliveries`), up to
- * `concurrency` in flight, and records each attempt. Idle, it looks again
- * every `pollMs` (other instances' events) or when poked (this instance's).
- * Deliveries of one webhook may arrive out of order: each is independent and
- * retried on its own schedule, so receivers order by the body's `timestamp`
- * or the flag's `revision`, not by arrival.
+ * Sends the outbox: up to `concurrency` deliveries in flight. One loop does
+ * the database work: it records the attempts that finished since its last
+ * turn (`recordAttempts`, one transaction), then claims as many due
+ * deliveries as there are free slots (`claimDeliveries`), and goes round
+ * again while attempts finish or deliveries remain; a slot is free once its
+ * attempt is recorded. Idle, it looks again every `pollMs` (other instances'
+ * events) or when poked (this instance's). Deliveries of one webhook may
+ * arrive out of order: each is independent and retried on its own schedule,
+ * so receivers order by the body's `timestamp` or the flag's `revision`, not
+ * by arrival.
  */
 export class DeliveryWorker {
   private readonly owner = randomUUID().slice(0, 8)
-  private readonly inFlight = new Set<Promise<void>>()
+  private readonly sending = new Set<Promise<void>>()
+  private settled: SettledAttempt[] = []
   private readonly transport: WebhookTransport
+  private readonly closeTransport: () => void
   private readonly setTimer: (fn: () => void, ms: number) => unknown
   private readonly clearTimer: (timer: unknown) => void
   private timer: unknown
-  private claiming = false
+  private looping: Promise<void> | undefined
   private again = false
   private stopped = false
   private prunedAt = Number.NEGATIVE_INFINITY
@@ -57,7 +64,9 @@ export class DeliveryWorker {
     private readonly deps: WorkerDeps,
     private readonly settings: WebhookSettings,
   ) {
-    this.transport = deps.transport ?? httpTransport
+    const http = deps.transport ? undefined : httpTransport(settings.concurrency)
+    this.transport = deps.transport ?? (http as NonNullable<typeof http>).post
+    this.closeTransport = () => http?.close()
     this.setTimer =
       deps.setTimer ??
       ((fn, ms) => {
@@ -71,42 +80,65 @@ export class DeliveryWorker {
   /** Looks for due deliveries now (after a commit that wrote some). */
   poke(): void {
     if (this.stopped) return
-    if (this.claiming) {
-      this.again = true
-      return
-    }
     this.clearTimer(this.timer)
     this.timer = undefined
-    void this.claimMore()
+    this.wake()
   }
 
-  /** Stops claiming and waits for the attempts in flight to be recorded. */
+  /** Stops claiming, waits for the attempts in flight to be recorded, and closes the kept-alive connections. */
   async stop(): Promise<void> {
     this.stopped = true
     this.clearTimer(this.timer)
     await this.pruning
-    while (this.inFlight.size > 0 || this.claiming) {
-      await Promise.race([...this.inFlight, new Promise((r) => setTimeout(r, 5))])
+    while (this.sending.size > 0 || this.looping || this.settled.length > 0) {
+      const busy: Array<Promise<unknown>> = [...this.sending, new Promise((r) => setTimeout(r, 5))]
+      if (this.looping) busy.push(this.looping)
+      await Promise.race(busy)
+      if (!this.looping && this.settled.length > 0) this.wake()
     }
+    this.closeTransport()
+  }
+
+  /** Runs the loop, or has the running one go round once more. */
+  private wake(): void {
+    if (this.looping) {
+      this.again = true
+      return
+    }
+    this.looping = this.loop().finally(() => {
+      this.looping = undefined
+    })
+  }
+
+  private async loop(): Promise<void> {
+    let claimedAll = false
+    do {
+      this.again = false
+      claimedAll = false
+      await this.recordSettled()
+      if (this.stopped) continue
+      const limit = this.settings.concurrency - this.sending.size - this.settled.length
+      if (limit <= 0) continue
+      const claimed = await this.claim(limit)
+      for (const delivery of claimed) this.start(delivery)
+      claimedAll = claimed.length === limit
+      if (claimed.length === 0) this.pruneWhenDue()
+    } while (this.again || claimedAll || this.settled.length > 0)
+    // A full slot table leaves the next turn to the attempt that frees a slot.
+    if (this.sending.size === 0) this.idle()
   }
 
   private idle(): void {
     if (this.stopped || this.timer !== undefined) return
     this.timer = this.setTimer(() => {
       this.timer = undefined
-      void this.claimMore()
+      this.wake()
     }, this.settings.pollMs)
   }
 
-  private async claimMore(): Promise<void> {
-    if (this.stopped || this.claiming) return
-    const limit = this.settings.concurrency - this.inFlight.size
-    if (limit <= 0) return
-    this.claiming = true
-    this.again = false
-    let claimed: ClaimedDelivery[] = []
+  private async claim(limit: number): Promise<ClaimedDelivery[]> {
     try {
-      claimed = await claimDeliveries(this.deps.knex, this.deps.dialect, {
+      return await claimDeliveries(this.deps.knex, this.deps.dialect, {
         owner: this.owner,
         now: this.deps.clock(),
         leaseMs: this.settings.timeoutMs * 3,
@@ -114,21 +146,35 @@ export class DeliveryWorker {
       })
     } catch (err) {
       this.deps.logger.warn({ err }, 'webhook deliveries: claiming failed; retrying')
-    } finally {
-      this.claiming = false
+      return []
     }
-    for (const delivery of claimed) {
-      const attempt = this.attempt(delivery).finally(() => {
-        this.inFlight.delete(attempt)
-        if (!this.stopped) void this.claimMore()
+  }
+
+  private start(delivery: ClaimedDelivery): void {
+    const attempt = this.send(delivery).then((outcome) => {
+      this.sending.delete(attempt)
+      this.settled.push({ delivery, outcome })
+      this.wake()
+      if (outcome.kind !== 'delivered') this.logFailure(delivery, outcome)
+    })
+    this.sending.add(attempt)
+  }
+
+  private async recordSettled(): Promise<void> {
+    const batch = this.settled.splice(0)
+    if (batch.length === 0) return
+    const random = this.deps.random ?? Math.random
+    try {
+      await recordAttempts(this.deps.knex, batch, {
+        now: this.deps.clock(),
+        disableAfterMs: this.settings.disableAfterMs,
+        retryDelayMs: (attempts, after) =>
+          retryDelay(attempts, after, { baseMs: this.settings.retryBaseMs, maxMs: this.settings.retryMaxMs, random }),
       })
-      this.inFlight.add(attempt)
-    }
-    if (this.stopped) return
-    if (this.again || claimed.length === limit) void this.claimMore()
-    else {
-      if (claimed.length === 0) this.pruneWhenDue()
-      this.idle()
+    } catch (err) {
+      // The leases run out and the deliveries are claimed again: sent twice, never lost.
+      const ids = batch.map((a) => a.delivery.id)
+      this.deps.logger.warn({ err, delivery_ids: ids }, 'webhook deliveries: recording attempts failed')
     }
   }
 
@@ -149,35 +195,19 @@ export class DeliveryWorker {
       })
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const outcome = await this.send(delivery)
-    const now = this.deps.clock()
-    const random = this.deps.random ?? Math.random
-    try {
-      await recordAttempt(this.deps.knex, delivery, outcome, {
-        now,
-        disableAfterMs: this.settings.disableAfterMs,
-        retryDelayMs: (attempts, after) =>
-          retryDelay(attempts, after, { baseMs: this.settings.retryBaseMs, maxMs: this.settings.retryMaxMs, random }),
-      })
-    } catch (err) {
-      // The lease runs out and the delivery is claimed again: sent twice, never lost.
-      this.deps.logger.warn({ err, delivery_id: delivery.id }, 'webhook deliveries: recording an attempt failed')
-    }
-    if (outcome.kind !== 'delivered') {
-      this.deps.logger.info(
-        { webhook_id: delivery.webhook_id, delivery_id: delivery.id, status: outcome.status, outcome: outcome.kind },
-        outcome.kind === 'failed' && outcome.error
-          ? `webhook delivery failed: ${outcome.error}`
-          : 'webhook delivery failed',
-      )
-    }
+  private logFailure(delivery: ClaimedDelivery, outcome: Exclude<AttemptOutcome, { kind: 'delivered' }>): void {
+    this.deps.logger.info(
+      { webhook_id: delivery.webhook_id, delivery_id: delivery.id, status: outcome.status, outcome: outcome.kind },
+      outcome.kind === 'failed' && outcome.error
+        ? `webhook delivery failed: ${outcome.error}`
+        : 'webhook delivery failed',
+    )
   }
 
   /** One signed POST; the secret goes into the signature only. */
   private async send(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
-    const headers = signedHeaders(delivery.secret, delivery.id, this.deps.clock(), delivery.payload)
     try {
+      const headers = signedHeaders(delivery.secret, delivery.id, this.deps.clock(), delivery.payload)
       const res = await this.transport(delivery.url, headers, delivery.payload, {
         timeoutMs: this.settings.timeoutMs,
         allowPrivateTargets: this.settings.allowPrivateTargets,

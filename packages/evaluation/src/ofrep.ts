@@ -29,7 +29,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * A body that is not a JSON object is a PARSE_ERROR; a context that is not an
  * object, or a `targetingKey` that is not a string, is INVALID_CONTEXT. An
  * absent context is the empty one. `targetingKey` becomes the bucketing
- * `user_id`, as in the OpenFeature providers.
+ * `user_id`, as in the OpenFeature providers. An attribute named `__proto__` is
+ * left out, as the protocol's schema leaves it out.
  * @example
  * ofrepReadRequest({ context: { targetingKey: 'u-1', plan: 'pro' } }) // { ok: true, context: { plan: 'pro', user_id: 'u-1' } }
  */
@@ -42,7 +43,19 @@ export function ofrepReadRequest(body: unknown): OfrepRequestRead {
   if (context.targetingKey !== undefined && typeof context.targetingKey !== 'string') {
     return { ok: false, errorCode: 'INVALID_CONTEXT', errorDetails: 'context.targetingKey must be a string' }
   }
-  return { ok: true, context: fromOpenFeatureContext(context) }
+  return {
+    ok: true,
+    context: fromOpenFeatureContext(Object.hasOwn(context, '__proto__') ? withoutProto(context) : context),
+  }
+}
+
+/**
+ * The context without an attribute named `__proto__` (JSON.parse makes it an own property), as the protocol's
+ * `ofrepContextSchema` reads it: this hand check stands for that schema on the bulk route.
+ */
+function withoutProto(context: Record<string, unknown>): Record<string, unknown> {
+  const { ['__proto__']: _dropped, ...rest } = context
+  return rest
 }
 
 /** Evaluation errors that OFREP has no code for (a flag serving a value of the wrong type) are GENERAL. */

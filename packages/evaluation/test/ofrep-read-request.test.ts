@@ -41,4 +41,17 @@ describe('ofrepReadRequest, the hand check of the bulk route', () => {
       { numRuns: 2000 },
     )
   })
+
+  it('leaves out an attribute named __proto__, as the schemas do, whatever its value', () => {
+    for (const text of [
+      '{"context":{"__proto__":false,"plan":"pro"}}',
+      '{"context":{"__proto__":{"plan":"pro"},"targetingKey":"u-1"}}',
+      '{"context":{"nested":{"__proto__":1}}}',
+    ]) {
+      const read = ofrepReadRequest(JSON.parse(text))
+      expect(read.ok, text).toBe(true)
+      if (read.ok) expect(read.context, text).toEqual(bySchemas(JSON.parse(text)).context)
+      if (read.ok) expect(Object.getPrototypeOf(read.context), text).toBe(Object.prototype)
+    }
+  })
 })

@@ -1,6 +1,8 @@
+import type { ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { createReceiver, type ReceiverOptions } from '@flagsync/receiver'
 import {
+  apiSecurityHeaders,
   bearerAuth,
   corsAllowList,
   errorHandler,
@@ -12,7 +14,7 @@ import {
   secretsEqual,
   securityHeaders,
 } from '@flagsync/server-kit'
-import express, { type Express, type Request, type RequestHandler } from 'express'
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express'
 import { createAuditRouter } from './audit-router.js'
 import type { FlagRuntime } from './flag-runtime.js'
 import { createFlagsRouter } from './flags-router.js'
@@ -44,7 +46,8 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false) // list responses carry their own ETag per revision
-  app.use(securityHeaders())
+  // The API's compact set on every answer; a static file of the console gets helmet's full set for pages instead.
+  app.use(apiSecurityHeaders())
 
   app.get('/health', (_req, res) => {
     res.type('text/plain').send('OK')
@@ -91,12 +94,22 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
     // asking again (as the flag service's dashboard route does). A folder's index.html is left to the static below,
     // like everything else there (index.html, a service worker): revalidated on each load, or a new build never shows.
     const assets = join(options.staticDir, 'assets')
-    app.use('/assets', express.static(assets, { immutable: true, maxAge: '365d', index: false, redirect: false }))
-    app.use(express.static(options.staticDir, { index: 'index.html', maxAge: 0 }))
+    const setHeaders = pageHeaders()
+    app.use(
+      '/assets',
+      express.static(assets, { immutable: true, maxAge: '365d', index: false, redirect: false, setHeaders }),
+    )
+    app.use(express.static(options.staticDir, { index: 'index.html', maxAge: 0, setHeaders }))
   }
   app.use(notFound)
   app.use(errorHandler(logger))
   return app
+}
+
+/** Helmet's set for pages, put on a static file as it is sent (a request no file answers keeps the API's set). */
+function pageHeaders(): (res: ServerResponse) => void {
+  const helmet = securityHeaders()
+  return (res) => helmet(res.req as Request, res as Response, () => {})
 }
 
 const CLIENT_KEY_SCOPE =

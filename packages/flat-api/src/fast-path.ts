@@ -1,10 +1,11 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import {
+  API_SECURITY_HEADERS,
+  API_SECURITY_HEADERS_FLAT,
   bearerToken,
   ifNoneMatchHits,
   openBootstrapStream,
   secretsMatcher,
-  securityHeaders,
 } from '@flagsync/server-kit'
 import type { LiveEntry, SerializedList } from '@flagsync/store'
 import type { Express } from 'express'
@@ -19,26 +20,11 @@ export interface FastPathOptions {
   clientKey?: string | undefined
 }
 
-type Header = [name: string, value: string]
+type Header = readonly [name: string, value: string]
 /** A prepared answer: its bytes and its headers as node:http's flat [name, value, name, value…] list. */
 interface Answer {
   body: Buffer
   headers: string[]
-}
-
-/**
- * The security headers helmet would set, captured once by running it against a
- * recording response, so fast-path answers carry exactly the same set.
- */
-function captureSecurityHeaders(): Header[] {
-  const headers = new Map<string, string>()
-  const recorder = {
-    setHeader: (name: string, value: unknown) => headers.set(name.toLowerCase(), String(value)),
-    removeHeader: (name: string) => headers.delete(name.toLowerCase()),
-    getHeader: (name: string) => headers.get(name.toLowerCase()),
-  }
-  securityHeaders()({ headers: {} } as never, recorder as never, () => {})
-  return [...headers]
 }
 
 /**
@@ -54,17 +40,16 @@ function createFastPath({
   sdkKey,
   clientKey,
 }: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const security = captureSecurityHeaders()
   const admits = keyAdmits(sdkKey, clientKey)
   const authorized = (req: IncomingMessage) => admits(bearerToken(req.headers.authorization))
   // Each answer's body and header list are built once per flag version (or list revision) and
   // reused until it changes: a request costs a map lookup and one writeHead with a flat array,
   // which node:http writes without building a per-request header object. Entries and lists are
   // replaced, never mutated, on a change, so weak keys expire with them.
-  const flat = (pairs: Header[]) => pairs.flat()
+  const flat = (pairs: readonly Header[]) => pairs.flat()
   const jsonHeaders = (body: Buffer, extra: Header[] = []) =>
     flat([
-      ...security,
+      ...API_SECURITY_HEADERS,
       ...extra,
       ['Content-Type', 'application/json; charset=utf-8'],
       ['Content-Length', String(body.length)],
@@ -98,13 +83,13 @@ function createFastPath({
         body: list.body,
         etag: list.etag,
         headers: jsonHeaders(list.body, extra),
-        notModified: flat([...security, ...extra]),
+        notModified: flat([...API_SECURITY_HEADERS, ...extra]),
       }
       lists.set(list, answer)
     }
     return answer
   }
-  const streamScope = flatStreamScope(runtime, flat(security))
+  const streamScope = flatStreamScope(runtime, API_SECURITY_HEADERS_FLAT)
 
   return (req, res) => {
     if (req.method !== 'GET' || req.headers.origin !== undefined) return false
@@ -153,7 +138,6 @@ export function withFastPath(app: Express, options: FastPathOptions): RequestLis
   const ofrepBulk = ofrepBulkFastPath({
     runtime: options.runtime,
     admits: keyAdmits(sdkKey, clientKey),
-    security: captureSecurityHeaders().flat(),
     fallback: app,
   })
   return (req, res) => {

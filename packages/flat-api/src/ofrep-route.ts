@@ -2,7 +2,14 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { TLSSocket } from 'node:tls'
 import { type EvaluationContext, ofrepReadRequest } from '@flagsync/evaluation'
 import type { EvaluableFlag } from '@flagsync/protocol'
-import { bearerToken, createOfrepRouter, eventsUrl, jsonDepthExceeds, type OfrepBulkAnswer } from '@flagsync/server-kit'
+import {
+  API_SECURITY_HEADERS_FLAT,
+  bearerToken,
+  createOfrepRouter,
+  eventsUrl,
+  jsonDepthExceeds,
+  type OfrepBulkAnswer,
+} from '@flagsync/server-kit'
 import type { RequestHandler, Router } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
 
@@ -64,8 +71,6 @@ export interface OfrepFastPathOptions {
   runtime: FlagRuntime
   /** Whether the presented key (Bearer or `X-API-Key`) may read flags. */
   admits(token: string | undefined): boolean
-  /** node:http's flat [name, value…] list of the headers every answer carries (helmet's). */
-  security: readonly string[]
   /** Express: everything this path does not answer, with the body put back to be read again. */
   fallback: RequestListener
 }
@@ -81,7 +86,7 @@ export interface OfrepFastPathOptions {
 export function ofrepBulkFastPath(
   options: OfrepFastPathOptions,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { runtime, admits, security, fallback } = options
+  const { runtime, admits, fallback } = options
   return (req, res) => {
     const { headers } = req
     const length = Number(headers['content-length'])
@@ -99,7 +104,7 @@ export function ofrepBulkFastPath(
     const token = bearerToken(headers.authorization ?? apiKeyBearer(headers['x-api-key']))
     if (!answerBulk || !admits(token)) return false
     readReplayable(req, (body) => {
-      if (!answerFrom(body, answerBulk, req, res, security)) {
+      if (!answerFrom(body, answerBulk, req, res)) {
         req.unshift(body)
         fallback(req, res)
       }
@@ -113,13 +118,7 @@ function apiKeyBearer(key: string | string[] | undefined): string | undefined {
 }
 
 /** Answers from a whole body, or returns false (nothing written) for Express to answer it. */
-function answerFrom(
-  body: Buffer,
-  answerBulk: BulkAnswer,
-  req: IncomingMessage,
-  res: ServerResponse,
-  security: readonly string[],
-): boolean {
+function answerFrom(body: Buffer, answerBulk: BulkAnswer, req: IncomingMessage, res: ServerResponse): boolean {
   let answer: OfrepBulkAnswer
   try {
     const parsed: unknown = JSON.parse(body.toString())
@@ -130,17 +129,19 @@ function answerFrom(
   } catch {
     return false
   }
-  const tags = ['ETag', answer.etag, 'Cache-Control', 'private, no-cache']
   if (answer.body === undefined) {
-    res.writeHead(304, [...security, ...tags])
+    res.writeHead(304, [...NOT_MODIFIED_HEADERS, 'ETag', answer.etag])
     res.end()
   } else {
-    const type = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(answer.body.length)]
-    res.writeHead(200, [...security, ...tags, ...type])
+    res.writeHead(200, [...ANSWER_HEADERS, 'ETag', answer.etag, 'Content-Length', String(answer.body.length)])
     res.end(answer.body, answer.release)
   }
   return true
 }
+
+/** The headers every bulk answer shares, as the OFREP router's Express route sets them: a 304 carries no type. */
+const NOT_MODIFIED_HEADERS = [...API_SECURITY_HEADERS_FLAT, 'Cache-Control', 'private, no-cache']
+const ANSWER_HEADERS = [...NOT_MODIFIED_HEADERS, 'Content-Type', 'application/json; charset=utf-8']
 
 /** Refresh URLs by scheme, host and key: clients of one server send the same few, and `new URL` is not free. */
 const refreshUrls = new Map<string, string>()

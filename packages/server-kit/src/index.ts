@@ -22,7 +22,14 @@ export { methodNotAllowed } from './method-not-allowed.js'
 export type { OfrepWatch } from './ofrep-refresh.js'
 export type { OfrepBulkAnswer, OfrepBulkAnswerer, OfrepRouter, OfrepRouterOptions, OfrepScope } from './ofrep-router.js'
 export { createOfrepRouter, eventsUrl } from './ofrep-router.js'
-export { corsAllowList, parseOrigins, securityHeaders } from './security.js'
+export {
+  API_SECURITY_HEADERS,
+  API_SECURITY_HEADERS_FLAT,
+  apiSecurityHeaders,
+  corsAllowList,
+  parseOrigins,
+  securityHeaders,
+} from './security.js'
 export type { SseEvent } from './sse.js'
 export { formatSseComment, formatSseEvent, formatSseRetry, parseLastEventId } from './sse.js'
 export { CredentialStreams } from './sse-credentials.js'

@@ -2,7 +2,41 @@ import cors from 'cors'
 import type { RequestHandler } from 'express'
 import helmet from 'helmet'
 
-/** Security headers for JSON APIs and the bundled console page (scripts from our own origin only). */
+/**
+ * The security headers of an API answer (JSON, errors, SSE streams, `/health`): what OWASP's REST Security
+ * cheat sheet asks of an API, and nothing that only means something for a page a browser renders. Nothing in
+ * such an answer may load, run or frame anything (`default-src 'none'`, `frame-ancestors 'none'`, `DENY`), it
+ * is never sniffed into another type, sites of another origin cannot embed it (`same-site`, as on pages), a
+ * link followed from it leaks no URL, and HTTPS sticks once used. Cache-Control and Content-Type are each
+ * route's. Names are a subset of {@link securityHeaders}' (pages), so a page handler that runs helmet after
+ * these replaces every one of them.
+ * @example
+ * res.writeHead(200, [...API_SECURITY_HEADERS_FLAT, 'Content-Type', 'application/json; charset=utf-8'])
+ */
+export const API_SECURITY_HEADERS: readonly (readonly [name: string, value: string])[] = Object.freeze([
+  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+  ['Cross-Origin-Resource-Policy', 'same-site'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-Frame-Options', 'DENY'],
+] as const)
+
+/** {@link API_SECURITY_HEADERS} as node:http's flat [name, value, name, value…] list, for `res.writeHead`. */
+export const API_SECURITY_HEADERS_FLAT: readonly string[] = Object.freeze(API_SECURITY_HEADERS.flat())
+
+/** Sets {@link API_SECURITY_HEADERS} on every response of an Express app or router serving an API. */
+export function apiSecurityHeaders(): RequestHandler {
+  return (_req, res, next) => {
+    for (const [name, value] of API_SECURITY_HEADERS) res.setHeader(name, value)
+    next()
+  }
+}
+
+/**
+ * Helmet's full set for pages and the static files of a page (the flag console, the dashboard), with a strict
+ * CSP: scripts, styles and connections from the page's own origin only.
+ */
 export function securityHeaders(): RequestHandler {
   return helmet({
     contentSecurityPolicy: {

@@ -9,7 +9,8 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, newPage, screenshot } from './browser.js'
-import { type ServiceHarness, startService } from './service-harness.js'
+import { type Credentials, type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'approvals e2e pw' }
 const EDITOR = { email: 'ed@example.com', password: 'editor e2e pw', name: 'Ed' }
@@ -23,11 +24,8 @@ let projectId = ''
 let production = ''
 const errors: string[] = []
 
-async function signIn(p: Page, who: { email: string; password: string }) {
-  await p.goto(service.url)
-  await p.getByLabel('Email').fill(who.email)
-  await p.getByLabel('Password').fill(who.password)
-  await p.getByRole('button', { name: 'Sign in' }).click()
+async function openDefault(p: Page, who: Credentials) {
+  await signIn(p, service.url, who)
   await p.getByRole('link', { name: 'Default' }).click()
   await p.getByRole('heading', { name: 'Default', level: 1 }).waitFor()
 }
@@ -64,7 +62,7 @@ afterAll(async () => {
 
 describe('change requests, SDK keys and members in the dashboard', () => {
   it("turns the editor's toggle in an approval environment into a request the editor cannot approve", async () => {
-    await signIn(editor, EDITOR)
+    await openDefault(editor, EDITOR)
     await expect.poll(() => editor.locator('.role-badge').textContent(), WITHIN).toBe('your role: editor')
     await editor.getByRole('switch', { name: 'banner in Production' }).click()
     await expect
@@ -84,7 +82,7 @@ describe('change requests, SDK keys and members in the dashboard', () => {
   })
 
   it('shows the admin the diff; the approval reaches the table', async () => {
-    await signIn(admin, ADMIN)
+    await openDefault(admin, ADMIN)
     await admin.getByRole('tab', { name: 'Change requests' }).click()
     const request = admin.locator('li[data-request="1"]')
     await request.waitFor()

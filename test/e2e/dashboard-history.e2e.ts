@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'history e2e pw' }
 const ANN = { email: 'ann@example.com', password: 'ann e2e password', name: 'Ann' }
@@ -73,10 +74,7 @@ afterAll(async () => {
 
 describe('the change history in the dashboard', () => {
   it('Dan approves Ann’s request; the history says so in a sentence', async () => {
-    await page.goto(service.url)
-    await page.getByLabel('Email').fill(DAN.email)
-    await page.getByLabel('Password').fill(DAN.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(page, service.url, DAN)
     await page.getByRole('link', { name: 'Default' }).click()
     await page.getByRole('tab', { name: 'Change requests' }).click()
     const request = page.locator(`li[data-request="${requestId}"]`)

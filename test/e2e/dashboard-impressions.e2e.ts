@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const run = promisify(execFile)
 const EXAMPLE = fileURLToPath(new URL('../../examples/evaluate/dist/main.js', import.meta.url))
@@ -91,10 +92,7 @@ describe('the impressions chart after examples/evaluate reports impressions', ()
     const stats = (await call<Stats[]>('GET', `/api/environments/${production}/impressions/stats`)).body
     const checkout = stats.find((s) => s.flag_key === 'new-checkout')
     if (!checkout) throw new Error('no impressions of new-checkout')
-    await page.goto(service.url)
-    await page.getByLabel('Email').fill(ADMIN.email)
-    await page.getByLabel('Password').fill(ADMIN.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(page, service.url, ADMIN)
     // The project's environments answer late, as on a loaded machine or a slow network: the impressions page opens
     // before they arrive (a first visit has none cached) and must show the default environment once they do.
     let held: (() => void) | undefined

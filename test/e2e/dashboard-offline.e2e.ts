@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { goOnline, launchChromium, newPage, reloadOffline, screenshot, watchErrors } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'offline e2e pw' }
 const WITHIN = { timeout: 15_000, interval: 50 }
@@ -27,10 +28,7 @@ const errors: string[] = []
 /** The admin signed in to the dashboard in a browser context of its own. */
 async function signedInPage(label: string): Promise<Page> {
   const p = await newPage(browser, label, errors)
-  await p.goto(service.url)
-  await p.getByLabel('Email').fill(ADMIN.email)
-  await p.getByLabel('Password').fill(ADMIN.password)
-  await p.getByRole('button', { name: 'Sign in' }).click()
+  await signIn(p, service.url, ADMIN)
   return p
 }
 
@@ -87,10 +85,7 @@ const serverState = async () =>
 
 describe('the dashboard offline', () => {
   it('loads online and installs its service worker', async () => {
-    await page.goto(service.url)
-    await page.getByLabel('Email').fill(ADMIN.email)
-    await page.getByLabel('Password').fill(ADMIN.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(page, service.url, ADMIN)
     await page.getByRole('link', { name: 'Default' }).click()
     await expect.poll(() => page.locator('#live-status').getAttribute('data-state'), WITHIN).toBe('live')
     await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined))

@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'outbox e2e pw' }
 const EDITOR = { email: 'ed@example.com', password: 'editor e2e pw', name: 'Ed' }
@@ -46,10 +47,7 @@ beforeAll(async () => {
   expect((await call('POST', approval, { require_approval: true })).status).toBe(200)
   browser = await launchChromium()
   page = await newPage(browser, 'editor', errors, { timeoutMs: 10_000 })
-  await page.goto(service.url)
-  await page.getByLabel('Email').fill(EDITOR.email)
-  await page.getByLabel('Password').fill(EDITOR.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signIn(page, service.url, EDITOR)
   await page.getByRole('link', { name: 'Default' }).click()
   await page.locator('#live-status[data-state="live"]').waitFor({ timeout: 15_000 })
 })

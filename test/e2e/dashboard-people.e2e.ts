@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ALICE = { email: 'alice@example.com', password: 'alice e2e password' }
 const BOB = { name: 'Bob Builder', email: 'bob@example.com', password: 'bob e2e password' }
@@ -26,14 +27,6 @@ let bobElsewhere: Page
 let bobId = 0
 let aliceFirstName = ''
 const errors: string[] = []
-
-async function signIn(p: Page, who: { email: string; password: string }) {
-  await p.goto(service.url)
-  await p.getByLabel('Email').fill(who.email)
-  await p.getByLabel('Password').fill(who.password)
-  await p.getByRole('button', { name: 'Sign in' }).click()
-  await p.getByRole('button', { name: 'Sign out' }).waitFor()
-}
 
 /** Presses Tab until the focused element's text or label is `name`; false when 25 presses do not get there. */
 async function tabTo(p: Page, name: string): Promise<boolean> {
@@ -77,7 +70,7 @@ afterAll(async () => {
 
 describe('people pages with two people', () => {
   it('renames Alice, then refuses demoting her, the last admin, with the service’s words', async () => {
-    await signIn(alice, ALICE)
+    await signIn(alice, service.url, ALICE)
     await alice.getByRole('link', { name: 'Users' }).click()
     await alice.getByRole('button', { name: `Rename ${ALICE.email}` }).click()
     const rename = alice.getByRole('dialog', { name: `Rename ${ALICE.email}` })
@@ -96,7 +89,7 @@ describe('people pages with two people', () => {
   })
 
   it('promotes Bob: his open Users page shows the admin controls without a reload', async () => {
-    await signIn(bob, BOB)
+    await signIn(bob, service.url, BOB)
     await bob.getByRole('link', { name: 'Users' }).click()
     await expect.poll(() => bob.locator('tr[data-user]').count(), WITHIN).toBe(2)
     expect(await bob.getByLabel(`Workspace role of ${BOB.email}`).count()).toBe(0)
@@ -152,7 +145,7 @@ describe('people pages with two people', () => {
   })
 
   it('Bob changes his own password from the keyboard: his other session ends at once, this one stays', async () => {
-    await signIn(bobElsewhere, { email: BOB.email, password: BOB_RESET })
+    await signIn(bobElsewhere, service.url, { email: BOB.email, password: BOB_RESET })
     await bob.goto(service.url)
     await bob.getByRole('button', { name: 'Sign out' }).waitFor()
     // Keyboard only: Tab through the header to the Account link, then into the form; Enter submits it.

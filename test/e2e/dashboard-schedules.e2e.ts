@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'schedules e2e pw' }
 const WITHIN = { timeout: 15_000, interval: 50 }
@@ -32,10 +33,7 @@ beforeAll(async () => {
   expect(created.status).toBe(200)
   browser = await launchChromium()
   page = await newPage(browser, 'admin', errors, { timeoutMs: 10_000 })
-  await page.goto(service.url)
-  await page.getByLabel('Email').fill(ADMIN.email)
-  await page.getByLabel('Password').fill(ADMIN.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signIn(page, service.url, ADMIN)
   await page.getByRole('link', { name: 'Default' }).click()
   await page.getByRole('heading', { name: 'Default', level: 1 }).waitFor()
 })

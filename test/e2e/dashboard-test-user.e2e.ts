@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'test user e2e password' }
 const WITHIN = { timeout: 15_000, interval: 25 }
@@ -101,11 +102,7 @@ beforeAll(async () => {
   await client.ready()
   browser = await launchChromium()
   page = await newPage(browser, 'admin', errors, { timeoutMs: 30_000 })
-  await page.goto(service.url)
-  await page.getByLabel('Email').fill(ADMIN.email)
-  await page.getByLabel('Password').fill(ADMIN.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  await signIn(page, service.url, ADMIN)
 })
 
 afterAll(async () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'users e2e password' }
 const NEW_USER = { name: 'Nora New', email: 'nora@example.com', password: 'nora e2e password' }
@@ -22,14 +23,6 @@ let admin: Page
 let watcher: Page
 let projectId = ''
 const errors: string[] = []
-
-async function signIn(p: Page, who: { email: string; password: string }) {
-  await p.goto(service.url)
-  await p.getByLabel('Email').fill(who.email)
-  await p.getByLabel('Password').fill(who.password)
-  await p.getByRole('button', { name: 'Sign in' }).click()
-  await p.getByRole('button', { name: 'Sign out' }).waitFor()
-}
 
 const columns = (p: Page) => p.locator('table.flags thead th[scope="col"]').allTextContents()
 const envNames = (p: Page) => p.locator('ul.environments > li .env-name').allTextContents()
@@ -58,11 +51,11 @@ describe('environment order and users in the dashboard', () => {
       new URL(url).pathname === '/stream' && new URL(url).searchParams.get('environment_id') !== ''
     admin.on('request', (r) => void (projectStream(r.url()) && streams.admin++))
     watcher.on('request', (r) => void (projectStream(r.url()) && streams.watcher++))
-    await signIn(watcher, ADMIN)
+    await signIn(watcher, service.url, ADMIN)
     await watcher.getByRole('link', { name: 'Default' }).click()
     await expect.poll(() => columns(watcher), WITHIN).toEqual(['Flag', 'Production', 'Staging', 'Development'])
 
-    await signIn(admin, ADMIN)
+    await signIn(admin, service.url, ADMIN)
     await admin.getByRole('link', { name: 'Default' }).click()
     await admin.getByRole('tab', { name: 'Environments' }).click()
     await expect.poll(() => envNames(admin), WITHIN).toEqual(['Production', 'Staging', 'Development'])

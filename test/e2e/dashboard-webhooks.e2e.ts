@@ -12,6 +12,7 @@ import { type Receiver, startReceiver } from '../../packages/flag-service/test/w
 import { axeViolations } from './axe.js'
 import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'webhooks e2e password' }
 const WITHIN = { timeout: 15_000, interval: 50 }
@@ -40,10 +41,7 @@ afterAll(async () => {
 
 describe('webhooks in the dashboard', () => {
   it('create with the secret shown once, deliveries, test, redeliver, disable, delete', async () => {
-    await page.goto(service.url)
-    await page.getByLabel('Email').fill(ADMIN.email)
-    await page.getByLabel('Password').fill(ADMIN.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(page, service.url, ADMIN)
     await page.getByRole('link', { name: 'Default' }).click()
     await page.getByRole('tab', { name: 'Webhooks' }).click()
 

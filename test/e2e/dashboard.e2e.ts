@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, screenshot, watchErrors } from './browser.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'admin@example.com', password: 'dashboard e2e pw' }
 const WITHIN = { timeout: 15_000, interval: 50 }
@@ -40,11 +41,8 @@ async function adminApi<T>(method: string, path: string, body?: unknown): Promis
   return (res.status === 204 ? undefined : await res.json()) as T
 }
 
-async function signIn(p: Page): Promise<void> {
-  await p.goto(server.url)
-  await p.getByLabel('Email').fill(ADMIN.email)
-  await p.getByLabel('Password').fill(ADMIN.password)
-  await p.getByRole('button', { name: 'Sign in' }).click()
+async function signInAsAdmin(p: Page): Promise<void> {
+  await signIn(p, server.url, ADMIN)
   await p.getByRole('navigation', { name: 'Projects' }).waitFor()
 }
 
@@ -260,7 +258,7 @@ describe('the dashboard served by the flag service', () => {
     const second = await browser.newContext({ viewport: { width: 1280, height: 860 } })
     const other = await second.newPage()
     watchErrors(other, 'second', errors)
-    await signIn(other)
+    await signInAsAdmin(other)
     await other.getByRole('link', { name: 'Checkout' }).click()
     await expect.poll(() => other.locator('#live-status').getAttribute('data-state'), WITHIN).toBe('live')
     const mine = page.getByRole('switch', { name: 'checkout-button in Development' })

@@ -32,6 +32,8 @@ export interface Receiver {
   /** The secret deliveries are verified with; set it from the create answer. */
   secret: string
   answer: (r: Received) => Answer
+  /** Connections accepted so far, and those still open. */
+  connections: { accepted: number; open: number }
   /** Resolves once `n` requests arrived (rejects after `timeoutMs`). */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>
   close(): Promise<void>
@@ -47,6 +49,7 @@ export async function startReceiver(clock?: () => number): Promise<Receiver> {
     received: [],
     secret: '',
     answer: () => ({ status: 200, body: 'ok' }),
+    connections: { accepted: 0, open: 0 },
     waitFor: async (n, timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs
       while (receiver.received.length < n) {
@@ -97,6 +100,11 @@ export async function startReceiver(clock?: () => number): Promise<Receiver> {
         res.end(answer.body ?? '')
       }, answer.delayMs ?? 0)
     })
+  })
+  server.on('connection', (socket) => {
+    receiver.connections.accepted++
+    receiver.connections.open++
+    socket.on('close', () => receiver.connections.open--)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`

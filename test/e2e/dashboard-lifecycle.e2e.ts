@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { axeViolations } from './axe.js'
 import { launchChromium, newPage, screenshot } from './browser.js'
 import { type ServiceHarness, startService } from './service-harness.js'
+import { signIn } from './sign-in.js'
 
 const ADMIN = { email: 'ada@example.com', password: 'lifecycle e2e password' }
 const DAY = 86_400_000
@@ -67,11 +68,7 @@ beforeAll(async () => {
   sdkKey = key.body.key
   browser = await launchChromium()
   page = await newPage(browser, 'admin', errors, { timeoutMs: 10_000 })
-  await page.goto(service.url)
-  await page.getByLabel('Email').fill(ADMIN.email)
-  await page.getByLabel('Password').fill(ADMIN.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  await signIn(page, service.url, ADMIN)
   await page.goto(`${service.url}/projects/${service.projectId}`)
   await row('checkout').waitFor()
 })
@@ -150,6 +147,24 @@ describe('the flag lifecycle in the dashboard', () => {
     } finally {
       stream.close()
     }
+  })
+
+  it('creates a flag with its tags and owner from the New flag dialog', async () => {
+    await page.getByRole('button', { name: 'New flag' }).click()
+    const editor = page.getByRole('dialog', { name: 'New flag' })
+    await editor.getByLabel('Key').fill('new-search')
+    await editor.getByRole('textbox', { name: 'Tags', exact: true }).fill('Search, web')
+    await editor.getByLabel('Owner').selectOption({ label: 'ada' })
+    await editor.getByRole('button', { name: 'Create flag' }).click()
+    await editor.waitFor({ state: 'hidden' })
+    await row('new-search').locator('ul.chips li', { hasText: 'search' }).waitFor()
+    expect(await row('new-search').locator('ul.chips li').allTextContents()).toEqual(['search', 'web'])
+    expect(await row('new-search').locator('.flag-owner').textContent()).toBe('owner: ada')
+    const read = await service.call<{ tags: string[]; owner: number | null }>(
+      'GET',
+      `/api/environments/${production}/flags/new-search`,
+    )
+    expect(read.body).toMatchObject({ tags: ['search', 'web'], owner: expect.any(Number) })
   })
 
   it('fits a 390 px screen, axe clean, without console errors', async () => {

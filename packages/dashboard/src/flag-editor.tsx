@@ -4,7 +4,7 @@ import { Dialog } from './dialog.js'
 import { DraftPreview } from './draft-preview.js'
 import { type BuiltFlag, buildFlag, changesOf, type Draft, saveLabel } from './flag-draft.js'
 import { FlagFields } from './flag-fields.js'
-import { FlagDetails } from './flag-lifecycle.js'
+import { FlagDetails, type MetaText, metaOf, NewFlagMeta } from './flag-lifecycle.js'
 import { History } from './history.js'
 import { Promote } from './promote.js'
 import { ScheduleChange } from './schedules.js'
@@ -27,6 +27,7 @@ export function FlagEditor(props: FlagEditorProps) {
   const env = props.environments.find((e) => e.id === props.envId)
   const loaded = useFlagDraft(props)
   const [targets, setTargets] = useState<'all' | string>('all')
+  const [meta, setMeta] = useState<MetaText>({ tags: '', owner: '' })
   const { draft, error } = loaded
   const built = draft ? buildFlag(draft) : null
   const weights = summarizeWeights(built?.flag.variants ?? [])
@@ -59,7 +60,10 @@ export function FlagEditor(props: FlagEditorProps) {
   const creation = creating ? { environments: props.environments, targets, setTargets } : null
   return (
     <Dialog title={title} onClose={props.onClose} wide>
-      <form onSubmit={(e) => save(e, { flag, start: loaded.start ?? draft, targets })} className="editor">
+      <form
+        onSubmit={(e) => save(e, { flag, start: loaded.start ?? draft, targets, meta: metaOf(meta) })}
+        className="editor"
+      >
         <fieldset disabled={props.readOnly}>
           <EditorNotes props={props} env={env} />
           <FlagFields
@@ -70,6 +74,7 @@ export function FlagEditor(props: FlagEditorProps) {
             segments={loaded.segments}
             knownKeys={props.knownKeys}
           />
+          {creating ? <NewFlagMeta value={meta} onChange={setMeta} offline={props.offline} /> : null}
         </fieldset>
         {!creating && env && !props.offline ? (
           <DraftPreview

@@ -56,6 +56,58 @@ export function useOwnerName(): (id: number) => string {
   )
 }
 
+/** Tags and owner as typed: tags separated by commas or spaces, the owner's user id (`''` for nobody). */
+export interface MetaText {
+  tags: string
+  owner: string
+}
+
+/** What the service takes: tags lower-cased and de-duplicated, the owner's id or `null`. */
+export const metaOf = (text: MetaText) => ({
+  tags: tagsFromText(text.tags),
+  owner: text.owner === '' ? null : Number(text.owner),
+})
+
+/** The Tags input and the Owner select (the workspace's users), for a new flag and for the editor's details. */
+export function TagsOwnerFields(props: { value: MetaText; onChange: (value: MetaText) => void }) {
+  const users = useUsers()
+  const { value, onChange } = props
+  return (
+    <>
+      <label>
+        Tags
+        <input
+          value={value.tags}
+          onChange={(e) => onChange({ ...value, tags: e.target.value })}
+          placeholder="payments, web"
+        />
+      </label>
+      <label>
+        Owner
+        <select value={value.owner} onChange={(e) => onChange({ ...value, owner: e.target.value })}>
+          <option value="">nobody</option>
+          {(users.data ?? []).map((u) => (
+            <option key={u.id} value={u.id}>
+              {u.name || u.email}
+            </option>
+          ))}
+        </select>
+      </label>
+    </>
+  )
+}
+
+/**
+ * A new flag's tags and owner, sent with its creation. Offline the flag is queued as an insert per environment,
+ * which carries a flag's definition only: they are set from the editor once it is saved.
+ */
+export function NewFlagMeta(props: { value: MetaText; onChange: (value: MetaText) => void; offline: boolean }) {
+  if (props.offline) {
+    return <p className="hint">Tags and owner are set once the flag is saved: they need a connection.</p>
+  }
+  return <TagsOwnerFields value={props.value} onChange={props.onChange} />
+}
+
 /**
  * The editor's "Tags, owner and archive": the flag's tags and owner (the same in every environment) with their own
  * save, and archiving it out of every environment of the project.
@@ -68,36 +120,22 @@ export function FlagDetails(props: {
   disabled: boolean
   onArchived: () => void
 }) {
-  const users = useUsers()
   const { setMeta, archive } = useFlagLifecycle(props.projectId)
-  const [tags, setTags] = useState(props.tags.join(', '))
-  const [owner, setOwner] = useState(props.owner === null ? '' : String(props.owner))
+  const [meta, setText] = useState<MetaText>({
+    tags: props.tags.join(', '),
+    owner: props.owner === null ? '' : String(props.owner),
+  })
   const [saved, setSaved] = useState(false)
   const save = () => {
     setSaved(false)
-    const input = { key: props.flagKey, tags: tagsFromText(tags), owner: owner === '' ? null : Number(owner) }
-    setMeta.mutate(input, { onSuccess: () => setSaved(true) })
+    setMeta.mutate({ key: props.flagKey, ...metaOf(meta) }, { onSuccess: () => setSaved(true) })
   }
   const archiveFlag = () => archive.mutate(props.flagKey, { onSuccess: props.onArchived })
   return (
     <details open className="flag-details">
       <summary>Tags, owner and archive</summary>
       <fieldset disabled={props.disabled}>
-        <label>
-          Tags
-          <input value={tags} onChange={(e) => setTags(e.target.value)} placeholder="payments, web" />
-        </label>
-        <label>
-          Owner
-          <select value={owner} onChange={(e) => setOwner(e.target.value)}>
-            <option value="">nobody</option>
-            {(users.data ?? []).map((u) => (
-              <option key={u.id} value={u.id}>
-                {u.name || u.email}
-              </option>
-            ))}
-          </select>
-        </label>
+        <TagsOwnerFields value={meta} onChange={setText} />
         <div className="actions">
           <button type="button" onClick={save} disabled={setMeta.isPending}>
             Set tags and owner

@@ -144,8 +144,16 @@ export function flagWriter(target: FlagWriteTarget) {
       return outcomeOf(envId, key, delivery)
     },
 
-    /** A new flag in each of `envs`: online in one request, queued as an insert per environment. */
-    async create(projectId: string, envs: readonly Environment[], flag: BuiltFlag): Promise<FlagWriteOutcome> {
+    /**
+     * A new flag in each of `envs`: online in one request (with its tags and owner, `meta`), queued as an insert per
+     * environment (the flag's definition only: the sync operation has no tags or owner).
+     */
+    async create(
+      projectId: string,
+      envs: readonly Environment[],
+      flag: BuiltFlag,
+      meta: { tags: string[]; owner: number | null } = { tags: [], owner: null },
+    ): Promise<FlagWriteOutcome> {
       if (target.queued) {
         const record = { ...recordOf(flag), key: flag.key }
         for (const env of envs)
@@ -155,7 +163,7 @@ export function flagWriter(target: FlagWriteTarget) {
       const result = await api<{ created: Array<{ environment_id: string; flag: Flag }> }>(
         'POST',
         `/api/projects/${projectId}/flags`,
-        { flag, environment_ids: envs.map((e) => e.id) },
+        { flag: { ...flag, ...meta }, environment_ids: envs.map((e) => e.id) },
       )
       return { kind: 'saved', flags: result.created.map((c) => ({ envId: c.environment_id, flag: c.flag })) }
     },

@@ -90,6 +90,8 @@ export interface SaveRequest {
   /** The draft as it started: an update sends only the fields that differ from it. */
   start: Draft
   targets: 'all' | string
+  /** A new flag's tags and owner, sent with its creation (online only). */
+  meta?: { tags: string[]; owner: number | null }
 }
 
 type Outcome = { error: string } | { notice: string } | 'closed'
@@ -116,7 +118,7 @@ async function saveFlag(
       const taken = queued ? envs.filter((e) => props.exists(e.id, flag.key)) : []
       if (taken.length)
         return { error: `${flag.key} already exists in ${taken.map((e) => e.name).join(', ')}: edit it there instead.` }
-      shown(props, await writer.create(props.projectId, envs, flag))
+      shown(props, await writer.create(props.projectId, envs, flag, request.meta))
       return 'closed'
     }
     const changes = changesOf(buildFlag(request.start).flag, flag)

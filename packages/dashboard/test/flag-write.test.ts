@@ -152,4 +152,19 @@ describe('the flag writer: every edit through the outbox', () => {
     expect(writes).toEqual([])
     expect(fetch.mock.calls[0]?.[0]).toBe('/api/projects/p1/flags')
   })
+
+  it('online, a new flag carries its tags and owner in the one POST; queued, the inserts hold the definition only', async () => {
+    const fetch = vi.fn(async (_url: string, _init?: RequestInit) => Response.json({ created: [] }))
+    vi.stubGlobal('fetch', fetch)
+    const { outbox, writes } = answeringOutbox({ kind: 'queued' })
+    const env = { id: 'dev' } as Environment
+    const flag = buildFlag({ ...draftOf(null), key: 'fresh' }).flag
+    const meta = { tags: ['payments'], owner: 2 }
+    await flagWriter({ queued: false, outbox }).create('p1', [env], flag, meta)
+    const sent = JSON.parse(String(fetch.mock.calls[0]?.[1]?.body))
+    expect(sent).toEqual({ flag: { ...flag, tags: ['payments'], owner: 2 }, environment_ids: ['dev'] })
+    await flagWriter({ queued: true, outbox }).create('p1', [env], flag, meta)
+    expect(writes).toHaveLength(1)
+    expect(JSON.stringify(writes)).not.toMatch(/payments|owner/)
+  })
 })

@@ -156,7 +156,7 @@ describe('the flag writer: every edit through the outbox', () => {
   it('online, a new flag carries its tags and owner in the one POST; queued, the inserts hold the definition only', async () => {
     const fetch = vi.fn(async (_url: string, _init?: RequestInit) => Response.json({ created: [] }))
     vi.stubGlobal('fetch', fetch)
-    const { outbox, writes } = answeringOutbox({ kind: 'queued' })
+    const { outbox, writes } = answeringOutbox({ kind: 'queued', reason: null })
     const env = { id: 'dev' } as Environment
     const flag = buildFlag({ ...draftOf(null), key: 'fresh' }).flag
     const meta = { tags: ['payments'], owner: 2 }

@@ -1,3 +1,4 @@
+import type { Operation } from '@flagsync/protocol'
 import { describe, expect, it } from 'vitest'
 import { describeOperation } from '../src/describe-operation.js'
 import { staleEnvironments } from '../src/editable-flags.js'
@@ -100,8 +101,13 @@ describe('the pending panel in words', () => {
   })
 
   it('leaves out bidirectional controls of the values it quotes', () => {
-    const op = { action: 'update', collection: 'flags', recordId: 'checkout', changes: { description: 'a\u202Eb' } }
-    expect(describeOperation(op as const)).toBe('update checkout: description = "ab"')
+    const op: Operation = {
+      action: 'update',
+      collection: 'flags',
+      recordId: 'checkout',
+      changes: { description: 'a\u202Eb' },
+    }
+    expect(describeOperation(op)).toBe('update checkout: description = "ab"')
   })
 })
 

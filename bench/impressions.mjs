@@ -109,6 +109,33 @@ function cpuOf(pid) {
   }
 }
 
+/**
+ * CPU time, ms, of a PostgreSQL cluster: the postmaster, every live child (backends, WAL writer, checkpointer…)
+ * and the children it has reaped (cutime + cstime). Linux only; undefined without /proc or a pid.
+ * @param {number | undefined} postmaster
+ */
+function clusterCpuOf(postmaster) {
+  if (postmaster === undefined) return undefined
+  const fieldsOf = (pid) =>
+    readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ')
+  try {
+    const own = fieldsOf(postmaster)
+    let ms = (Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])) * 10
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue
+      try {
+        const fields = fieldsOf(entry)
+        if (Number(fields[1]) === postmaster) ms += (Number(fields[11]) + Number(fields[12])) * 10
+      } catch {} // exited meanwhile: its time is in the postmaster's cutime
+    }
+    return ms
+  } catch {
+    return undefined
+  }
+}
+
 /** The CPU ms of the busiest thread other than the main one between two `cpuOf` readings (SQLite's, in practice). */
 function busiestOther(before, after, pid) {
   let most = 0
@@ -235,9 +262,6 @@ async function bulkLoad(knex, dialect, environmentId, target) {
 
   // Without the indexes while loading (built once afterwards, as a sort), exactly as the migration defines them.
   for (const index of Object.values(IMPRESSION_INDEXES)) await knex.raw(`drop index if exists ${index.name}`)
-  // PostgreSQL checks a foreign key per row with a trigger; re-adding it afterwards validates all rows in one join.
-  const FK = 'flagsync_impressions_env_id_foreign'
-  if (dialect === 'postgres') await knex.raw(`alter table ${T.impressions} drop constraint ${FK}`)
   const start = Date.now() - 30 * DAY
   const step = Math.max(1, Math.floor((30 * DAY) / rows))
   const user = `case when i % 10 = 0 then null else 'user-' || ((cast(i as bigint) * 7919) % ${USERS}) end`
@@ -259,11 +283,6 @@ async function bulkLoad(knex, dialect, environmentId, target) {
   }
   for (const index of Object.values(IMPRESSION_INDEXES)) {
     await knex.raw(`create index ${index.name} on ${T.impressions} (${index.columns.join(', ')})`)
-  }
-  if (dialect === 'postgres') {
-    await knex.raw(
-      `alter table ${T.impressions} add constraint ${FK} foreign key (env_id) references ${T.envs} (id) on delete cascade`,
-    )
   }
   log(`  indexes built (${Math.round((now() - t0) / 1000)} s)`)
   await knex.schema.dropTable('bench_map')
@@ -539,6 +558,8 @@ async function startPostgres() {
   run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'])
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    /** The postmaster's pid (the first line of postmaster.pid), for `clusterCpuOf`. */
+    pid: () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
     stop() {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'])
@@ -572,7 +593,7 @@ async function createPgDatabase(adminUrl) {
  * baseline on another fresh one), bulk-load to `size`, read latencies, and
  * the ingest run again at that size.
  */
-async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connections, quick, ingestOnly }) {
+async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connections, quick, ingestOnly, dbPid }) {
   const prefix = dialect === 'postgres' ? 'impressions.pg' : 'impressions'
   const bodies = makeBodies(40, 11)
   const ourDb = await fresh()
@@ -589,9 +610,11 @@ async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connectio
     log(`${dialect}: ingest, ${connections} connections × ${ingestSeconds} s (after a 2 s warm-up)`)
     await ingestLoad({ url: ingestUrl, key, bodies, duration: 2, connections })
     const cpuBefore = cpuOf(service.server.pid)
+    const dbBefore = clusterCpuOf(dbPid?.())
     const loadBefore = process.cpuUsage()
     const ingest = await ingestLoad({ url: ingestUrl, key, bodies, duration: ingestSeconds, connections })
     const cpuAfter = cpuOf(service.server.pid)
+    const dbAfter = clusterCpuOf(dbPid?.())
     const load = process.cpuUsage(loadBefore)
     // The service's CPU per 1000 impressions: steadier than the rate on a machine others load too.
     const perK = (key) =>
@@ -602,9 +625,10 @@ async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connectio
       main: perK('main'),
       worker: cpuBefore && cpuAfter ? busiestOther(cpuBefore, cpuAfter, service.server.pid) / rows : null,
       load: (load.user + load.system) / 1000 / ((ingest.perSecond * ingestSeconds) / 1000),
+      database: dbBefore !== undefined && dbAfter !== undefined ? (dbAfter - dbBefore) / rows : null,
     }
     log(
-      `  ours ${Math.round(ingest.perSecond)} impressions/s (p99 ${ingest.p99} ms per request; service CPU ${cpu.total?.toFixed(1)} ms per 1000, main thread ${cpu.main?.toFixed(1)}, busiest other thread ${cpu.worker?.toFixed(1)}; autocannon ${cpu.load.toFixed(1)})`,
+      `  ours ${Math.round(ingest.perSecond)} impressions/s (p99 ${ingest.p99} ms per request; service CPU ${cpu.total?.toFixed(1)} ms per 1000, main thread ${cpu.main?.toFixed(1)}, busiest other thread ${cpu.worker?.toFixed(1)}${cpu.database === null ? '' : `; PostgreSQL ${cpu.database.toFixed(1)}`}; autocannon ${cpu.load.toFixed(1)})`,
     )
     const baseline = await baselineIngest(baseDb.url, bodies, quick ? 60 : 200)
     log(`  baseline knex ${Math.round(baseline)} rows/s (ours/baseline ${(ingest.perSecond / baseline).toFixed(2)})`)
@@ -623,6 +647,7 @@ async function runDialect({ dialect, fresh, size, ingestSeconds, runs, connectio
         main_thread_cpu_ms_per_1000: cpu.main,
         busiest_other_thread_cpu_ms_per_1000: cpu.worker,
         load_generator_cpu_ms_per_1000: cpu.load,
+        ...(cpu.database === null ? {} : { database_cpu_ms_per_1000: cpu.database }),
       },
     })
     if (ingestOnly) return [ingestRow]
@@ -739,6 +764,7 @@ export async function run({ quick }) {
       ...(await runDialect({
         dialect: 'postgres',
         fresh: () => createPgDatabase(cluster.url),
+        dbPid: cluster.pid,
         connections: 32,
         ...settings,
       })),

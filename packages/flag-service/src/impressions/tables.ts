@@ -8,7 +8,8 @@ import { SERVICE_TABLES, type ServiceMigration } from '../tables.js'
  *
  * Cascades: `envs`, `flags` and `values` reference the environment, `series`
  * and `users` their flag, and impressions their `envs` row, all ON DELETE
- * CASCADE, so deleting an environment or a project removes everything.
+ * CASCADE (impressions on PostgreSQL through a trigger instead of a foreign
+ * key: migration 0203), so deleting an environment or a project removes everything.
  */
 export const IMPRESSION_TABLES = {
   /** One row per reported evaluation; dropped by retention. */
@@ -156,6 +157,26 @@ export const impressionMigrations: ServiceMigration[] = [
       await knex.raw('drop trigger flagsync_impression_counts_series')
       await knex.raw(
         'create trigger flagsync_impression_counts_series instead of insert on flagsync_impression_counts when new.kind = 2 begin update flagsync_impression_series set stored = stored + new.n, total = total + new.n where id = new.id; end',
+      )
+    },
+  },
+  {
+    // PostgreSQL checks a foreign key once per inserted row (a query that locks the referenced row), which was a
+    // third of the database's work at ingest: every row of a batch names the same environment row, which each
+    // transaction also updates (its `stored`), so every check walks that row's versions and, with two writers,
+    // a shared lock's member list. A trigger keeps the cascade: deleting an `envs` row (its environment or project
+    // deleted) deletes its impressions. Ingest still cannot store rows of an environment deleted meanwhile: the
+    // same transaction upserts the `envs` row, whose own foreign key (on the environment) fails then. SQLite's
+    // foreign key check is a cheap index probe and stays.
+    name: '0203_impression_env_cascade_trigger',
+    async up(knex) {
+      if ((knex.client as { config: { client?: unknown } }).config.client === 'sqlite3') return
+      await knex.raw(`alter table ${T.impressions} drop constraint if exists flagsync_impressions_env_id_foreign`)
+      await knex.raw(
+        `create function flagsync_impression_envs_cascade() returns trigger language plpgsql as $$ begin delete from ${T.impressions} where env_id = old.id; return null; end $$`,
+      )
+      await knex.raw(
+        `create trigger flagsync_impression_envs_cascade after delete on ${T.envs} for each row execute function flagsync_impression_envs_cascade()`,
       )
     },
   },

@@ -40,12 +40,13 @@ export interface ClaimedDelivery {
 export async function claimDeliveries(
   knex: Knex,
   dialect: 'sqlite' | 'postgres',
-  claim: { owner: string; now: number; leaseMs: number; limit: number },
+  claim: { owner: string; now: number; leaseMs: number; limit: number; busy?: boolean },
 ): Promise<ClaimedDelivery[]> {
   if (claim.limit <= 0) return []
   const token = `${claim.owner}:${randomUUID()}`
-  // A read first: an idle poll takes no write lock (SQLite's UPDATE would, even when it matches nothing).
-  if (!(await due(knex, claim.now).first('d.id'))) return []
+  // A read first, unless the last claim found more than it could take: an idle poll takes no write lock (SQLite's
+  // UPDATE would, even when it matches nothing).
+  if (!claim.busy && !(await due(knex, claim.now).first('d.id'))) return []
   const pick = due(knex, claim.now).select('d.id').orderBy('d.next_attempt_at').limit(claim.limit)
   if (dialect === 'postgres') pick.forUpdate('d').skipLocked()
   const leased = (await knex(D)

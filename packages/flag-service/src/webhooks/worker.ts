@@ -56,6 +56,8 @@ export class DeliveryWorker {
   private timer: unknown
   private looping: Promise<void> | undefined
   private again = false
+  /** The last claim took all it asked for: more are likely due, so the next claim skips its read-only look. */
+  private backlog = false
   private stopped = false
   private prunedAt = Number.NEGATIVE_INFINITY
   private pruning: Promise<void> | undefined
@@ -122,6 +124,7 @@ export class DeliveryWorker {
       const claimed = await this.claim(limit)
       for (const delivery of claimed) this.start(delivery)
       claimedAll = claimed.length === limit
+      this.backlog = claimedAll
       if (claimed.length === 0) this.pruneWhenDue()
     } while (this.again || claimedAll || this.settled.length > 0)
     // A full slot table leaves the next turn to the attempt that frees a slot.
@@ -143,6 +146,7 @@ export class DeliveryWorker {
         now: this.deps.clock(),
         leaseMs: this.settings.timeoutMs * 3,
         limit,
+        busy: this.backlog,
       })
     } catch (err) {
       this.deps.logger.warn({ err }, 'webhook deliveries: claiming failed; retrying')

@@ -7,7 +7,7 @@
 import { createServer } from 'node:http'
 import knex from 'knex'
 import { atLeast, atMost, benchMain, log, row } from './lib/cli.mjs'
-import { startCli, tempDir } from './lib/proc.mjs'
+import { cpuMicros, startCli, tempDir } from './lib/proc.mjs'
 import { median, percentile, sleep } from './lib/stats.mjs'
 
 const SERVICE_CLI = 'packages/flag-service/dist/cli.js'
@@ -18,6 +18,7 @@ const CONCURRENCY = 16
 async function startReceiver() {
   const arrivals = new Map()
   let requests = 0
+  let connections = 0
   const server = createServer((req, res) => {
     req.resume()
     req.on('end', () => {
@@ -27,11 +28,13 @@ async function startReceiver() {
       res.writeHead(204).end()
     })
   })
+  server.on('connection', () => connections++)
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     url: `http://127.0.0.1:${server.address().port}/hook`,
     arrivals,
     requests: () => requests,
+    connections: () => connections,
     close: () => new Promise((resolve) => server.close(resolve)),
   }
 }
@@ -111,11 +114,18 @@ async function run({ quick }) {
     }))
     await call(`/api/environments/${env}/sync`, 'POST', { batchId: 'bench-deliver', operations })
     const started = Date.now()
+    const cpuBefore = cpuMicros(server.pid)
+    const connectionsBefore = receiver.connections()
     const last = await delivered(receiver, count)
     const ours = count / ((last - started) / 1000)
+    // CPU time of the service per delivery: what the machine's load skews least.
+    const cpuPerDelivery = (cpuMicros(server.pid) - cpuBefore) / count
+    const connections = receiver.connections() - connectionsBefore
     const bodies = (await db('flagsync_webhook_deliveries').select('payload')).map((r) => r.payload)
     const baseline = await bareLoop(receiver.url, bodies)
-    log(`webhooks: ${ours.toFixed(0)} deliveries/s, bare loop ${baseline.toFixed(0)} POSTs/s`)
+    log(
+      `webhooks: ${ours.toFixed(0)} deliveries/s (${cpuPerDelivery.toFixed(0)} µs of service CPU each, ${connections} connections), bare loop ${baseline.toFixed(0)} POSTs/s`,
+    )
 
     // Lag: changes one at a time, a little apart, each delivered before the next is written.
     const changes = quick ? 100 : 400
@@ -143,7 +153,7 @@ async function run({ quick }) {
         baseline,
         ratio: ours / baseline,
         goal: atLeast(0.5, 'ratio'),
-        note: `${count} flag.created events of one /sync batch, signed and sent by one flag service CLI on SQLite (${CONCURRENCY} at a time, a claim and a record per delivery) to a local receiver answering 204; baseline: a bare fetch loop POSTing the same ${count} bodies, ${CONCURRENCY} at a time, to the same receiver; ${receiver.requests()} requests for ${unique} webhook-ids`,
+        note: `${count} flag.created events of one /sync batch, signed and sent by one flag service CLI on SQLite (${CONCURRENCY} at a time over ${connections} kept-alive connections, claimed and recorded in batches; ${cpuPerDelivery.toFixed(0)} µs of service CPU per delivery) to a local receiver answering 204; baseline: a bare fetch loop POSTing the same ${count} bodies, ${CONCURRENCY} at a time, to the same receiver; ${receiver.requests()} requests for ${unique} webhook-ids`,
       }),
       row({
         id: 'webhook.lag.p99_ms',

@@ -35,23 +35,10 @@ export function FlagEditor(props: FlagEditorProps) {
   const { notice, save } = useFlagSave(props, { ...loaded, blocked })
   const title = creating ? 'New flag' : `${props.flagKey} in ${env?.name ?? 'environment'}`
   if (!draft || !built) {
-    // Opened offline before the saved copy had this flag (the stream shows it first): nothing to edit, but a
-    // delete needs only the key and the revision the table shows.
-    const deleteKey = loaded.openedOffline ? props.flagKey : null
+    // The same Dialog as the loaded editor's, so it stays mounted when the draft arrives (it returns focus on close).
     return (
       <Dialog title={title} onClose={props.onClose} wide>
-        {error ? (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        ) : (
-          <p>Loading…</p>
-        )}
-        {deleteKey !== null && env ? (
-          <div className="actions">
-            <EditorDelete props={props} env={env} flagKey={deleteKey} openedOffline />
-          </div>
-        ) : null}
+        <EditorPending props={props} error={error} openedOffline={loaded.openedOffline} env={env} />
       </Dialog>
     )
   }
@@ -96,6 +83,37 @@ export function FlagEditor(props: FlagEditorProps) {
         <EditorActions props={props} env={env} flag={flag} blocked={blocked} openedOffline={loaded.openedOffline} />
       </form>
     </Dialog>
+  )
+}
+
+/**
+ * The editor before its draft: loading, or why it cannot load. Opened offline before the saved copy had this flag
+ * (the stream shows it first) there is nothing to edit, but a delete needs only the key and the revision the table
+ * shows.
+ */
+function EditorPending(args: {
+  props: FlagEditorProps
+  error: string | null
+  openedOffline: boolean
+  env: Environment | undefined
+}) {
+  const { props, env } = args
+  const deleteKey = args.openedOffline ? props.flagKey : null
+  return (
+    <>
+      {args.error ? (
+        <p role="alert" className="error">
+          {args.error}
+        </p>
+      ) : (
+        <p>Loading…</p>
+      )}
+      {deleteKey !== null && env ? (
+        <div className="actions">
+          <EditorDelete props={props} env={env} flagKey={deleteKey} openedOffline />
+        </div>
+      ) : null}
+    </>
   )
 }
 

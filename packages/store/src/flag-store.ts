@@ -73,7 +73,7 @@ export class FlagStore {
         // The lock first: SQLite cannot upgrade a read lock to a write lock
         // while another process writes, so taking it late would fail with BUSY.
         const base = await lockRevision(trx, this.db.config.dialect)
-        const writer = new FlagWriter(trx, scope, this.db.config.dialect, options.deferBaseStates)
+        const writer = new FlagWriter(trx, scope, this.db.config.dialect, base, options.deferBaseStates)
         for (const states of options.baseStates ?? []) writer.adopt(states)
         let result: T
         try {

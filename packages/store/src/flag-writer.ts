@@ -2,7 +2,7 @@ import { jsonEqual } from '@flagsync/protocol'
 import type { Knex } from 'knex'
 import { type BaseStates, BaseStatesNeeded, pairId, type RevisionPair, readStatesAt } from './base-states.js'
 import type { DatabaseConfig } from './database-url.js'
-import { readMeta, selectFlags } from './statements.js'
+import { selectFlags } from './statements.js'
 import { toStoreError } from './store-error.js'
 import type { AuditContext, StateAt, StoredFlag } from './types.js'
 
@@ -47,7 +47,8 @@ export class FlagWriter {
   private readonly originalRevision = new Map<string, number>()
   private readonly staged = new Map<string, StagedChange>()
   private readonly states = new Map<string, StateAt>()
-  private revisionBefore: Promise<number> | null = null
+  /** See `storeRevision`: the revision the write lock read (`lockRevision`), so no query of its own. */
+  private readonly revisionBefore: number
   /** The batch operation being applied: set by the receiver before each one, recorded on what it stages. */
   opIndex: number | null = null
   /** See `withAudit`. */
@@ -56,10 +57,17 @@ export class FlagWriter {
   /** See `WriteOptions.deferBaseStates`. */
   private readonly deferBaseStates: boolean
 
-  constructor(trx: Knex.Transaction, scope: string, dialect: DatabaseConfig['dialect'], deferBaseStates = false) {
+  constructor(
+    trx: Knex.Transaction,
+    scope: string,
+    dialect: DatabaseConfig['dialect'],
+    revisionBefore: number,
+    deferBaseStates = false,
+  ) {
     this.trx = trx
     this.scope = scope
     this.dialect = dialect
+    this.revisionBefore = revisionBefore
     this.deferBaseStates = deferBaseStates
   }
 
@@ -84,19 +92,26 @@ export class FlagWriter {
   async committed(key: string, scope = this.scope): Promise<CommittedFlag> {
     const id = idOf(scope, key)
     if (!this.original.has(id)) await this.load([key], scope)
-    const flag = this.original.get(id) ?? null
+    return this.loadedCommitted(id) as CommittedFlag
+  }
+
+  /** `committed` without a read: undefined when the key was not loaded (a batch's `load` loaded its keys). */
+  committedIfLoaded(key: string, scope = this.scope): CommittedFlag | undefined {
+    return this.loadedCommitted(idOf(scope, key))
+  }
+
+  private loadedCommitted(id: string): CommittedFlag | undefined {
+    const flag = this.original.get(id)
+    if (flag === undefined) return undefined
     return { flag, revision: flag ? (this.originalRevision.get(id) ?? null) : null }
   }
 
   /**
-   * The store's newest revision as this transaction started writing (its own changes not yet counted), read once.
-   * A base revision above it was never issued by this store (a client of a restored or reset database): the change
-   * log cannot say what that client saw.
+   * The store's newest revision as this transaction started writing (its own changes not yet counted): the one the
+   * write lock read. A base revision above it was never issued by this store (a client of a restored or reset
+   * database): the change log cannot say what that client saw.
    */
-  storeRevision(): Promise<number> {
-    this.revisionBefore ??= readMeta(this.trx, 'revision').catch((error: unknown) => {
-      throw toStoreError(error)
-    })
+  storeRevision(): number {
     return this.revisionBefore
   }
 
@@ -109,8 +124,9 @@ export class FlagWriter {
     const out = new Map<string, StateAt>()
     const missing: RevisionPair[] = []
     for (const [key, revision] of pairs) {
-      const cached = this.states.get(idOf(scope, pairId(key, revision))) ?? this.unchangedSince(scope, key, revision)
-      if (cached) out.set(pairId(key, revision), cached)
+      const id = pairId(key, revision)
+      const known = this.unchangedSince(scope, key, revision) ?? this.states.get(idOf(scope, id))
+      if (known) out.set(id, known)
       else missing.push([key, revision])
     }
     if (missing.length === 0) return out
@@ -145,13 +161,13 @@ export class FlagWriter {
    * revision, so its state there is the committed flag. Undefined otherwise (the log tells).
    */
   private unchangedSince(scope: string, key: string, revision: number): StateAt | undefined {
-    // Only from what the transaction has loaded: a key it has not read is read with the rest, in bulk.
-    const flag = this.original.get(idOf(scope, key))
-    const at = this.originalRevision.get(idOf(scope, key))
+    // Only from what the transaction has loaded: a key it has not read is read with the rest, in bulk. Derived from
+    // the loaded row, which never changes in the transaction, so nothing is cached.
+    const id = idOf(scope, key)
+    const flag = this.original.get(id)
+    const at = this.originalRevision.get(id)
     if (!flag || at === undefined || at > revision) return undefined
-    const state = { flag, known: true }
-    this.states.set(idOf(scope, pairId(key, revision)), state)
-    return state
+    return { flag, known: true }
   }
 
   /** One key's state at a past revision: from `statesAt`'s prefetch, else one query. */

@@ -128,6 +128,27 @@ describe.each(['sqlite', 'postgres'] as const)('writeFlagChange on %s', (dialect
     expect((await write({ action: 'delete', key: 'a' })).result.status).toBe('not_found')
   })
 
+  it('a current base costs no query: the store revision is the one the write lock read', async () => {
+    const queries: string[] = []
+    const record = (q: { sql: string }) => queries.push(q.sql)
+    db.knex.on('query', record)
+    const patch = async (n: number, base?: number) => {
+      queries.length = 0
+      const { result } = await write({
+        action: 'patch',
+        key: 'a',
+        patch: { n },
+        ...(base === undefined ? {} : { base }),
+      })
+      return { status: result.status, queries: [...queries] }
+    }
+    const plain = await patch(2)
+    // The store's newest revision is now 2: a base of 2 is current, 3 was never issued (record-level: a conflict).
+    expect(await patch(3, 2)).toEqual({ status: 'applied', queries: plain.queries })
+    expect((await patch(4, 4)).status).toBe('conflict')
+    db.knex.off('query', record)
+  })
+
   it('a write that changes nothing is answered before the gate and stages nothing', async () => {
     const gate = vi.fn(async () => 'review' as const)
     const { result, changes } = await write({ action: 'put', key: 'a', record: { n: 1 } }, { gate })

@@ -20,9 +20,17 @@ export interface FlagConflict {
 /** A base revision this store never issued: the log cannot tell what the sender saw (see `detectConflict`). */
 const UNISSUED = { flag: null, known: false } as const
 
-/** Nobody wrote the record after the base revision (the first rule of the three-way check). */
-function unchangedSince(committed: CommittedFlag, baseRevision: number): boolean {
-  return committed.flag !== null && committed.revision !== null && committed.revision <= baseRevision
+/**
+ * Nobody wrote the record after the base revision (the first rule of the three-way check), and the base is one this
+ * store issued: the write may go ahead with no further read. Pure, so the write core asks it before any await.
+ */
+export function unchangedSinceBase(committed: CommittedFlag, baseRevision: number, storeRevision: number): boolean {
+  return (
+    baseRevision <= storeRevision &&
+    committed.flag !== null &&
+    committed.revision !== null &&
+    committed.revision <= baseRevision
+  )
 }
 
 /**
@@ -40,12 +48,11 @@ export async function checkFlagBase(
   sets: Record<string, unknown> | null,
   baseRevision: number,
 ): Promise<FlagConflict | null> {
-  const [committed, storeRevision] = await Promise.all([writer.committed(key, scope), writer.storeRevision()])
-  const unissued = baseRevision > storeRevision
-  if (!unissued && unchangedSince(committed, baseRevision)) return null
-  const base: { flag: StoredFlag | null; known: boolean } = unissued
-    ? UNISSUED
-    : await writer.stateAt(key, baseRevision, scope)
+  const committed = writer.committedIfLoaded(key, scope) ?? (await writer.committed(key, scope))
+  const storeRevision = writer.storeRevision()
+  if (unchangedSinceBase(committed, baseRevision, storeRevision)) return null
+  const base: { flag: StoredFlag | null; known: boolean } =
+    baseRevision > storeRevision ? UNISSUED : await writer.stateAt(key, baseRevision, scope)
   const verdict = detectConflict({
     action,
     sets,

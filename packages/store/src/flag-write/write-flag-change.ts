@@ -1,7 +1,7 @@
 import { jsonEqual } from '@flagsync/protocol'
 import type { FlagWriter } from '../flag-writer.js'
 import type { StoredFlag } from '../types.js'
-import { checkFlagBase } from './check-base.js'
+import { checkFlagBase, unchangedSinceBase } from './check-base.js'
 import { conflictAction, shapeWrite } from './shape-write.js'
 import type { FlagWriteIntent, FlagWriteResult, FlagWriteRules } from './write-types.js'
 
@@ -28,7 +28,9 @@ export async function writeFlagChange<F extends StoredFlag>(
   const shaped = shapeWrite(intent, current, rules.model)
   if (!shaped.ok) return { status: 'invalid', key, ...shaped.invalid }
   const { kind, candidate, sets } = shaped
-  if (intent.base !== undefined) {
+  // Loaded by `writer.get` above (or a batch's `load`), so the usual check (unchanged since the base) awaits nothing.
+  let before = blind ? undefined : writer.committedIfLoaded(key, scope)
+  if (intent.base !== undefined && !(before && unchangedSinceBase(before, intent.base, writer.storeRevision()))) {
     const conflict = await checkFlagBase(writer, scope, key, conflictAction(intent.action), sets, intent.base)
     if (conflict) return { status: 'conflict', key, conflict }
   }
@@ -37,7 +39,7 @@ export async function writeFlagChange<F extends StoredFlag>(
     writer.put(candidate as F, scope)
     return { status: 'applied', key, kind, flag: candidate, before: null }
   }
-  const before = await writer.committed(key, scope)
+  before ??= await writer.committed(key, scope)
   if (candidate && current && jsonEqual(candidate, current)) return { status: 'unchanged', key, flag: current, before }
   const gate = rules.gate ? await rules.gate(kind) : 'apply'
   if (typeof gate === 'object') return { status: 'forbidden', key, reason: gate.forbidden }

@@ -58,4 +58,18 @@ describe('secretsMatcher', () => {
     expect(['sdk-ke', 'sdk-keyx', '', 'undefined'].map(isKey)).toEqual([false, false, false, false])
     expect(secretsMatcher([])('anything')).toBe(false)
   })
+
+  it('refuses a key one character off anywhere, and hashes keys as UTF-8', () => {
+    const key = 'sk_live_9f8e7d6c5b4a3928€ü'
+    const isKey = secretsMatcher([key])
+    expect(isKey(key)).toBe(true)
+    for (let i = 0; i < key.length; i++) {
+      const wrong = key.slice(0, i) + String.fromCharCode(key.charCodeAt(i) ^ 1) + key.slice(i + 1)
+      expect(isKey(wrong), wrong).toBe(false)
+      expect(secretsEqual(wrong, key), wrong).toBe(false)
+    }
+    // '€' and '¬' (U+20AC, U+00AC) share their low byte: only their UTF-8 bytes tell them apart.
+    expect(secretsMatcher(['a€'])('a¬')).toBe(false)
+    expect(secretsEqual('a€', 'a¬')).toBe(false)
+  })
 })

@@ -49,26 +49,16 @@ export async function claimDeliveries(
   if (!claim.busy && !(await due(knex, claim.now).first('d.id'))) return []
   const pick = due(knex, claim.now).select('d.id').orderBy('d.next_attempt_at').limit(claim.limit)
   if (dialect === 'postgres') pick.forUpdate('d').skipLocked()
+  // The webhook's URL and secret come back with each row, read as the lease is taken.
+  const ofWebhook = (column: 'url' | 'secret') =>
+    knex.raw('(select ?? from ?? where ??.?? = ??.??) as ??', [column, W, W, 'id', D, 'webhook_id', column])
   const leased = (await knex(D)
     .whereIn('id', pick)
     .update({ lease_owner: token, lease_until: claim.now + claim.leaseMs })
-    .returning(['id', 'webhook_id', 'payload', 'attempts'])) as Array<{
-    id: string
-    webhook_id: string
-    payload: string
-    attempts: number | string
-  }>
-  if (leased.length === 0) return []
-  const hooks = (await knex(W)
-    .whereIn('id', [...new Set(leased.map((d) => d.webhook_id))])
-    .select('id', 'url', 'secret')) as Array<{ id: string; url: string; secret: string }>
-  const byId = new Map(hooks.map((h) => [h.id, h]))
-  return leased.flatMap((d) => {
-    const hook = byId.get(d.webhook_id)
-    // A webhook deleted since the pick took its deliveries with it (ON DELETE CASCADE).
-    if (!hook) return []
-    return [{ ...d, attempts: Number(d.attempts), url: hook.url, secret: hook.secret, lease_owner: token }]
-  })
+    .returning(['id', 'webhook_id', 'payload', 'attempts', ofWebhook('url'), ofWebhook('secret')])) as Array<
+    Omit<ClaimedDelivery, 'attempts' | 'lease_owner'> & { attempts: number | string }
+  >
+  return leased.map((d) => ({ ...d, attempts: Number(d.attempts), lease_owner: token }))
 }
 
 /** How one attempt ended. */

@@ -83,13 +83,14 @@ export interface SettledAttempt {
 }
 
 /**
- * Records attempts, in the order they finished, in one transaction: each on
- * its delivery (only while its claim still holds it) and on its webhook. A
- * 2xx clears the webhook's failing streak; a failure starts one or, once it
- * has lasted `disableAfterMs`, disables the webhook (the delivery is then
- * `failed`); otherwise the delivery is due again after the retry delay, with
- * the same id. Consecutive 2xx attempts are written together, a statement per
- * answer rather than per delivery.
+ * Records attempts in the order they finished: each on its delivery (only
+ * while its claim still holds it) and on its webhook. A 2xx clears the
+ * webhook's failing streak; a failure starts one or, once it has lasted
+ * `disableAfterMs`, disables the webhook (the delivery is then `failed`);
+ * otherwise the delivery is due again after the retry delay, with the same
+ * id. Consecutive 2xx attempts are written together, a statement per answer
+ * rather than per delivery. With a failure among them, everything is one
+ * transaction; 2xx attempts alone need none (see `recordDelivered`).
  */
 export async function recordAttempts(
   knex: Knex,
@@ -97,6 +98,7 @@ export async function recordAttempts(
   policy: RecordPolicy,
 ): Promise<void> {
   if (attempts.length === 0) return
+  if (attempts.every((a) => a.outcome.kind === 'delivered')) return recordDelivered(knex, attempts, policy.now)
   await knex.transaction(async (trx) => {
     let run: SettledAttempt[] = []
     for (const attempt of attempts) {
@@ -123,9 +125,16 @@ const attemptColumns = (trx: Knex, outcome: AttemptOutcome, now: number) => ({
   lease_until: null,
 })
 
-/** 2xx attempts: one update per claim and answer, then their webhooks' failing streaks end. */
-async function recordDelivered(trx: Knex, run: readonly SettledAttempt[], now: number): Promise<void> {
+/**
+ * 2xx attempts: their webhooks' failing streaks end, then one update per
+ * claim and answer. Each statement stands on its own: the 2xx answers end the
+ * streaks whether or not the deliveries' rows are written after them (a crash
+ * in between leaves those leased, to be sent again when the lease runs out).
+ */
+async function recordDelivered(knex: Knex, run: readonly SettledAttempt[], now: number): Promise<void> {
   if (run.length === 0) return
+  const hooks = [...new Set(run.map((a) => a.delivery.webhook_id))]
+  await knex(W).whereIn('id', hooks).whereNotNull('failing_since').update({ failing_since: null })
   const groups = new Map<string, { sample: AttemptOutcome; owner: string; ids: string[] }>()
   for (const { delivery, outcome } of run) {
     const key = JSON.stringify([delivery.lease_owner, outcome.status, outcome.body])
@@ -134,13 +143,11 @@ async function recordDelivered(trx: Knex, run: readonly SettledAttempt[], now: n
     groups.set(key, group)
   }
   for (const { sample, owner, ids } of groups.values()) {
-    await trx(D)
+    await knex(D)
       .where('lease_owner', owner)
       .whereIn('id', ids)
-      .update({ ...attemptColumns(trx, sample, now), status: 'delivered', delivered_at: now })
+      .update({ ...attemptColumns(knex, sample, now), status: 'delivered', delivered_at: now })
   }
-  const hooks = [...new Set(run.map((a) => a.delivery.webhook_id))]
-  await trx(W).whereIn('id', hooks).whereNotNull('failing_since').update({ failing_since: null })
 }
 
 /** A non-2xx answer or none: the webhook's streak starts or goes on; the delivery is retried, or failed with it. */

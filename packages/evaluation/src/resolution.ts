@@ -66,8 +66,10 @@ export function toResolution<T>(
 
 /** OpenFeature's `targetingKey` is the bucketing `user_id`; other attributes pass through flat. */
 export function fromOpenFeatureContext(context: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const { targetingKey, ...rest } = context
-  return targetingKey === undefined ? rest : { ...rest, user_id: targetingKey }
+  const { targetingKey, ...rest }: Record<string, unknown> = context
+  // Set on the copy rather than spread into a second one: every OFREP request reads its context through here.
+  if (targetingKey !== undefined) rest.user_id = targetingKey
+  return rest
 }
 
 /**

@@ -86,8 +86,8 @@ const droppedReuse = (req: { reusedSocket: boolean }, answered: boolean, error: 
  * opened (its lookup is pinned); one agent per policy setting, so a
  * connection opened while private targets were allowed is never reused
  * without them. A request on a reused connection the target closed meanwhile
- * is sent once more on a new one (the target may then get it twice, as with
- * any retry).
+ * is sent again, on another connection (the target may then get it twice, as
+ * with any retry).
  */
 export function httpTransport(maxSockets: number): ClosableTransport {
   const agents = new Map<string, HttpAgent>()
@@ -109,11 +109,14 @@ export function httpTransport(maxSockets: number): ClosableTransport {
     }
     const agent = agentFor(target.protocol === 'https:', options.allowPrivateTargets)
     const deadline = Date.now() + options.timeoutMs
-    try {
-      return await postOnce(target, headers, body, options, agent, options.timeoutMs)
-    } catch (error) {
-      if (!(error instanceof DroppedReuseError)) throw error
-      return postOnce(target, headers, body, options, agent, Math.max(1, deadline - Date.now()))
+    for (;;) {
+      try {
+        return await postOnce(target, headers, body, options, agent, Math.max(1, deadline - Date.now()))
+      } catch (error) {
+        // The dropped connection is gone from the pool: the next try takes another kept-alive one or opens a new
+        // one, so this ends after at most `maxSockets` dropped ones.
+        if (!(error instanceof DroppedReuseError) || Date.now() >= deadline) throw error
+      }
     }
   }
   return {
@@ -125,7 +128,12 @@ export function httpTransport(maxSockets: number): ClosableTransport {
   }
 }
 
-class DroppedReuseError extends Error {}
+/** A request's kept-alive connection was closed by the target as it was reused: worth sending again. */
+class DroppedReuseError extends Error {
+  constructor(cause: Error) {
+    super(cause.message, { cause })
+  }
+}
 
 function postOnce(
   target: URL,
@@ -156,7 +164,7 @@ function postOnce(
     const deadline = setTimeout(late, timeoutMs)
     req.on('close', () => clearTimeout(deadline))
     req.on('timeout', late)
-    req.on('error', (error) => reject(droppedReuse(req, answered, error) ? new DroppedReuseError() : error))
+    req.on('error', (error) => reject(droppedReuse(req, answered, error) ? new DroppedReuseError(error) : error))
     req.end(body)
   })
 }

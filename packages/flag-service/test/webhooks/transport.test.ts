@@ -100,6 +100,22 @@ describe('the webhook HTTP transport', () => {
     expect(target.connections.accepted).toBe(2)
   })
 
+  it('gets a delivery through when every kept-alive connection it tries is dropped as it is reused', async () => {
+    // A target that answers each connection's first request and drops any later one, as a restarted one would.
+    const target = await targetOf((req, res, nth) => {
+      if (nth.onConnection > 1) req.socket.destroy()
+      else res.writeHead(204).end()
+    })
+    const transport = transportOf(3)
+    const url = `http://127.0.0.1:${target.port}/hook`
+    await Promise.all(Array.from({ length: 3 }, () => transport.post(url, HEADERS, '{}', OPTIONS)))
+    expect(target.connections.accepted).toBe(3)
+    expect((await transport.post(url, HEADERS, '{}', OPTIONS)).status).toBe(204)
+    // Three kept-alive connections tried and dropped, then a new one.
+    expect(target.requests).toBe(7)
+    expect(target.connections.accepted).toBe(4)
+  })
+
   it('does not reuse a connection whose request timed out: the next delivery gets its own answer', async () => {
     const target = await targetOf((_req, res, nth) => {
       if (nth.request === 1) setTimeout(() => res.writeHead(500).end('late'), 400)

@@ -36,7 +36,7 @@ const loggable = (text: string) => text.replaceAll('\u0000', '')
 /**
  * Sends the outbox: up to `concurrency` deliveries in flight. One loop does
  * the database work: it records the attempts that finished since its last
- * turn (`recordAttempts`, one transaction), then claims as many due
+ * turn (`recordAttempts`), then claims as many due
  * deliveries as there are free slots (`claimDeliveries`), and goes round
  * again while attempts finish or deliveries remain; a slot is free once its
  * attempt is recorded. Idle, it looks again every `pollMs` (other instances'
@@ -127,7 +127,7 @@ export class DeliveryWorker {
       this.backlog = claimedAll
       if (claimed.length === 0) this.pruneWhenDue()
     } while (this.again || claimedAll || this.settled.length > 0)
-    // A full slot table leaves the next turn to the attempt that frees a slot.
+    // While attempts are in flight, the next turn comes when one of them finishes.
     if (this.sending.size === 0) this.idle()
   }
 

@@ -291,7 +291,6 @@ const API_HEADERS: Record<string, string> = {
   'referrer-policy': 'no-referrer',
   'strict-transport-security': 'max-age=31536000; includeSubDomains',
   'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
 }
 /** Helmet's headers that mean something only for a page a browser renders. */
 const PAGE_ONLY = [
@@ -299,6 +298,7 @@ const PAGE_ONLY = [
   'origin-agent-cluster',
   'x-dns-prefetch-control',
   'x-download-options',
+  'x-frame-options',
   'x-permitted-cross-domain-policies',
   'x-xss-protection',
 ]

@@ -5,11 +5,12 @@ import helmet from 'helmet'
 /**
  * The security headers of an API answer (JSON, errors, SSE streams, `/health`): what OWASP's REST Security
  * cheat sheet asks of an API, and nothing that only means something for a page a browser renders. Nothing in
- * such an answer may load, run or frame anything (`default-src 'none'`, `frame-ancestors 'none'`, `DENY`), it
+ * such an answer may load, run or frame anything (`default-src 'none'`, `frame-ancestors 'none'`), it
  * is never sniffed into another type, sites of another origin cannot embed it (`same-site`, as on pages), a
  * link followed from it leaks no URL, and HTTPS sticks once used. Cache-Control and Content-Type are each
- * route's. Names are a subset of {@link securityHeaders}' (pages), so a page handler that runs helmet after
- * these replaces every one of them.
+ * route's. No `X-Frame-Options`: `frame-ancestors` supersedes it in every browser that still gets updates.
+ * Names are a subset of {@link securityHeaders}' (pages), so a page handler that runs helmet after these
+ * replaces every one of them.
  * @example
  * res.writeHead(200, [...API_SECURITY_HEADERS_FLAT, 'Content-Type', 'application/json; charset=utf-8'])
  */
@@ -19,7 +20,6 @@ export const API_SECURITY_HEADERS: readonly (readonly [name: string, value: stri
   ['Referrer-Policy', 'no-referrer'],
   ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
   ['X-Content-Type-Options', 'nosniff'],
-  ['X-Frame-Options', 'DENY'],
 ] as const)
 
 /** {@link API_SECURITY_HEADERS} as node:http's flat [name, value, name, value…] list, for `res.writeHead`. */

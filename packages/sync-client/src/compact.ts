@@ -138,7 +138,10 @@ function mergeFields(first: Record<string, unknown>, ops: readonly Operation[], 
 export function compact(ops: readonly Operation[], options: CompactOptions = {}): Operation[] {
   const { existsRemotely } = options
   const n = ops.length
-  const recordsOf = collectionLookup()
+  /** The record slots of each collection by record id; the first few collections also in `names` and `maps`. */
+  const byCollection = new Map<string, Map<string, number>>()
+  const names: string[] = []
+  const maps: Map<string, number>[] = []
   /** Slot s's state at STRIDE * s: see BASE, KIND, LAST and FIRST_BASE. */
   const state = new Int32Array(n * STRIDE)
   /** Per queue index of an update chained for merging: the one chained before it, queue index + 1 (0: the first). */
@@ -150,7 +153,10 @@ export function compact(ops: readonly Operation[], options: CompactOptions = {})
     const op = ops[i] as Operation
     const collection = op.collection
     if (collection !== lastCollection || records === undefined) {
-      records = recordsOf(collection)
+      // Inline, not a per-call closure: a new closure each call is a new call target, which deoptimizes the loop.
+      let k = 0
+      while (k < names.length && names[k] !== collection) k++
+      records = k < maps.length ? (maps[k] as Map<string, number>) : recordsOf(byCollection, collection, names, maps)
       lastCollection = collection
     }
     const s = records.get(op.recordId)
@@ -168,30 +174,25 @@ export function compact(ops: readonly Operation[], options: CompactOptions = {})
 }
 
 /**
- * The record slots of a collection, by record id: the first collections seen are searched in a short array before
- * the Map of all of them, since a queue holds few and consecutive operations often change collection.
+ * The record slots of a collection not among `names`: the first collections seen are searched in that short array
+ * before the Map of all of them, since a queue holds few and consecutive operations often change collection.
  */
-function collectionLookup(): (collection: string) => Map<string, number> {
-  const byCollection = new Map<string, Map<string, number>>()
-  const names: string[] = []
-  const maps: Map<string, number>[] = []
-  return (collection) => {
-    let k = 0
-    while (k < names.length && names[k] !== collection) k++
-    let records = maps[k]
-    if (records === undefined) {
-      records = byCollection.get(collection)
-      if (records === undefined) {
-        records = new Map()
-        byCollection.set(collection, records)
-      }
-      if (names.length < 4) {
-        names.push(collection)
-        maps.push(records)
-      }
-    }
-    return records
+function recordsOf(
+  byCollection: Map<string, Map<string, number>>,
+  collection: string,
+  names: string[],
+  maps: Map<string, number>[],
+): Map<string, number> {
+  let records = byCollection.get(collection)
+  if (records === undefined) {
+    records = new Map()
+    byCollection.set(collection, records)
   }
+  if (names.length < 4) {
+    names.push(collection)
+    maps.push(records)
+  }
+  return records
 }
 
 /** The first operation `op` (queue index `i`) of a record opens its slot at `o`. */

@@ -327,6 +327,23 @@ describe('compact: agrees with the one-record fold', () => {
     )
   })
 
+  // The first four collections are searched in a short array, the rest in a Map: queues over more collections,
+  // interleaved in any order, compact exactly as per record.
+  it('equals compactRecord of each record over more collections than the short lookup holds', () => {
+    const manyCollections = fc
+      .tuple(anyOp, fc.nat({ max: 6 }))
+      .map(([op, c]): Operation => ({ ...op, collection: `col${c}` }))
+    fc.assert(
+      fc.property(fc.array(manyCollections, { maxLength: 120 }), (raw) => {
+        const expected = firstAppearance(raw)
+          .map((key) => compactRecord(raw.filter((op) => keyOf(op) === key)))
+          .filter((op) => op !== null)
+        expect(compact(raw)).toEqual(expected)
+      }),
+      { numRuns: 1000 },
+    )
+  })
+
   // compact() keeps each record's state in typed arrays rather than folding operation objects: this pins it to the
   // fold with everything that state carries (remote existence, first baseRevision, runs that cancel and restart),
   // field order of what it builds included.

@@ -109,6 +109,8 @@ export class DeliveryWorker {
     }
     this.looping = this.loop().finally(() => {
       this.looping = undefined
+      // A wake between the loop's last check and here would otherwise be lost.
+      if (this.again) this.wake()
     })
   }
 

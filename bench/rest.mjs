@@ -104,7 +104,7 @@ export async function run({ quick }) {
         baseline: m.bareGet,
         ratio: pairRatio('oursGet', 'bareGet'),
         goal: atLeast(0.8, 'ratio'),
-        note: `GET /api/flags/${key} (${one.length}-byte body, ~${oursHeaderBytes} bytes of headers: the security set) of the flat API CLI, 50 connections, ${duration} s × ${rounds} interleaved with the baseline in alternating order, ratio = median of the per-round ratios; baseline = bare node:http answering the same ${one.length} bytes from a Buffer (~${bareHeaderBytes} bytes of headers: Content-Type and Content-Length only) in the same run; runs ours ${rps.oursGet.map((x) => Math.round(x)).join(', ')} vs baseline ${rps.bareGet.map((x) => Math.round(x)).join(', ')} req/s`,
+        note: `GET /api/flags/${key} (${one.length}-byte body, ~${oursHeaderBytes} bytes of headers: the API security set, ETag and Cache-Control) of the flat API CLI, 50 connections, ${duration} s × ${rounds} interleaved with the baseline in alternating order, ratio = median of the per-round ratios; baseline = bare node:http answering the same ${one.length} bytes from a Buffer (~${bareHeaderBytes} bytes of headers: Content-Type and Content-Length only) in the same run; runs ours ${rps.oursGet.map((x) => Math.round(x)).join(', ')} vs baseline ${rps.bareGet.map((x) => Math.round(x)).join(', ')} req/s`,
         extra: {
           p99Ms: { ours: mp99.oursGet, baseline: mp99.bareGet },
           runs: { ours: rps.oursGet, baseline: rps.bareGet },

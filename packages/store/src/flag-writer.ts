@@ -170,9 +170,12 @@ export class FlagWriter {
     return { flag, known: true }
   }
 
-  /** One key's state at a past revision: from `statesAt`'s prefetch, else one query. */
-  async stateAt(key: string, revision: number, scope = this.scope): Promise<StateAt> {
-    return (await this.statesAt([[key, revision]], scope)).get(pairId(key, revision)) ?? { flag: null, known: false }
+  /** One key's state at a past revision: from `statesAt`'s prefetch (no await), else one query. */
+  stateAt(key: string, revision: number, scope = this.scope): StateAt | Promise<StateAt> {
+    const id = pairId(key, revision)
+    const known = this.unchangedSince(scope, key, revision) ?? this.states.get(idOf(scope, id))
+    if (known) return known
+    return this.statesAt([[key, revision]], scope).then((states) => states.get(id) ?? { flag: null, known: false })
   }
 
   /** The flag as this transaction sees it, staged writes included. */

@@ -171,12 +171,12 @@ export const impressionMigrations: ServiceMigration[] = [
     name: '0203_impression_env_cascade_trigger',
     async up(knex) {
       if ((knex.client as { config: { client?: unknown } }).config.client === 'sqlite3') return
-      await knex.raw(`alter table ${T.impressions} drop constraint if exists flagsync_impressions_env_id_foreign`)
+      await knex.raw('alter table flagsync_impressions drop constraint if exists flagsync_impressions_env_id_foreign')
       await knex.raw(
-        `create function flagsync_impression_envs_cascade() returns trigger language plpgsql as $$ begin delete from ${T.impressions} where env_id = old.id; return null; end $$`,
+        'create function flagsync_impression_envs_cascade() returns trigger language plpgsql as $$ begin delete from flagsync_impressions where env_id = old.id; return null; end $$',
       )
       await knex.raw(
-        `create trigger flagsync_impression_envs_cascade after delete on ${T.envs} for each row execute function flagsync_impression_envs_cascade()`,
+        'create trigger flagsync_impression_envs_cascade after delete on flagsync_impression_envs for each row execute function flagsync_impression_envs_cascade()',
       )
     },
   },

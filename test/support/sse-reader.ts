@@ -18,7 +18,7 @@ export interface SseReader {
 export async function openSse(
   url: string,
   headers: Record<string, string> = {},
-): Promise<SseReader & { status: number }> {
+): Promise<SseReader & { status: number; headers: Headers }> {
   const controller = new AbortController()
   const res = await fetch(url, { headers: { Accept: 'text/event-stream', ...headers }, signal: controller.signal })
   const events: EventSourceMessage[] = []
@@ -68,6 +68,7 @@ export async function openSse(
 
   return {
     status: res.status,
+    headers: res.headers,
     events,
     raw: () => raw,
     ended,

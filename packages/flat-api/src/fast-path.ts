@@ -10,7 +10,7 @@ import {
 import type { LiveEntry, SerializedList } from '@flagsync/store'
 import type { Express } from 'express'
 import type { FlagRuntime } from './flag-runtime.js'
-import { ofrepBulkFastPath } from './ofrep-route.js'
+import { ofrepBulkFastPath, ofrepEventsFastPath } from './ofrep-route.js'
 import { flatStreamScope } from './stream-route.js'
 
 export interface FastPathOptions {
@@ -29,7 +29,7 @@ interface Answer {
 
 /**
  * Answers the hot, successful reads (`GET /api/flags`, `GET /api/flags/:key`,
- * `GET /stream`) on plain node:http, before Express: no router walk, no
+ * `GET /stream`, `GET /ofrep/v1/events`) on plain node:http, before Express: no router walk, no
  * per-request middleware closures, and less memory held per open stream.
  * Anything else — other methods, CORS requests, a missing or wrong key, an
  * unknown flag, a malformed path — returns false and goes to Express, so every
@@ -90,6 +90,7 @@ function createFastPath({
     return answer
   }
   const streamScope = flatStreamScope(runtime, API_SECURITY_HEADERS_FLAT)
+  const ofrepEvents = ofrepEventsFastPath(runtime, admits)
 
   return (req, res) => {
     if (req.method !== 'GET' || req.headers.origin !== undefined) return false
@@ -114,6 +115,7 @@ function createFastPath({
       openBootstrapStream(runtime.hub, req, res, streamScope)
       return true
     }
+    if (path === '/ofrep/v1/events') return ofrepEvents(req, res, query === -1 ? '' : url.slice(query + 1))
     return false
   }
 

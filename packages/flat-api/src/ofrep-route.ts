@@ -22,6 +22,13 @@ type BulkAnswer = (
 /** Each runtime's bulk answer, for the fast path in front of Express (see {@link ofrepBulkFastPath}). */
 const bulkAnswers = new WeakMap<FlagRuntime, BulkAnswer>()
 
+interface RefreshOpener {
+  open(req: IncomingMessage, res: ServerResponse): Promise<void>
+  full(): boolean
+}
+/** Each runtime's refresh streams, for the fast path in front of Express (see {@link ofrepEventsFastPath}). */
+const refreshOpeners = new WeakMap<FlagRuntime, RefreshOpener>()
+
 /**
  * OFREP on the flat API (`/ofrep/v1`): one scope, the whole flag set, behind
  * `auth` (the app's key check; `X-API-Key` stands for `Authorization: Bearer`).
@@ -58,7 +65,45 @@ export function ofrepRoute(runtime: FlagRuntime, auth: RequestHandler): Router {
     catchUp: () => runtime.feed.catchUp(),
   })
   bulkAnswers.set(runtime, (context, url, ifNoneMatch) => router.answerBulk(scope(), context, url, ifNoneMatch))
+  refreshOpeners.set(runtime, {
+    open: (req, res) => router.openRefresh(req, res, scope(), API_SECURITY_HEADERS_FLAT),
+    full: () => router.refreshFull(),
+  })
   return router
+}
+
+/**
+ * GET /ofrep/v1/events on plain node:http, before Express, as GET /stream is: thousands of providers hold these
+ * streams open, and outside Express each costs less memory and a change reaches all of them sooner. Taken for a
+ * new stream (a `Last-Event-ID` resume reads the change log: Express's) under the cap, with exactly one admitted
+ * key: the Authorization header, `X-API-Key` or `?key=` (once, not empty). Anything else returns false, so Express
+ * answers and refuses it in its one shape.
+ */
+export function ofrepEventsFastPath(
+  runtime: FlagRuntime,
+  admits: (token: string | undefined) => boolean,
+): (req: IncomingMessage, res: ServerResponse, query: string) => boolean {
+  return (req, res, query) => {
+    const opener = refreshOpeners.get(runtime)
+    if (!opener || req.headers['last-event-id'] !== undefined || opener.full()) return false
+    const key = presentedKey(req, query)
+    if (key === undefined || !admits(key)) return false
+    // Without Last-Event-ID the stream opens synchronously; a failure there is the server's, and ends the socket.
+    opener.open(req, res).catch((err: Error) => res.destroy(err))
+    return true
+  }
+}
+
+/** The one key a refresh request presents, or undefined when it presents none or several (Express decides then). */
+function presentedKey(req: IncomingMessage, query: string): string | undefined {
+  const { authorization, 'x-api-key': apiKey } = req.headers
+  const fromQuery = query === '' ? [] : new URLSearchParams(query).getAll('key')
+  const sources = (authorization === undefined ? 0 : 1) + (apiKey === undefined ? 0 : 1) + fromQuery.length
+  if (sources !== 1) return undefined
+  if (authorization !== undefined) return bearerToken(authorization)
+  if (typeof apiKey === 'string') return apiKey === '' ? undefined : apiKey
+  const key = fromQuery[0]
+  return key === '' ? undefined : key
 }
 
 const BULK_PATH = '/ofrep/v1/evaluate/flags'

@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createFlatApiApp } from '@flagsync/flat-api'
 import { silentLogger } from '@flagsync/server-kit'
+import { openSse, type SseReader } from '@flagsync/test-support/sse-reader'
 import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import type { Express } from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -49,8 +50,32 @@ async function startRecorded() {
     const kept = [...res.headers].filter(([name]) => !['date', 'keep-alive', 'connection', 'vary'].includes(name))
     return { status: res.status, headers: Object.fromEntries(kept), text }
   }
-  return { expressSaw, post }
+  const streams: SseReader[] = []
+  const events = async (query: string, headers: Record<string, string> = {}) => {
+    const stream = await openSse(`${url}${EVENTS}${query}`, headers)
+    streams.push(stream)
+    return stream
+  }
+  closeStreams = () => {
+    for (const stream of streams) stream.close()
+  }
+  return { expressSaw, post, events }
 }
+
+const EVENTS = '/ofrep/v1/events'
+let closeStreams = () => {}
+afterEach(() => {
+  closeStreams()
+  closeStreams = () => {}
+})
+
+/** A stream's headers but the ones a CORS request adds and the per-response ones. */
+const sharedHeaders = (headers: Headers) =>
+  Object.fromEntries(
+    [...headers].filter(
+      ([name]) => !name.startsWith('access-control-') && !['date', 'vary', 'connection', 'keep-alive'].includes(name),
+    ),
+  )
 
 // An Origin header sends a request through Express (CORS); without it the fast path answers.
 const viaExpress = { Origin: 'http://127.0.0.1' }
@@ -117,5 +142,50 @@ describe('OFREP bulk evaluation on the node:http fast path', () => {
     const refetch = await post(JSON.stringify({ context: { targetingKey: 'u-1' } }), {}, `${BULK}?flagConfigEtag=1`)
     expect(refetch.status).toBe(200)
     expect(expressSaw).toEqual([`POST ${BULK}`, `POST ${BULK}`, `POST ${BULK}`, `POST ${BULK}?flagConfigEtag=1`])
+  })
+})
+
+describe('OFREP refresh streams on the node:http fast path', () => {
+  it('opens a new stream without Express, with the headers Express sends, and tells it of every change', async () => {
+    const { expressSaw, events } = await startRecorded()
+    const fast = await events(`?key=${KEY}`)
+    const viaRouter = await events(`?key=${KEY}`, viaExpress)
+    expect(expressSaw).toEqual([`GET ${EVENTS}?key=${KEY}`])
+    expect(fast.status).toBe(200)
+    expect(sharedHeaders(fast.headers)).toEqual(sharedHeaders(viaRouter.headers))
+    expect(fast.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'")
+
+    const patched = await server.request('/api/flags/a-on', { method: 'PATCH', body: { is_enabled: false } })
+    expect(patched.status).toBe(200)
+    for (const stream of [fast, viaRouter]) {
+      const refetch = await stream.waitFor((e) => e.data.includes('refetchEvaluation'))
+      expect(refetch.event).toBe('message')
+      expect(refetch.id).toBe(String(server.runtime.live.revision))
+    }
+  })
+
+  it('takes the key from the Authorization header or X-API-Key as well as from ?key=', async () => {
+    const { expressSaw, events } = await startRecorded()
+    const byHeader = await events('', { Authorization: `Bearer ${KEY}` })
+    const byApiKey = await events('', { 'X-API-Key': KEY })
+    expect([byHeader.status, byApiKey.status]).toEqual([200, 200])
+    expect(expressSaw).toEqual([])
+  })
+
+  it('leaves resumes, wrong, repeated and doubled keys to Express, which answers each in its one shape', async () => {
+    const { expressSaw, events } = await startRecorded()
+    const resumed = await events(`?key=${KEY}`, { 'Last-Event-ID': '1' })
+    expect(resumed.status).toBe(200)
+    const wrong = await events('?key=nope')
+    const repeated = await events(`?key=${KEY}&key=${KEY}`)
+    const doubled = await events('?key=nope', { Authorization: `Bearer ${KEY}` })
+    expect([wrong.status, repeated.status]).toEqual([401, 401])
+    expect(doubled.status).toBe(200)
+    expect(expressSaw).toEqual([
+      `GET ${EVENTS}?key=${KEY}`,
+      `GET ${EVENTS}?key=nope`,
+      `GET ${EVENTS}?key=${KEY}&key=${KEY}`,
+      `GET ${EVENTS}?key=nope`,
+    ])
   })
 })

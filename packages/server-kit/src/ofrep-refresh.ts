@@ -57,12 +57,21 @@ export class OfrepRefresh {
    * the scope) finds changes to it after that id, or cannot tell (pruned, too
    * far behind, no `missed`); a provider whose scope did not change while it
    * was away (a server restart raised only the global revision) gets nothing.
+   * `headers` (node:http's flat list) go with the stream's own.
    */
-  open(req: IncomingMessage, res: ServerResponse, scope: string, baseline: number, changes: OfrepChanges = {}) {
+  open(
+    req: IncomingMessage,
+    res: ServerResponse,
+    scope: string,
+    baseline: number,
+    changes: OfrepChanges = {},
+    headers?: readonly string[],
+  ) {
     const version = () => this.versionOf(scope, baseline)
     const stale = (from: number) => from < version().revision
     return openStream<boolean>(this.hub, req, res, {
       hubScope: scope,
+      ...(headers && { headers }),
       revision: () => version().revision,
       catchUp: changes.catchUp,
       // No id (or a current one): nothing to tell, and no change-log read.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { IncomingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import {
   type EvaluationContext,
   ofrepBulkWrite,
@@ -54,9 +54,21 @@ export interface OfrepRouterOptions {
   onStop?(stop: () => void): void
 }
 
-/** The OFREP router, with its bulk answer for a server's fast path in front of it. */
+/** The OFREP router, with its bulk answer and refresh streams for a server's fast path in front of it. */
 export interface OfrepRouter extends Router {
   answerBulk: OfrepBulkAnswerer
+  /**
+   * Opens a refresh stream on `scope` for a request the caller has authorized, as GET /events does; `headers`
+   * (node:http's flat list) are sent with it.
+   */
+  openRefresh(
+    req: IncomingMessage,
+    res: ServerResponse,
+    scope: { id: string; revision: number },
+    headers?: readonly string[],
+  ): Promise<void>
+  /** Whether the refresh streams are at their cap: a new one is then the router's to refuse (503). */
+  refreshFull(): boolean
 }
 
 const CONFIGURATION: OfrepConfiguration = {
@@ -79,7 +91,11 @@ export function createOfrepRouter(options: OfrepRouterOptions): OfrepRouter {
   const refresh = new OfrepRefresh(options.watch, options.sse)
   options.onStop?.(() => refresh.stop())
   const answerBulk = bulkAnswerer(refresh, options.inactivityDelaySec ?? 120)
-  const router = Object.assign(Router(), { answerBulk })
+  const changes = { catchUp: options.catchUp, missed: options.missedChanges }
+  const openRefresh: OfrepRouter['openRefresh'] = async (req, res, scope, headers) => {
+    await refresh.open(req, res, scope.id, scope.revision, changes, headers)
+  }
+  const router = Object.assign(Router(), { answerBulk, openRefresh, refreshFull: () => refresh.hub.full })
   const body = jsonBody({ limit: options.bodyLimit })
   const auth = [apiKeyHeader, options.auth]
 
@@ -87,8 +103,7 @@ export function createOfrepRouter(options: OfrepRouterOptions): OfrepRouter {
   router.post('/evaluate/flags', ...auth, ...body, evaluateAll(options, answerBulk, refresh))
   router.get('/configuration', ...auth, configurationRoute(options.name))
   router.get('/events', keyFromQuery('key'), ...auth, async (req, res) => {
-    const scope = await options.resolveScope(req)
-    await refresh.open(req, res, scope.id, scope.revision, { catchUp: options.catchUp, missed: options.missedChanges })
+    await openRefresh(req, res, await options.resolveScope(req))
   })
 
   router.all('/evaluate/flags/:key', methodNotAllowed('POST'))

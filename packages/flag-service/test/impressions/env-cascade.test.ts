@@ -1,31 +1,25 @@
 import { DIALECTS, type Dialect } from '@flagsync/test-support/databases'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { IMPRESSION_TABLES as T } from '../../src/impressions/index.js'
 import { ingestBatches } from '../../src/impressions/ingest.js'
 import type { IngestBatch } from '../../src/impressions/types.js'
 import { T0 } from '../harness.js'
-import { type ImpressionFixture, startImpressionFixture } from './fixture.js'
+import { impressionSuite } from './fixture.js'
 
 // Impressions go with their environment (a foreign key on SQLite, a trigger on PostgreSQL), and ingest never
 // leaves rows behind for an environment deleted before or while it stores a batch.
 
 /** The fixture of a suite, with what its tests need: a new environment, a batch, the rows stored. */
 function suite(dialect: Dialect) {
-  let f: ImpressionFixture
-  beforeAll(async () => {
-    f = await startImpressionFixture(dialect)
-  })
-  afterAll(async () => {
-    await f?.dispose()
-  })
-  const knex = () => f.h.server.runtime.knex
+  const { fx, knex } = impressionSuite(dialect)
   return {
     knex,
-    fixture: () => f,
+    fixture: fx,
     async newEnvironment(name: string) {
-      const res = await f.h.call(`/api/projects/${f.h.defaultProjectId}/environments`, {
+      const { h } = fx()
+      const res = await h.call(`/api/projects/${h.defaultProjectId}/environments`, {
         method: 'POST',
-        as: f.h.admin,
+        as: h.admin,
         body: { name },
       })
       expect(res.status).toBe(200)

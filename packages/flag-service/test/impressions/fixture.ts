@@ -1,5 +1,6 @@
 import type { Dialect } from '@flagsync/test-support/databases'
-import { bearer, type Caller, type Harness, type Json, startHarness } from '../harness.js'
+import { afterAll, beforeAll } from 'vitest'
+import { ADMIN_EMAIL, ADMIN_PASSWORD, bearer, type Caller, type Harness, type Json, startHarness } from '../harness.js'
 
 /** A harness plus the callers the impression routes care about. */
 export interface ImpressionFixture {
@@ -123,4 +124,37 @@ export function impressions(
     user_id: `u${i}`,
     ...fields,
   }))
+}
+
+/** What a suite's tests share: the fixture, started before them and disposed of after. */
+export interface ImpressionSuite {
+  /** The running fixture (from inside a test or a hook after the suite's own `beforeAll`). */
+  fx(): ImpressionFixture
+  knex(): Harness['server']['runtime']['knex']
+  /** Moves the clock and logs the admin in again (sessions last 7 days). */
+  advance(ms: number): Promise<void>
+}
+
+/** Starts an impression fixture for the enclosing `describe` and disposes of it after its tests. */
+export function impressionSuite(dialect: Dialect, options: Parameters<typeof startHarness>[1] = {}): ImpressionSuite {
+  let fixture: ImpressionFixture | undefined
+  beforeAll(async () => {
+    fixture = await startImpressionFixture(dialect, options)
+  })
+  afterAll(async () => {
+    await fixture?.dispose()
+  })
+  const fx = () => {
+    if (!fixture) throw new Error('the impression fixture starts in beforeAll')
+    return fixture
+  }
+  return {
+    fx,
+    knex: () => fx().h.server.runtime.knex,
+    async advance(ms) {
+      const { h } = fx()
+      h.clock.advance(ms)
+      h.admin = await h.login(ADMIN_EMAIL, ADMIN_PASSWORD)
+    },
+  }
 }

@@ -1,6 +1,6 @@
 import { ConfigError } from '@flagsync/flag-service'
 import { DIALECTS } from '@flagsync/test-support/databases'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   IMPRESSION_TABLES,
   pruneExpiredImpressions,
@@ -8,25 +8,13 @@ import {
   retentionFromEnv,
   startImpressionRetention,
 } from '../../src/impressions/index.js'
-import { ADMIN_EMAIL, ADMIN_PASSWORD, DAY, startHarness, T0 } from '../harness.js'
-import { type ImpressionFixture, impressions, startImpressionFixture } from './fixture.js'
+import { DAY, startHarness, T0 } from '../harness.js'
+import { impressionSuite, impressions } from './fixture.js'
 
 const at = (ms: number) => new Date(ms).toISOString()
 
 describe.each(DIALECTS)('impression stats, retention and cascades on %s', (dialect) => {
-  let f: ImpressionFixture
-  beforeAll(async () => {
-    f = await startImpressionFixture(dialect)
-  })
-  afterAll(async () => {
-    await f?.dispose()
-  })
-  const knex = () => f.h.server.runtime.knex
-  /** Moves the clock (days at a time) and logs the admin in again: sessions last 7 days. */
-  const advance = async (ms: number) => {
-    f.h.clock.advance(ms)
-    f.h.admin = await f.h.login(ADMIN_EMAIL, ADMIN_PASSWORD)
-  }
+  const { fx, knex, advance } = impressionSuite(dialect)
   const count = async (q: ReturnType<ReturnType<typeof knex>>) => Number((await q.count({ n: '*' }).first())?.n)
   /** Rows of every impression table that belong to an environment (ids captured first, for after a cascade). */
   const footprint = async (environmentId: string) => {
@@ -44,10 +32,10 @@ describe.each(DIALECTS)('impression stats, retention and cascades on %s', (diale
   }
 
   it('answers per flag: total, true and false counts, unique users (across batches), last seen, per-value counts', async () => {
-    expect((await f.stats()).body).toEqual([])
+    expect((await fx().stats()).body).toEqual([])
     expect(
       (
-        await f.post([
+        await fx().post([
           { flag_key: 'zeta', value: 'true', user_id: 'a', evaluated_at: at(T0 + 5000) },
           { flag_key: 'zeta', value: 'true', user_id: 'a', evaluated_at: at(T0 + 1000) },
           { flag_key: 'zeta', value: 'false', user_id: 'b', evaluated_at: at(T0 + 9000) },
@@ -60,13 +48,13 @@ describe.each(DIALECTS)('impression stats, retention and cascades on %s', (diale
     // A later batch: a known user and a new one; an evaluation older than last_seen does not move it back.
     expect(
       (
-        await f.post([
+        await fx().post([
           { flag_key: 'zeta', value: 'true', user_id: 'b', evaluated_at: at(T0 + 500) },
           { flag_key: 'zeta', value: 'true', user_id: 'd', evaluated_at: at(T0 + 8000) },
         ])
       ).status,
     ).toBe(204)
-    const res = await f.stats()
+    const res = await fx().stats()
     expect(res.status).toBe(200)
     expect(res.body).toEqual([
       {
@@ -95,27 +83,27 @@ describe.each(DIALECTS)('impression stats, retention and cascades on %s', (diale
       },
     ])
     // Per environment: staging has none of it.
-    expect((await f.stats(f.h.admin, f.stagingId)).body).toEqual([])
+    expect((await fx().stats(fx().h.admin, fx().stagingId)).body).toEqual([])
   })
 
   it('retention drops old rows (list totals follow) while stats keep their lifetime counts', async () => {
-    const env = f.envId
-    const start = f.h.clock.now
-    expect((await f.post(impressions(7, { flag_key: 'ret', value: 'old' }))).status).toBe(204)
+    const env = fx().envId
+    const start = fx().h.clock.now
+    expect((await fx().post(impressions(7, { flag_key: 'ret', value: 'old' }))).status).toBe(204)
     await advance(20 * DAY)
-    expect((await f.post(impressions(3, { flag_key: 'ret', value: 'new' }))).status).toBe(204)
+    expect((await fx().post(impressions(3, { flag_key: 'ret', value: 'new' }))).status).toBe(204)
     await advance(15 * DAY)
-    const statsBefore = (await f.stats()).body
-    const beforeTotal = (await f.list()).body.total as number
+    const statsBefore = (await fx().stats()).body
+    const beforeTotal = (await fx().list()).body.total as number
 
     // 30 days: only the batch received 35 days ago goes (the one from 15 days ago stays), in chunks of 2.
-    expect(await pruneExpiredImpressions(f.h.server.runtime, { maxAgeMs: 30 * DAY, chunk: 2 })).toBe(beforeTotal - 3)
-    const list = await f.list('flag_key=ret')
+    expect(await pruneExpiredImpressions(fx().h.server.runtime, { maxAgeMs: 30 * DAY, chunk: 2 })).toBe(beforeTotal - 3)
+    const list = await fx().list('flag_key=ret')
     expect(list.body.total).toBe(3)
     expect(list.body.items.map((i: { value: string }) => i.value)).toEqual(['new', 'new', 'new'])
-    expect((await f.list('value=old')).body).toEqual({ items: [], total: 0 })
-    expect((await f.list()).body.total).toBe(3)
-    expect((await f.stats()).body).toEqual(statsBefore)
+    expect((await fx().list('value=old')).body).toEqual({ items: [], total: 0 })
+    expect((await fx().list()).body.total).toBe(3)
+    expect((await fx().stats()).body).toEqual(statsBefore)
     // The counters of a value with no rows left are at 0; the pairs behind unique_users stay.
     const old = await knex()(IMPRESSION_TABLES.values)
       .where({ environment_id: env, value: 'old' })
@@ -127,45 +115,48 @@ describe.each(DIALECTS)('impression stats, retention and cascades on %s', (diale
     // Nothing is old enough any more: a no-op.
     expect(await pruneImpressions(knex(), start, { chunk: 2 })).toBe(0)
     // New rows count on top of what is left.
-    expect((await f.post(impressions(2, { flag_key: 'ret', value: 'new' }))).status).toBe(204)
-    expect((await f.list('flag_key=ret&value=new')).body.total).toBe(5)
+    expect((await fx().post(impressions(2, { flag_key: 'ret', value: 'new' }))).status).toBe(204)
+    expect((await fx().list('flag_key=ret&value=new')).body.total).toBe(5)
   })
 
   it('runs retention on a timer until the runtime closes', async () => {
-    const runtime = f.h.server.runtime
-    expect((await f.post(impressions(4, { flag_key: 'timer' }))).status).toBe(204)
+    const runtime = fx().h.server.runtime
+    expect((await fx().post(impressions(4, { flag_key: 'timer' }))).status).toBe(204)
     await advance(2 * DAY)
     const stop = startImpressionRetention(runtime, { maxAgeMs: DAY, intervalMs: 20, firstRunMs: 5 })
-    await expect.poll(async () => (await f.list('flag_key=timer')).body.total, { timeout: 5000 }).toBe(0)
+    await expect.poll(async () => (await fx().list('flag_key=timer')).body.total, { timeout: 5000 }).toBe(0)
     await stop()
-    expect((await f.post(impressions(4, { flag_key: 'timer' }))).status).toBe(204)
+    expect((await fx().post(impressions(4, { flag_key: 'timer' }))).status).toBe(204)
     await advance(2 * DAY)
     await new Promise((r) => setTimeout(r, 100))
-    expect((await f.list('flag_key=timer')).body.total).toBe(4) // stopped: nothing pruned
+    expect((await fx().list('flag_key=timer')).body.total).toBe(4) // stopped: nothing pruned
   })
 
   it('deleting an environment or a project removes its impressions, counters and rollups', async () => {
-    expect((await f.post(impressions(3, { flag_key: 'gone' }), f.stagingKey, f.stagingId)).status).toBe(204)
-    expect((await f.post(impressions(2, { flag_key: 'gone' }), f.otherProjectKey, f.otherProjectEnvId)).status).toBe(
-      204,
-    )
-    const staging = await footprint(f.stagingId)
-    const other = await footprint(f.otherProjectEnvId)
-    const production = await footprint(f.envId)
+    expect((await fx().post(impressions(3, { flag_key: 'gone' }), fx().stagingKey, fx().stagingId)).status).toBe(204)
+    expect(
+      (await fx().post(impressions(2, { flag_key: 'gone' }), fx().otherProjectKey, fx().otherProjectEnvId)).status,
+    ).toBe(204)
+    const staging = await footprint(fx().stagingId)
+    const other = await footprint(fx().otherProjectEnvId)
+    const production = await footprint(fx().envId)
     for (const n of Object.values(await staging())) expect(n).toBeGreaterThan(0)
     for (const n of Object.values(await other())) expect(n).toBeGreaterThan(0)
     const kept = await production()
 
-    const del = await f.h.call(`/api/projects/${f.h.defaultProjectId}/environments/${f.stagingId}`, {
+    const del = await fx().h.call(`/api/projects/${fx().h.defaultProjectId}/environments/${fx().stagingId}`, {
       method: 'DELETE',
-      as: f.h.admin,
+      as: fx().h.admin,
     })
     expect(del.status).toBe(204)
     for (const n of Object.values(await staging())) expect(n).toBe(0)
 
-    const projects = (await f.h.call('/api/projects', { as: f.h.admin })).body as Array<{ id: string; name: string }>
+    const projects = (await fx().h.call('/api/projects', { as: fx().h.admin })).body as Array<{
+      id: string
+      name: string
+    }>
     const project = projects.find((p) => p.name === 'Other')
-    expect((await f.h.call(`/api/projects/${project?.id}`, { method: 'DELETE', as: f.h.admin })).status).toBe(204)
+    expect((await fx().h.call(`/api/projects/${project?.id}`, { method: 'DELETE', as: fx().h.admin })).status).toBe(204)
     for (const n of Object.values(await other())) expect(n).toBe(0)
     expect(await production()).toEqual(kept)
   })

@@ -1,50 +1,38 @@
 import { DIALECTS } from '@flagsync/test-support/databases'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { KNOWN_KEY_TTL_MS, pruneExpiredImpressions, IMPRESSION_TABLES as T } from '../../src/impressions/index.js'
-import { ADMIN_EMAIL, ADMIN_PASSWORD, DAY } from '../harness.js'
-import { type ImpressionFixture, impressions, startImpressionFixture } from './fixture.js'
+import { DAY } from '../harness.js'
+import { impressionSuite, impressions } from './fixture.js'
 
 describe.each(DIALECTS)('impressions of flag keys the environment has on %s', (dialect) => {
-  let f: ImpressionFixture
-  beforeAll(async () => {
-    f = await startImpressionFixture(dialect)
-  })
-  afterAll(async () => {
-    await f?.dispose()
-  })
-  const knex = () => f.h.server.runtime.knex
-  const flagPath = (key: string) => `/api/environments/${f.envId}/flags/${key}`
-  const statsKeys = async () => ((await f.stats()).body as Array<{ flag_key: string }>).map((s) => s.flag_key)
-  /** Moves the clock and logs the admin in again (sessions last 7 days). */
-  const advance = async (ms: number) => {
-    f.h.clock.advance(ms)
-    f.h.admin = await f.h.login(ADMIN_EMAIL, ADMIN_PASSWORD)
-  }
+  const { fx, knex, advance } = impressionSuite(dialect)
+  const flagPath = (key: string) => `/api/environments/${fx().envId}/flags/${key}`
+  const statsKeys = async () => ((await fx().stats()).body as Array<{ flag_key: string }>).map((s) => s.flag_key)
 
   it('stores the impressions of its flags and counts, names and leaves out those of keys it never had', async () => {
-    await f.createFlag('known-a')
+    await fx().createFlag('known-a')
     const batch = [
       ...impressions(3, { flag_key: 'known-a' }),
       ...impressions(2, { flag_key: 'invented-1' }),
       { flag_key: 'invented-2', value: 'x' },
       { flag_key: 'invented-1', value: 'y' },
     ]
-    const res = await f.postAsIs(batch)
+    const res = await fx().postAsIs(batch)
     expect(res).toEqual({
       status: 200,
       body: { stored: 3, ignored_unknown_keys: 4, unknown_flag_keys: ['invented-1', 'invented-2'] },
     })
     expect(await statsKeys()).toEqual(['known-a'])
-    expect((await f.list()).body.total).toBe(3)
-    expect(await knex()(T.flags).where('environment_id', f.envId).pluck('flag_key')).toEqual(['known-a'])
+    expect((await fx().list()).body.total).toBe(3)
+    expect(await knex()(T.flags).where('environment_id', fx().envId).pluck('flag_key')).toEqual(['known-a'])
     // Only unknown keys: nothing stored, still a 2xx (an SDK must not retry it or drop good impressions with it).
-    const none = await f.postAsIs(impressions(2, { flag_key: 'invented-3' }))
+    const none = await fx().postAsIs(impressions(2, { flag_key: 'invented-3' }))
     expect(none).toEqual({
       status: 200,
       body: { stored: 0, ignored_unknown_keys: 2, unknown_flag_keys: ['invented-3'] },
     })
     // A batch of known keys only is the spec's 204.
-    expect(await f.postAsIs(impressions(1, { flag_key: 'known-a' }))).toEqual({ status: 204, body: undefined })
+    expect(await fx().postAsIs(impressions(1, { flag_key: 'known-a' }))).toEqual({ status: 204, body: undefined })
     expect(await statsKeys()).toEqual(['known-a'])
   })
 
@@ -53,44 +41,44 @@ describe.each(DIALECTS)('impressions of flag keys the environment has on %s', (d
       flag_key: `made-up-${String(i).padStart(2, '0')}`,
       value: 'v',
     }))
-    const res = await f.postAsIs(batch)
+    const res = await fx().postAsIs(batch)
     expect(res.status).toBe(200)
     expect(res.body.ignored_unknown_keys).toBe(30)
     expect(res.body.unknown_flag_keys).toEqual(batch.slice(0, 20).map((i) => i.flag_key))
-    await f.createFlag('made-up-00')
-    expect((await f.postAsIs([{ flag_key: 'made-up-00', value: 'v' }])).status).toBe(204)
+    await fx().createFlag('made-up-00')
+    expect((await fx().postAsIs([{ flag_key: 'made-up-00', value: 'v' }])).status).toBe(204)
     expect(await statsKeys()).toContain('made-up-00')
   })
 
   it('keeps taking a deleted flag while its delete is in the change log, then ignores it', async () => {
-    await f.createFlag('short-lived')
-    expect((await f.postAsIs(impressions(2, { flag_key: 'short-lived' }))).status).toBe(204)
-    expect((await f.h.call(flagPath('short-lived'), { method: 'DELETE', as: f.h.admin })).status).toBe(204)
+    await fx().createFlag('short-lived')
+    expect((await fx().postAsIs(impressions(2, { flag_key: 'short-lived' }))).status).toBe(204)
+    expect((await fx().h.call(flagPath('short-lived'), { method: 'DELETE', as: fx().h.admin })).status).toBe(204)
     // An SDK that evaluated it before the delete reached it reports it afterwards: still stored.
-    expect((await f.postAsIs(impressions(1, { flag_key: 'short-lived' }))).status).toBe(204)
+    expect((await fx().postAsIs(impressions(1, { flag_key: 'short-lived' }))).status).toBe(204)
     await advance(10 * DAY)
-    expect(await f.h.server.runtime.store.pruneHistory(7 * DAY, 0)).toBeGreaterThan(0)
+    expect(await fx().h.server.runtime.store.pruneHistory(7 * DAY, 0)).toBeGreaterThan(0)
     await advance(KNOWN_KEY_TTL_MS + 1)
-    const late = await f.postAsIs(impressions(1, { flag_key: 'short-lived' }))
+    const late = await fx().postAsIs(impressions(1, { flag_key: 'short-lived' }))
     expect(late.body).toMatchObject({ stored: 0, ignored_unknown_keys: 1, unknown_flag_keys: ['short-lived'] })
-    expect((await f.list('flag_key=short-lived')).body.total).toBe(3)
+    expect((await fx().list('flag_key=short-lived')).body.total).toBe(3)
   })
 
   it('forgets the stats of a flag it no longer has one retention period after its last impression', async () => {
-    await f.createFlag('doomed')
-    await f.createFlag('kept')
-    expect((await f.postAsIs(impressions(4, { flag_key: 'doomed', value: 'doomed-only' }))).status).toBe(204)
-    expect((await f.postAsIs(impressions(2, { flag_key: 'kept' }))).status).toBe(204)
-    const doomedId = (await knex()(T.flags).where({ environment_id: f.envId, flag_key: 'doomed' }).first('id')).id
-    expect((await f.h.call(flagPath('doomed'), { method: 'DELETE', as: f.h.admin })).status).toBe(204)
+    await fx().createFlag('doomed')
+    await fx().createFlag('kept')
+    expect((await fx().postAsIs(impressions(4, { flag_key: 'doomed', value: 'doomed-only' }))).status).toBe(204)
+    expect((await fx().postAsIs(impressions(2, { flag_key: 'kept' }))).status).toBe(204)
+    const doomedId = (await knex()(T.flags).where({ environment_id: fx().envId, flag_key: 'doomed' }).first('id')).id
+    expect((await fx().h.call(flagPath('doomed'), { method: 'DELETE', as: fx().h.admin })).status).toBe(204)
     await advance(10 * DAY)
-    await f.h.server.runtime.store.pruneHistory(7 * DAY, 0)
+    await fx().h.server.runtime.store.pruneHistory(7 * DAY, 0)
     // Its impressions are within the retention period: its stats stay.
-    await pruneExpiredImpressions(f.h.server.runtime, { maxAgeMs: 30 * DAY })
+    await pruneExpiredImpressions(fx().h.server.runtime, { maxAgeMs: 30 * DAY })
     expect(await statsKeys()).toContain('doomed')
 
     await advance(25 * DAY)
-    await pruneExpiredImpressions(f.h.server.runtime, { maxAgeMs: 30 * DAY, chunk: 1 })
+    await pruneExpiredImpressions(fx().h.server.runtime, { maxAgeMs: 30 * DAY, chunk: 1 })
     const keys = await statsKeys()
     expect(keys).not.toContain('doomed')
     // A flag the environment has keeps its lifetime stats after its impressions expire.
@@ -98,39 +86,36 @@ describe.each(DIALECTS)('impressions of flag keys the environment has on %s', (d
     expect(await knex()(T.flags).where('id', doomedId).first()).toBeUndefined()
     expect(await knex()(T.series).where('flag_id', doomedId).first()).toBeUndefined()
     expect(await knex()(T.users).where('flag_id', doomedId).first()).toBeUndefined()
-    expect(await knex()(T.values).where({ environment_id: f.envId, value: 'doomed-only' }).first()).toBeUndefined()
+    expect(await knex()(T.values).where({ environment_id: fx().envId, value: 'doomed-only' }).first()).toBeUndefined()
 
     // The key made again is a new flag: its impressions count from zero, in a row of their own.
     expect(
       (
-        await f.h.call(`/api/environments/${f.envId}/flags`, {
+        await fx().h.call(`/api/environments/${fx().envId}/flags`, {
           method: 'POST',
-          as: f.h.admin,
+          as: fx().h.admin,
           body: { key: 'doomed', is_enabled: true },
         })
       ).status,
     ).toBe(200)
-    expect((await f.postAsIs(impressions(1, { flag_key: 'doomed', value: 'doomed-only' }))).status).toBe(204)
-    const stats = (await f.stats()).body as Array<{ flag_key: string; total: number; values: unknown }>
+    expect((await fx().postAsIs(impressions(1, { flag_key: 'doomed', value: 'doomed-only' }))).status).toBe(204)
+    const stats = (await fx().stats()).body as Array<{ flag_key: string; total: number; values: unknown }>
     expect(stats.find((s) => s.flag_key === 'doomed')).toMatchObject({
       total: 1,
       values: [{ value: 'doomed-only', count: 1 }],
     })
-    expect((await f.list('flag_key=doomed')).body.total).toBe(1)
+    expect((await fx().list('flag_key=doomed')).body.total).toBe(1)
   })
 })
 
 describe.each(DIALECTS)('GET …/impressions/stats pages on %s', (dialect) => {
-  let f: ImpressionFixture
+  const { fx } = impressionSuite(dialect)
   const keys = ['p-a', 'p-b', 'p-c', 'p-d', 'p-e']
   beforeAll(async () => {
-    f = await startImpressionFixture(dialect)
-    for (const key of keys) expect((await f.post(impressions(2, { flag_key: key }))).status).toBe(204)
+    for (const key of keys) expect((await fx().post(impressions(2, { flag_key: key }))).status).toBe(204)
   })
-  afterAll(async () => {
-    await f?.dispose()
-  })
-  const stats = (query: string) => f.h.call(`/api/environments/${f.envId}/impressions/stats${query}`, { as: f.h.admin })
+  const stats = (query: string) =>
+    fx().h.call(`/api/environments/${fx().envId}/impressions/stats${query}`, { as: fx().h.admin })
 
   it('answers the array of every entry without paging parameters', async () => {
     const res = await stats('')

@@ -1,7 +1,7 @@
 import { DIALECTS } from '@flagsync/test-support/databases'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { IMPRESSION_LIMITS, IMPRESSION_TABLES as T } from '../../src/impressions/tables.js'
-import { type ImpressionFixture, startImpressionFixture } from './fixture.js'
+import { impressionSuite } from './fixture.js'
 
 // A full batch of awkward values goes through ingest and comes back exactly: every text a PostgreSQL array
 // literal or a JSON document could mangle (quotes, backslashes, braces, commas, the word NULL, empty strings,
@@ -72,22 +72,16 @@ interface StoredRow {
 }
 
 describe.each(DIALECTS)('a full batch of awkward values on %s', (dialect) => {
-  let f: ImpressionFixture
-  beforeAll(async () => {
-    f = await startImpressionFixture(dialect)
-  })
-  afterAll(async () => {
-    await f?.dispose()
-  })
+  const { fx } = impressionSuite(dialect)
 
   /** The environment's rows in id order, names resolved. */
   const storedRows = async (): Promise<StoredRow[]> => {
-    const knex = f.h.server.runtime.knex
+    const knex = fx().h.server.runtime.knex
     const rows = (await knex({ i: T.impressions })
       .join({ e: T.envs }, 'e.id', 'i.env_id')
       .join({ fl: T.flags }, 'fl.id', 'i.flag_id')
       .join({ v: T.values }, 'v.id', 'i.value_id')
-      .where('e.environment_id', f.envId)
+      .where('e.environment_id', fx().envId)
       .orderBy('i.id')
       .select('fl.flag_key', 'i.user_id', 'v.value', 'i.context', 'i.evaluated_at')) as Array<
       StoredRow & { evaluated_at: number | string }
@@ -97,7 +91,7 @@ describe.each(DIALECTS)('a full batch of awkward values on %s', (dialect) => {
 
   it('stores every value as sent, in the order sent, and counts each once', async () => {
     const items = awkwardBatch()
-    const receivedAt = f.h.clock.now
+    const receivedAt = fx().h.clock.now
     const expected = items.map((item) => ({
       flag_key: item.flag_key,
       user_id: item.user_id ?? null,
@@ -106,14 +100,14 @@ describe.each(DIALECTS)('a full batch of awkward values on %s', (dialect) => {
       evaluated_at: typeof item.evaluated_at === 'string' ? Date.parse(item.evaluated_at) : receivedAt,
     }))
 
-    expect((await f.post(items)).status).toBe(204)
+    expect((await fx().post(items)).status).toBe(204)
     expect(await storedRows()).toEqual(expected)
     // The same batch again: rows twice, users still counted once.
-    expect((await f.post(items)).status).toBe(204)
+    expect((await fx().post(items)).status).toBe(204)
     expect(await storedRows()).toEqual([...expected, ...expected])
 
     const byValue = (a: { value: string }, b: { value: string }) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
-    const stats = (await f.stats()).body as Array<{ values: Array<{ value: string; count: number }> }>
+    const stats = (await fx().stats()).body as Array<{ values: Array<{ value: string; count: number }> }>
     expect(stats.map((entry) => ({ ...entry, values: [...entry.values].sort(byValue) }))).toEqual(
       [...FLAGS].sort().map((flag) => {
         const mine = expected.filter((e) => e.flag_key === flag)
@@ -131,7 +125,7 @@ describe.each(DIALECTS)('a full batch of awkward values on %s', (dialect) => {
       }),
     )
 
-    const total = async (query: string) => (await f.list(query)).body.total
+    const total = async (query: string) => (await fx().list(query)).body.total
     expect(await total('')).toBe(2 * IMPRESSION_LIMITS.batch)
     expect(await total(`value=${encodeURIComponent('say "hi"')}`)).toBe(
       2 * expected.filter((e) => e.value === 'say "hi"').length,

@@ -1,28 +1,22 @@
 import { DIALECTS } from '@flagsync/test-support/databases'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { IMPRESSION_TABLES } from '../../src/impressions/index.js'
 import { anonymous, bearer, MINUTE, T0 } from '../harness.js'
-import { type ImpressionFixture, impressions, startImpressionFixture } from './fixture.js'
+import { type ImpressionFixture, impressionSuite, impressions } from './fixture.js'
 
 const MISSING_ENV = '00000000-0000-4000-8000-000000000000'
 
 describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
-  let f: ImpressionFixture
-  beforeAll(async () => {
-    f = await startImpressionFixture(dialect)
-  })
-  afterAll(async () => {
-    await f?.dispose()
-  })
+  const { fx } = impressionSuite(dialect)
 
   const storedCount = async () => {
-    const row = await f.h.server.runtime.knex(IMPRESSION_TABLES.impressions).count({ n: '*' }).first()
+    const row = await fx().h.server.runtime.knex(IMPRESSION_TABLES.impressions).count({ n: '*' }).first()
     return Number(row?.n)
   }
 
   it('stores a batch from the SDK key of the environment (204), evaluated_at defaulting to the receive time', async () => {
-    f.h.clock.advance(5 * MINUTE)
-    const res = await f.post([
+    fx().h.clock.advance(5 * MINUTE)
+    const res = await fx().post([
       {
         flag_key: 'ingest-a',
         user_id: 'u-1',
@@ -34,7 +28,7 @@ describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
       { flag_key: 'ingest-a', value: 'blue', user_id: null, context: null, evaluated_at: null },
     ])
     expect(res).toEqual({ status: 204, body: undefined })
-    const list = await f.list('flag_key=ingest-a')
+    const list = await fx().list('flag_key=ingest-a')
     expect(list.status).toBe(200)
     const receivedAt = new Date(T0 + 5 * MINUTE).toISOString()
     expect(list.body.total).toBe(3)
@@ -70,31 +64,33 @@ describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
   })
 
   it('needs no admin role: a key of any environment reports to its own, and an empty batch is a no-op', async () => {
-    expect((await f.post(impressions(2, { flag_key: 'staging-only' }), f.stagingKey, f.stagingId)).status).toBe(204)
+    expect(
+      (await fx().post(impressions(2, { flag_key: 'staging-only' }), fx().stagingKey, fx().stagingId)).status,
+    ).toBe(204)
     const before = await storedCount()
-    expect(await f.post([])).toEqual({ status: 204, body: undefined })
+    expect(await fx().post([])).toEqual({ status: 204, body: undefined })
     expect(await storedCount()).toBe(before)
-    const staging = await f.list('', f.h.admin, f.stagingId)
+    const staging = await fx().list('', fx().h.admin, fx().stagingId)
     expect(staging.body.total).toBe(2)
   })
 
   it('refuses every other caller and stores nothing', async () => {
     const before = await storedCount()
-    const readWrite = await f.h.createToken(f.h.admin, 'read_write')
-    const readOnly = await f.h.createToken(f.h.admin, 'read_only')
+    const readWrite = await fx().h.createToken(fx().h.admin, 'read_write')
+    const readOnly = await fx().h.createToken(fx().h.admin, 'read_only')
     const batch = impressions(1)
-    const cases: Array<[string, Awaited<ReturnType<typeof f.post>>, number]> = [
-      ['key of another environment of the project', await f.post(batch, f.stagingKey), 403],
-      ['key of another project', await f.post(batch, f.otherProjectKey), 404],
-      ['key into a missing environment', await f.post(batch, f.key, MISSING_ENV), 404],
-      ['malformed environment id', await f.post(batch, f.key, 'not-a-uuid'), 404],
-      ['workspace admin session', await f.post(batch, f.h.admin), 403],
-      ['project viewer session', await f.post(batch, f.viewer), 403],
-      ['session of a non-member', await f.post(batch, f.outsider), 404],
-      ['read_write token of an admin', await f.post(batch, bearer(readWrite)), 403],
-      ['read_only token', await f.post(batch, bearer(readOnly)), 403],
-      ['unknown SDK key', await f.post(batch, bearer('sk_live_nope')), 401],
-      ['no credentials', await f.post(batch, anonymous), 401],
+    const cases: Array<[string, Awaited<ReturnType<ImpressionFixture['post']>>, number]> = [
+      ['key of another environment of the project', await fx().post(batch, fx().stagingKey), 403],
+      ['key of another project', await fx().post(batch, fx().otherProjectKey), 404],
+      ['key into a missing environment', await fx().post(batch, fx().key, MISSING_ENV), 404],
+      ['malformed environment id', await fx().post(batch, fx().key, 'not-a-uuid'), 404],
+      ['workspace admin session', await fx().post(batch, fx().h.admin), 403],
+      ['project viewer session', await fx().post(batch, fx().viewer), 403],
+      ['session of a non-member', await fx().post(batch, fx().outsider), 404],
+      ['read_write token of an admin', await fx().post(batch, bearer(readWrite)), 403],
+      ['read_only token', await fx().post(batch, bearer(readOnly)), 403],
+      ['unknown SDK key', await fx().post(batch, bearer('sk_live_nope')), 401],
+      ['no credentials', await fx().post(batch, anonymous), 401],
     ]
     for (const [name, res, status] of cases) expect({ name, status: res.status }).toEqual({ name, status })
     expect(cases[0]?.[1].body.error).toMatch(/bound to another environment/)
@@ -103,21 +99,21 @@ describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
   })
 
   it('accepts 500 items and answers 413 for 501, checked before the items are', async () => {
-    expect((await f.post(impressions(500, { flag_key: 'batch-limit' }))).status).toBe(204)
+    expect((await fx().post(impressions(500, { flag_key: 'batch-limit' }))).status).toBe(204)
     const before = await storedCount()
-    const over = await f.post(impressions(501, { flag_key: 'batch-limit' }))
+    const over = await fx().post(impressions(501, { flag_key: 'batch-limit' }))
     expect(over.status).toBe(413)
     expect(over.body).toMatchObject({ code: 'payload_too_large', max_items: 500 })
     expect(over.body.error).toMatch(/at most 500 impressions per request \(got 501\)/)
-    const invalidAndOver = await f.post(Array.from({ length: 501 }, () => ({ nonsense: true })))
+    const invalidAndOver = await fx().post(Array.from({ length: 501 }, () => ({ nonsense: true })))
     expect(invalidAndOver.status).toBe(413)
     expect(await storedCount()).toBe(before)
-    expect((await f.list('flag_key=batch-limit')).body.total).toBe(500)
+    expect((await fx().list('flag_key=batch-limit')).body.total).toBe(500)
   })
 
   it('answers 422 naming each failing item and field, and stores none of the batch', async () => {
     const before = await storedCount()
-    const res = await f.post([
+    const res = await fx().post([
       { flag_key: 'fine', value: 'true' },
       { flag_key: 'bad key!', value: 'true' },
       { flag_key: 'fine', value: true },
@@ -154,7 +150,7 @@ describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
     expect(res.body.issues[11].message).toBe('must not contain control characters or unpaired surrogates')
     expect(res.body.issues[3].message).toMatch(/ISO 8601/)
     expect(res.body.issues[8].message).toMatch(/at most 4096 characters as JSON/)
-    const notArray = await f.post({ flag_key: 'fine', value: 'true' })
+    const notArray = await fx().post({ flag_key: 'fine', value: 'true' })
     expect(notArray.status).toBe(422)
     expect(notArray.body.issues).toEqual([{ path: '(root)', message: 'must be an array of impressions' }])
     expect(await storedCount()).toBe(before)
@@ -162,24 +158,31 @@ describe.each(DIALECTS)('POST …/impressions on %s', (dialect) => {
 
   it('refuses a NUL in a value with a 422 on both dialects (PostgreSQL text cannot hold it); other control characters are kept', async () => {
     const before = await storedCount()
-    const res = await f.post([
+    const res = await fx().post([
       { flag_key: 'nul', value: 'fine' },
       { flag_key: 'nul', value: 'v\u0000' },
     ])
     expect(res.status).toBe(422)
     expect(res.body.issues).toEqual([{ path: '[1].value', message: 'must not contain NUL (U+0000)' }])
     expect(await storedCount()).toBe(before)
-    expect((await f.post([{ flag_key: 'nul', value: 'line\nbreak\ttab' }])).status).toBe(204)
-    expect((await f.list('flag_key=nul')).body.items.map((i: { value: string }) => i.value)).toEqual([
+    expect((await fx().post([{ flag_key: 'nul', value: 'line\nbreak\ttab' }])).status).toBe(204)
+    expect((await fx().list('flag_key=nul')).body.items.map((i: { value: string }) => i.value)).toEqual([
       'line\nbreak\ttab',
     ])
   })
 
   it('answers 405 with Allow for other methods', async () => {
-    const res = await f.h.call(`/api/environments/${f.envId}/impressions`, { method: 'PUT', as: f.key, body: [] })
+    const res = await fx().h.call(`/api/environments/${fx().envId}/impressions`, {
+      method: 'PUT',
+      as: fx().key,
+      body: [],
+    })
     expect(res.status).toBe(405)
     expect(res.res.headers.get('allow')).toBe('GET, POST')
-    const stats = await f.h.call(`/api/environments/${f.envId}/impressions/stats`, { method: 'POST', as: f.key })
+    const stats = await fx().h.call(`/api/environments/${fx().envId}/impressions/stats`, {
+      method: 'POST',
+      as: fx().key,
+    })
     expect(stats.status).toBe(405)
     expect(stats.res.headers.get('allow')).toBe('GET')
   })

@@ -69,7 +69,7 @@ export const metaOf = (text: MetaText) => ({
 })
 
 /** The Tags input and the Owner select (the workspace's users), for a new flag and for the editor's details. */
-export function TagsOwnerFields(props: { value: MetaText; onChange: (value: MetaText) => void }) {
+function TagsOwnerFields(props: { value: MetaText; onChange: (value: MetaText) => void }) {
   const users = useUsers()
   const { value, onChange } = props
   return (

@@ -31,7 +31,7 @@ export function pairBindings(pairs: Array<[number, string]>): Knex.RawBinding[] 
 }
 
 /** A PostgreSQL array literal of integers (safe integers: `String` never writes an exponent for them). */
-export function intArray(values: readonly number[]): string {
+function intArray(values: readonly number[]): string {
   return `{${values.join(',')}}`
 }
 
@@ -42,7 +42,7 @@ const QUOTED_ALL = /["\\]/g
  * A PostgreSQL array literal of texts: each element double-quoted with `"` and `\` escaped by a backslash
  * (inside quotes nothing else is special: braces, commas, spaces and `NULL` stay text), or NULL.
  */
-export function textArray(values: ReadonlyArray<string | null>): string {
+function textArray(values: ReadonlyArray<string | null>): string {
   const parts: string[] = new Array(values.length)
   for (let i = 0; i < values.length; i++) {
     const v = values[i] as string | null

@@ -69,7 +69,7 @@ function readBounded(res: IncomingMessage, max: number): Promise<string> {
 }
 
 /** How long a kept-alive connection may sit idle (less when the target announces a shorter Keep-Alive timeout). */
-export const KEEP_ALIVE_IDLE_MS = 4000
+const KEEP_ALIVE_IDLE_MS = 4000
 
 /** Whether a request failed because its kept-alive connection was closed by the target as it was reused. */
 const droppedReuse = (req: { reusedSocket: boolean }, answered: boolean, error: unknown) =>

@@ -1,5 +1,6 @@
 import type { FlagType } from '@flagsync/protocol'
 import { lazy, Suspense } from 'react'
+import { EnvironmentSelect } from './environment-select.js'
 import { type ImpressionStats, servedValueCounts } from './impressions-view.js'
 import type { Series } from './time-series.js'
 import type { Environment } from './types.js'
@@ -20,16 +21,12 @@ export function ImpressionPickers(props: {
   const { stats, flagTypes, flagKey } = props
   return (
     <div className="filters">
-      <label>
-        Environment
-        <select value={props.envId} onChange={(e) => props.onEnvironment(e.target.value)}>
-          {props.environments.map((e) => (
-            <option key={e.id} value={e.id}>
-              {e.name}
-            </option>
-          ))}
-        </select>
-      </label>
+      <EnvironmentSelect
+        label="Environment"
+        value={props.envId}
+        environments={props.environments}
+        onChange={props.onEnvironment}
+      />
       <label>
         Flag
         <select value={flagKey} onChange={(e) => props.onFlag(e.target.value)}>

@@ -19,15 +19,14 @@ type BulkAnswer = (
   ifNoneMatch: string | string[] | undefined,
 ) => OfrepBulkAnswer
 
-/** Each runtime's bulk answer, for the fast path in front of Express (see {@link ofrepBulkFastPath}). */
-const bulkAnswers = new WeakMap<FlagRuntime, BulkAnswer>()
-
-interface RefreshOpener {
-  open(req: IncomingMessage, res: ServerResponse): Promise<void>
-  full(): boolean
+/** What the fast paths in front of Express take from a runtime's OFREP router: bulk answers and refresh streams. */
+interface FastOfrep {
+  answerBulk: BulkAnswer
+  openRefresh(req: IncomingMessage, res: ServerResponse): Promise<void>
+  refreshFull(): boolean
 }
-/** Each runtime's refresh streams, for the fast path in front of Express (see {@link ofrepEventsFastPath}). */
-const refreshOpeners = new WeakMap<FlagRuntime, RefreshOpener>()
+/** Each runtime's OFREP router, for {@link ofrepBulkFastPath} and {@link ofrepEventsFastPath}. */
+const fastOfrep = new WeakMap<FlagRuntime, FastOfrep>()
 
 /**
  * OFREP on the flat API (`/ofrep/v1`): one scope, the whole flag set, behind
@@ -64,10 +63,10 @@ export function ofrepRoute(runtime: FlagRuntime, auth: RequestHandler): Router {
     },
     catchUp: () => runtime.feed.catchUp(),
   })
-  bulkAnswers.set(runtime, (context, url, ifNoneMatch) => router.answerBulk(scope(), context, url, ifNoneMatch))
-  refreshOpeners.set(runtime, {
-    open: (req, res) => router.openRefresh(req, res, scope(), API_SECURITY_HEADERS_FLAT),
-    full: () => router.refreshFull(),
+  fastOfrep.set(runtime, {
+    answerBulk: (context, url, ifNoneMatch) => router.answerBulk(scope(), context, url, ifNoneMatch),
+    openRefresh: (req, res) => router.openRefresh(req, res, scope(), API_SECURITY_HEADERS_FLAT),
+    refreshFull: () => router.refreshFull(),
   })
   return router
 }
@@ -84,12 +83,12 @@ export function ofrepEventsFastPath(
   admits: (token: string | undefined) => boolean,
 ): (req: IncomingMessage, res: ServerResponse, query: string) => boolean {
   return (req, res, query) => {
-    const opener = refreshOpeners.get(runtime)
-    if (!opener || req.headers['last-event-id'] !== undefined || opener.full()) return false
+    const ofrep = fastOfrep.get(runtime)
+    if (!ofrep || req.headers['last-event-id'] !== undefined || ofrep.refreshFull()) return false
     const key = presentedKey(req, query)
     if (key === undefined || !admits(key)) return false
     // Without Last-Event-ID the stream opens synchronously; a failure there is the server's, and ends the socket.
-    opener.open(req, res).catch((err: Error) => res.destroy(err))
+    ofrep.openRefresh(req, res).catch((err: Error) => res.destroy(err))
     return true
   }
 }
@@ -145,7 +144,7 @@ export function ofrepBulkFastPath(
     ) {
       return false
     }
-    const answerBulk = bulkAnswers.get(runtime)
+    const answerBulk = fastOfrep.get(runtime)?.answerBulk
     const token = bearerToken(headers.authorization ?? apiKeyBearer(headers['x-api-key']))
     if (!answerBulk || !admits(token)) return false
     readReplayable(req, (body) => {

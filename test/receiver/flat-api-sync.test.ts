@@ -124,7 +124,11 @@ describe.each(DIALECTS)('POST /sync on the flat API server, on %s', (current) =>
   it('a replayed batchId is not applied twice, also after a restart on the same database file', async () => {
     const first = await start()
     const sent = batch([insert('a', { is_enabled: true })], 'replayed-batch')
-    expect((await postBatch(`${first.url}/sync`, sent)).body).toEqual({ batchId: 'replayed-batch', applied: 1 })
+    expect((await postBatch(`${first.url}/sync`, sent)).body).toEqual({
+      batchId: 'replayed-batch',
+      applied: 1,
+      revision: 1,
+    })
     await postBatch(`${first.url}/sync`, batch([update('a', { description: 'edited after' })]))
     expect((await postBatch(`${first.url}/sync`, sent)).body).toEqual({
       batchId: 'replayed-batch',

@@ -150,6 +150,7 @@ describe.each(DIALECTS)('flagsync-receiver in its own process, on %s', (current)
     expect((await postBatch(receiver.receiverUrl, sent, auth('sdk-key'))).body).toEqual({
       batchId: 'applied-once',
       applied: 1,
+      revision: 1,
     })
     expect((await postBatch(`${api.url}/sync`, sent, auth('sdk-key'))).body).toEqual({
       batchId: 'applied-once',

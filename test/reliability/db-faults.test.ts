@@ -119,7 +119,11 @@ describe.each(DIALECTS)('database faults on %s', (dialect: Dialect) => {
           },
         }),
       expectOk: async (res) =>
-        expect(await res.json()).toEqual({ batchId: expect.stringMatching(/^batch-/), applied: 3 }),
+        expect(await res.json()).toEqual({
+          batchId: expect.stringMatching(/^batch-/),
+          applied: 3,
+          revision: expect.any(Number),
+        }),
     },
   ]
 
@@ -212,7 +216,11 @@ describe('real database failures, not injected', () => {
 
       await knex.raw('PRAGMA max_page_count = 1073741823')
       const retried = await server.request('/sync', { method: 'POST', body: sent })
-      expect(await retried.json()).toEqual({ batchId: 'fills-the-disk', applied: 30 })
+      expect(await retried.json()).toEqual({
+        batchId: 'fills-the-disk',
+        applied: 30,
+        revision: (await server.runtime.store.loadAll('')).revision,
+      })
       expect((await server.runtime.store.loadAll('')).rows).toHaveLength(31)
     } finally {
       await server.dispose()
@@ -263,6 +271,7 @@ describe('real database failures, not injected', () => {
       expect(await (await server.request('/sync', { method: 'POST', body: sent })).json()).toEqual({
         batchId: 'batch-table-full',
         applied: 1,
+        revision: expect.any(Number),
       })
     } finally {
       await server.dispose()

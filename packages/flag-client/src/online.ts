@@ -17,7 +17,8 @@ export function browserOnlineSource(): OnlineSource {
       return typeof nav?.onLine === 'boolean' ? nav.onLine : true
     },
     subscribe(listener) {
-      const target = globalThis as Partial<EventTargetLike>
+      const target = globalThis as EventTargetLike
+      // Typed as present; checked because a worker or Node may lack them.
       if (typeof target.addEventListener !== 'function' || typeof target.removeEventListener !== 'function') {
         return () => {}
       }
@@ -26,8 +27,8 @@ export function browserOnlineSource(): OnlineSource {
       target.addEventListener('online', online)
       target.addEventListener('offline', offline)
       return () => {
-        target.removeEventListener?.('online', online)
-        target.removeEventListener?.('offline', offline)
+        target.removeEventListener('online', online)
+        target.removeEventListener('offline', offline)
       }
     },
   }

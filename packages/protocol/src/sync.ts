@@ -81,6 +81,11 @@ export const syncAckSchema = z.object({
   batchId: batchIdSchema,
   applied: z.number().check(z.int(), z.gte(0)),
   duplicate: z.optional(z.boolean()),
+  /**
+   * The store's revision once the batch committed; absent for a replay and for a batch that changed nothing. The
+   * sync client checks a later edit of a record this batch wrote, made on a base the batch superseded, from here.
+   */
+  revision: z.optional(revisionSchema),
 })
 /** The receiver's answer to a delivered batch (see {@link syncAckSchema}). */
 export type SyncAck = z.infer<typeof syncAckSchema>

@@ -134,6 +134,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       batchId: envelope.batchId,
       applied: result.applied,
       ...(result.duplicate ? { duplicate: true } : {}),
+      ...(changes.length > 0 ? { revision: (changes[changes.length - 1] as FlagChange).revision } : {}),
     })
     if (pruneInterval > 0 && clock() - lastPrune >= pruneInterval) {
       lastPrune = clock()

@@ -31,7 +31,7 @@ describe.each(DIALECTS)('on %s', (dialect) => {
         ),
       )
       expect(first.status).toBe(200)
-      expect(first.body).toEqual({ batchId: 'b-1', applied: 3 })
+      expect(first.body).toEqual({ batchId: 'b-1', applied: 3, revision: 3 })
       expect(await flagsOf(h.store)).toEqual({
         a: fullFlag('a', { description: 'first' }),
         b: fullFlag('b', { is_enabled: false, rollout_percentage: 25 }),
@@ -49,7 +49,7 @@ describe.each(DIALECTS)('on %s', (dialect) => {
         ),
       )
       expect(second.status).toBe(200)
-      expect(second.body).toEqual({ batchId: 'b-2', applied: 3 })
+      expect(second.body).toEqual({ batchId: 'b-2', applied: 3, revision: 6 })
       expect(await flagsOf(h.store)).toEqual({
         // merge semantics: named fields change, null clears, the rest stays
         a: fullFlag('a', { rollout_percentage: 50 }),
@@ -152,14 +152,18 @@ describe.each(DIALECTS)('on %s', (dialect) => {
       ops[2] = insert('bad', { is_enabled: true })
       const retried = await h.post(batch(ops, 'mixed'))
       expect(retried.status).toBe(200)
-      expect(retried.body).toEqual({ batchId: 'mixed', applied: 5 })
+      expect(retried.body).toEqual({
+        batchId: 'mixed',
+        applied: 5,
+        revision: (await h.store.changesSince(0)).at(-1)?.revision,
+      })
       expect(Object.keys(await flagsOf(h.store)).sort()).toEqual(['bad', 'new-1', 'new-2'])
     })
 
     it('replaying an applied batchId answers duplicate and changes nothing, whatever the replay carries', async () => {
       const h = await startHarness()
       const sent = batch([insert('a', { is_enabled: true })], 'once')
-      expect((await h.post(sent)).body).toEqual({ batchId: 'once', applied: 1 })
+      expect((await h.post(sent)).body).toEqual({ batchId: 'once', applied: 1, revision: 1 })
       await h.post(batch([update('a', { description: 'edited later' })]))
       const log = await h.store.changesSince(0)
 
@@ -449,7 +453,7 @@ describe('on sqlite, a database locked by another process', () => {
       release()
       await holder
       const retried = await h.post(sent)
-      expect(retried.body).toEqual({ batchId: 'while-locked', applied: 1 })
+      expect(retried.body).toEqual({ batchId: 'while-locked', applied: 1, revision: 1 })
     } finally {
       release()
       await holder.catch(() => {})

@@ -53,14 +53,14 @@ function assignChanges(merged: Record<string, unknown>, changes: Record<string, 
 }
 
 /**
- * The compacted operation carries the EARLIEST base of its run: the receiver
- * checks the whole run's fields against what the editor saw before the first
- * of them, so a change someone else made in between is still caught.
+ * `op` with `base` as its `baseRevision` (none when undefined); `op` itself when it has that base already. A
+ * compacted operation carries the EARLIEST base of its run: the receiver checks the whole run's fields against what
+ * the editor saw before the first of them, so a change someone else made in between is still caught.
  */
-function withBase(op: Operation | null, base: number | undefined): Operation | null {
+export function withBase<T extends Operation | null>(op: T, base: number | undefined): T {
   if (op === null || op.baseRevision === base) return op
-  const { baseRevision: _later, ...rest } = op
-  return base === undefined ? rest : { ...rest, baseRevision: base }
+  const { baseRevision: _replaced, ...rest } = op as Operation
+  return (base === undefined ? rest : { ...rest, baseRevision: base }) as T
 }
 
 /** Options of `compact`. */

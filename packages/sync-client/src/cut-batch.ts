@@ -1,5 +1,5 @@
 import type { Operation } from '@flagsync/protocol'
-import { compactRecord } from './compact.js'
+import { compactRecord, withBase } from './compact.js'
 import { heldKeys } from './conflict-store.js'
 import { lazyNow } from './lazy.js'
 import { type BatchRow, clearTombstonesOf, type OutboxDexie, recordKey, type StoredOp } from './outbox-schema.js'
@@ -26,12 +26,13 @@ export interface CutOptions {
    */
   unrecorded?: readonly BatchRow[]
   /**
-   * Whether a compacted operation's `baseRevision` predates an edit of the
-   * record this client delivered since (or has on the wire, see
-   * `unrecorded`): the receiver would see that edit as someone else's, so
-   * the base is dropped instead.
+   * The base a compacted operation goes out with. One that predates an edit
+   * of the record this client delivered since would make the receiver take
+   * that edit for someone else's: it moves to the revision the receiver
+   * acknowledged that delivery with, or is dropped when that is unknown (a
+   * replay's answer, or the edit still on the wire, see `unrecorded`).
    */
-  staleBase?: (key: string, baseRevision: number) => boolean
+  rebase?: (key: string, baseRevision: number) => number | undefined
 }
 
 /**
@@ -95,7 +96,7 @@ export async function cutBatch(db: OutboxDexie, options: CutOptions): Promise<Cu
   for (;;) {
     const { rows, cached, exhausted } = await readWindow(db, view, window, held)
     if (rows.length === 0) return { batch: undefined, view }
-    const selection = select(await compactQueued(db, rows, options.unrecorded), options.batchSize, options.staleBase)
+    const selection = select(await compactQueued(db, rows, options.unrecorded), options.batchSize, options.rebase)
     if (held.size > 0) {
       // Records are held only after a conflict: that delete is in the lazy chunk (held-cut.ts).
       if (await lazyNow().deleteTakenAmongHeld(db, cached, selection.sources)) throw STALE_VIEW
@@ -208,16 +209,12 @@ export async function compactQueued(
   }))
 }
 
-function select(runs: readonly CompactedRun[], batchSize: number, stale: CutOptions['staleBase']): Selection {
+function select(runs: readonly CompactedRun[], batchSize: number, rebase: CutOptions['rebase']): Selection {
   const selection: Selection = { operations: [], sourceIds: [], sources: [] }
   for (const { key, rows, op } of runs) {
     for (const row of rows) selection.sources.push(row)
     if (op === null) continue
-    let sent = op
-    if (op.baseRevision !== undefined && stale?.(key, op.baseRevision)) {
-      const { baseRevision: _stale, ...rest } = op
-      sent = rest
-    }
+    const sent = op.baseRevision === undefined || !rebase ? op : withBase(op, rebase(key, op.baseRevision))
     selection.operations.push(sent)
     selection.sourceIds.push(rows.map((row) => row.id))
     if (selection.operations.length >= batchSize) break

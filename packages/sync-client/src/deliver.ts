@@ -48,7 +48,8 @@ export async function deliver(
   const onAbort = (): void => abort('aborted')
   signal.addEventListener('abort', onAbort)
   try {
-    if (signal.aborted) throw new Error('aborted before sending')
+    // Aborted by `close()`: not an answer, and not recorded as a failure (see `recordFailure`).
+    if (signal.aborted) throw new Error('aborted')
     const exchange = async (): Promise<{ response: Response; body: unknown }> => {
       const response = await o.fetch(o.webhookUrl, {
         method: 'POST',

@@ -1,4 +1,4 @@
-import { type Operation, retryDelay } from '@flagsync/protocol'
+import { type Operation, retryDelay, type SyncAck } from '@flagsync/protocol'
 import { type DeliveryOutcome, deliver, toDeliveryError } from './deliver.js'
 import { loadLazyOps } from './lazy.js'
 import type { BatchRow, CutOptions, NextBatch, OutboxDb } from './outbox-db.js'
@@ -137,10 +137,12 @@ export function createDeliveryPipeline(
         const next = settledAhead.value
         if (outcome !== 'gone' && outcome.kind === 'ok') {
           delivered += batch.operations.length
-          rememberBases(batch.operations)
-          // A delivered batch, to be recorded in IndexedDB (see `recordAcknowledged`).
+          // Any body the receiver answers: text, a number or none has no such properties, which reads as absent.
+          const ack = outcome.body as Partial<SyncAck> | null | undefined
+          rememberBases(batch.operations, Number.isSafeInteger(ack?.revision) ? ack?.revision : undefined)
+          // A delivered batch, to be recorded in IndexedDB (see `recordAcknowledged`); a replay's answer says so.
           unrecorded.push(batch)
-          toRecord.push({ batch, duplicate: isDuplicateAck(outcome.body) })
+          toRecord.push({ batch, duplicate: ack?.duplicate === true })
           if (next.batch) current = next
           else {
             // Nothing was queued when the batch went out: look again, writes may have arrived meanwhile.
@@ -171,41 +173,47 @@ export function createDeliveryPipeline(
 /** How to cut a batch in a drain (`cutOptions`), and how to remember a delivered batch's bases (`rememberBases`). */
 type BaseMemory = [
   cutOptions: (view: CutOptions['view'], unrecorded: readonly BatchRow[], onWire?: BatchRow) => CutOptions,
-  rememberBases: (operations: readonly Operation[]) => void,
+  rememberBases: (operations: readonly Operation[], acknowledged: number | undefined) => void,
 ]
 
 /**
- * For records this client delivered an operation with a base to: the highest such base. A queued operation whose
- * base is not above it was edited before that delivery, and the receiver would take this client's own delivered edit
- * for someone else's (see `CutOptions.staleBase`). A pair rather than an object: property names survive minifying.
+ * For records this client delivered an operation with a base to: the highest such base, and the revision the receiver
+ * acknowledged that delivery with. A queued operation whose base is not above it was edited before that delivery, and
+ * the receiver would take this client's own delivered edit for someone else's: it is checked from the acknowledged
+ * revision instead (see `CutOptions.rebase`). A pair rather than an object: property names survive minifying.
  */
 function deliveredBases(o: PipelineOptions): BaseMemory {
-  const bases = new Map<string, number>()
+  /** Record → [the highest base delivered, the revision its delivery was acknowledged with (unknown: undefined)]. */
+  const bases = new Map<string, [base: number, acknowledged: number | undefined]>()
   return [
     // A cut is marked as about to be sent, read from where the last cut stopped (`view`), and takes the records of
     // batches cut but not yet acknowledged in IndexedDB (`onWire` and those in `unrecorded`) as those batches leave them.
     (view, unrecorded, onWire) => {
       const now = o.clock.now()
-      const pending = onWire ? [...unrecorded, onWire] : [...unrecorded]
       return {
         batchSize: o.batchSize,
         newBatchId: o.generateId,
         now,
         sendingUntil: now + o.requestTimeoutMs + SENDING_MARGIN_MS,
         view,
-        unrecorded: pending,
-        staleBase: (key, base) =>
-          (bases.get(key) ?? -1) >= base ||
-          pending.some((b) => b.operations.some((op) => (op.baseRevision ?? -1) >= base && recordKey(op) === key)),
+        unrecorded: unrecorded.concat(onWire ?? []),
+        // The batches in `unrecorded` are acknowledged, their bases remembered; an edit of the record still on the
+        // wire has no revision to move to yet, so the base is dropped (an undefined base compares false).
+        rebase: (key, base, delivered = bases.get(key)) =>
+          onWire?.operations.some((op) => (op.baseRevision as number) >= base && recordKey(op) === key)
+            ? undefined
+            : delivered && delivered[0] >= base
+              ? delivered[1]
+              : base,
       }
     },
-    (operations) => {
+    (operations, acknowledged) => {
       for (const op of operations) {
         if (op.baseRevision === undefined) continue
         const key = recordKey(op)
-        const base = Math.max(op.baseRevision, bases.get(key) ?? -1)
+        const base = Math.max(op.baseRevision, bases.get(key)?.[0] ?? -1)
         bases.delete(key) // re-inserted last: the oldest entries go first
-        bases.set(key, base)
+        bases.set(key, [base, acknowledged])
         if (bases.size > DELIVERED_BASES_KEPT) bases.delete(bases.keys().next().value as string)
       }
     },
@@ -288,10 +296,4 @@ async function recordFailure(
   )
   events.failureRecorded()
   return { failedUntil: row?.nextAttemptAt ?? null }
-}
-
-/** The reference receiver answers a replayed batchId with `duplicate: true`: nothing was applied this time. */
-function isDuplicateAck(body: unknown): boolean {
-  // Any other body (text, a number, none) has no such property: reading it is false, not a throw.
-  return (body as { duplicate?: unknown } | null | undefined)?.duplicate === true
 }

@@ -56,10 +56,11 @@ export function toJsonObject(value: unknown, what: 'record' | 'changes'): Record
 /** `{baseRevision}` when one is given (a non-negative integer, as the receiver requires), else `{}`. */
 export function baseOf(baseRevision: unknown): { baseRevision?: number } {
   if (baseRevision === undefined) return {}
-  if (typeof baseRevision !== 'number' || !Number.isSafeInteger(baseRevision) || baseRevision < 0) {
+  // `Number.isSafeInteger` is false for anything but a number.
+  if (!Number.isSafeInteger(baseRevision) || (baseRevision as number) < 0) {
     throw mustBe(INVALID, 'baseRevision', 'a non-negative integer')
   }
-  return { baseRevision }
+  return { baseRevision: baseRevision as number }
 }
 
 /** Checks an operation coming from the app and builds a clean copy with exactly the wire fields. */

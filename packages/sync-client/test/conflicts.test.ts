@@ -207,6 +207,27 @@ describe.each(DIALECTS)('conflicts against the real receiver (%s)', (dialect) =>
     expect((await flag('mine'))?.rollout_percentage).toBe(20)
   })
 
+  it("an edit on a base its own delivery superseded still conflicts with someone else's change since", async () => {
+    await start()
+    const base = await createFlag('shared')
+    const a = editor()
+    await a.client.update('flags', 'shared', { rollout_percentage: 10 }, { baseRevision: base })
+    await a.client.flush()
+    const theirs = await server.request('/api/flags/shared', { method: 'PATCH', body: { rollout_percentage: 30 } })
+    expect(theirs.status).toBe(200)
+    // The stream has not echoed the first edit: the next one is based on the revision before it.
+    await a.client.update('flags', 'shared', { rollout_percentage: 20, description: 'mine' }, { baseRevision: base })
+    await a.client.flush()
+    expect(a.sent.map((s) => s.status)).toEqual([200, 409])
+    // Checked from the revision the first delivery was acknowledged with, not sent without a base.
+    expect(a.sent[1]?.operations[0]?.baseRevision).toBe(base + 1)
+    const [conflict] = await a.client.conflicts()
+    expect(conflict).toMatchObject({ recordId: 'shared', fields: ['rollout_percentage'] })
+    expect(conflict?.base).toMatchObject({ rollout_percentage: 10 })
+    expect(conflict?.current).toMatchObject({ rollout_percentage: 30 })
+    expect((await flag('shared'))?.rollout_percentage).toBe(30)
+  })
+
   it('resolving works offline: the resolution is queued and delivered once online', async () => {
     await start()
     const base = await createFlag('f')

@@ -71,7 +71,7 @@ describe.each(DIALECTS)('POST /api/environments/:env_id/sync on %s', (dialect) =
       { 'X-Flagsync-Actor': 'laptop' },
     )
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(res.body).toEqual({ batchId, applied: 3, change_requests: [] })
+    expect(res.body).toEqual({ batchId, applied: 3, revision: expect.any(Number), change_requests: [] })
     expect((await flag(p.production, a)).body).toMatchObject({
       key: a,
       is_enabled: false,

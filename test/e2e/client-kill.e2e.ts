@@ -69,7 +69,7 @@ describe('kill -9 of the browser after its batch left and before the answer came
     const serverFlag = async (key: string) => {
       const res = await api('GET', `/api/flags/${key}`)
       expect(res.status).toBe(200)
-      return (await res.json()) as { key: string; is_enabled: boolean; description: string | null }
+      return (await res.json()) as { key: string; is_enabled: boolean; description: string | null; revision: number }
     }
     for (const flag of SEED) expect((await api('POST', '/api/flags', flag)).status).toBe(200)
 
@@ -105,8 +105,9 @@ describe('kill -9 of the browser after its batch left and before the answer came
       status: 200,
       operations: [{ action: 'update', collection: 'flags', recordId: KEY, changes: { is_enabled: true } }],
     })
-    expect(held.answer).toEqual({ batchId: held.batchId, applied: 1 })
-    expect((await serverFlag(KEY)).is_enabled).toBe(true)
+    const applied = await serverFlag(KEY)
+    expect(applied.is_enabled).toBe(true)
+    expect(held.answer).toEqual({ batchId: held.batchId, applied: 1, revision: applied.revision })
     await expect.poll(() => pillState(pageA), WITHIN).toEqual({ state: 'syncing', pending: 1 })
     expect(await pendingItems(pageA)).toEqual([`Turn on “${KEY}”`])
     expect(await flagSwitch(pageA, KEY).getAttribute('aria-checked')).toBe('true')

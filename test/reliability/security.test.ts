@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -7,7 +7,6 @@ import { createLogger, type Logger, secretsEqual } from '@flagsync/server-kit'
 import { createTestDatabase, DIALECTS, type TestDatabase } from '@flagsync/test-support/databases'
 import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
 import { openSse } from '@flagsync/test-support/sse-reader'
-import { tempDir } from '@flagsync/test-support/temp-dir'
 import { afterEach, describe, expect, it } from 'vitest'
 import { dbError, faultSwitch, type ReliabilityServer, startServer } from './harness.js'
 
@@ -278,150 +277,6 @@ describe('CORS allow-list', () => {
     expect(res.headers.get('access-control-allow-origin')).toBeNull()
     const get = await fetch(`${server.url}/api/flags`, { headers: { Origin: allowed } })
     expect(get.headers.get('access-control-allow-origin')).toBeNull()
-  })
-})
-
-/**
- * The API's set (`API_SECURITY_HEADERS` in server-kit), written out here rather than imported, so that a header
- * dropped from or weakened in the source fails.
- */
-const API_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'cross-origin-resource-policy': 'same-site',
-  'referrer-policy': 'no-referrer',
-  'strict-transport-security': 'max-age=31536000; includeSubDomains',
-  'x-content-type-options': 'nosniff',
-}
-/** Helmet's headers that mean something only for a page a browser renders. */
-const PAGE_ONLY = [
-  'cross-origin-opener-policy',
-  'origin-agent-cluster',
-  'x-dns-prefetch-control',
-  'x-download-options',
-  'x-frame-options',
-  'x-permitted-cross-domain-policies',
-  'x-xss-protection',
-]
-
-function expectApiHeaders(name: string, res: Response) {
-  for (const [header, value] of Object.entries(API_HEADERS))
-    expect(res.headers.get(header), `${name}: ${header}`).toBe(value)
-  for (const header of PAGE_ONLY) expect(res.headers.get(header), `${name}: ${header}`).toBeNull()
-  expect(res.headers.get('x-powered-by'), name).toBeNull()
-}
-
-describe('security headers', () => {
-  it('every API answer carries the API set: both read paths, 304s, errors, OFREP, the stream, health, the receiver', async () => {
-    const server = await start({ config: { sdkKey: KEY } })
-    const auth = { Authorization: `Bearer ${KEY}` }
-    // An Origin header sends a read through Express (CORS) instead of the node:http fast path.
-    const viaExpress = { ...auth, Origin: 'http://127.0.0.1' }
-    expect((await server.request('/api/flags', { method: 'POST', body: { key: 'f', is_enabled: true } })).status).toBe(
-      200,
-    )
-    const listed = await fetch(`${server.url}/api/flags`, { headers: auth })
-    const etag = listed.headers.get('etag') as string
-    const ofrep = (headers: Record<string, string>, body = '{"context":{"targetingKey":"u-1"}}') =>
-      fetch(`${server.url}/ofrep/v1/evaluate/flags`, {
-        method: 'POST',
-        headers: { ...headers, 'Content-Type': 'application/json' },
-        body,
-      })
-    const bulk = await ofrep(auth)
-    const responses: Array<[string, Response]> = [
-      ['GET /api/flags', listed],
-      ['GET /api/flags via Express', await fetch(`${server.url}/api/flags`, { headers: viaExpress })],
-      ['GET /api/flags/f', await fetch(`${server.url}/api/flags/f`, { headers: auth })],
-      ['GET /api/flags/f via Express', await fetch(`${server.url}/api/flags/f`, { headers: viaExpress })],
-      ['304', await fetch(`${server.url}/api/flags`, { headers: { ...auth, 'If-None-Match': etag } })],
-      ['401', await fetch(`${server.url}/api/flags`)],
-      ['404', await fetch(`${server.url}/nope`, { headers: auth })],
-      ['422', await server.request('/api/flags', { method: 'POST', body: { key: 1 } })],
-      ['413', await server.request('/api/flags', { method: 'POST', body: { d: 'x'.repeat(1_100_000) } })],
-      ['health', await fetch(`${server.url}/health`)],
-      ['POST /sync', await server.request('/sync', { method: 'POST', body: { batchId: 'h', operations: [] } })],
-      ['OFREP bulk', bulk],
-      ['OFREP bulk via Express', await ofrep(viaExpress)],
-      ['OFREP bulk 304', await ofrep({ ...auth, 'If-None-Match': bulk.headers.get('etag') as string })],
-      ['OFREP 400', await ofrep(auth, '{"context":[]}')],
-    ]
-    const controller = new AbortController()
-    const stream = await fetch(`${server.url}/stream`, { headers: auth, signal: controller.signal })
-    const resumed = await fetch(`${server.url}/stream`, {
-      headers: { ...auth, 'Last-Event-ID': '1' },
-      signal: controller.signal,
-    })
-    responses.push(['stream', stream], ['stream via Express (resume)', resumed])
-    try {
-      expect(responses.map(([name, res]) => [name, res.status])).toEqual([
-        ['GET /api/flags', 200],
-        ['GET /api/flags via Express', 200],
-        ['GET /api/flags/f', 200],
-        ['GET /api/flags/f via Express', 200],
-        ['304', 304],
-        ['401', 401],
-        ['404', 404],
-        ['422', 422],
-        ['413', 413],
-        ['health', 200],
-        ['POST /sync', 200],
-        ['OFREP bulk', 200],
-        ['OFREP bulk via Express', 200],
-        ['OFREP bulk 304', 304],
-        ['OFREP 400', 400],
-        ['stream', 200],
-        ['stream via Express (resume)', 200],
-      ])
-      for (const [name, res] of responses) expectApiHeaders(name, res)
-      expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/)
-      expect(stream.headers.get('x-accel-buffering')).toBe('no')
-    } finally {
-      controller.abort()
-    }
-  })
-
-  it("a console page and its files carry helmet's set for pages; a path no file answers keeps the API set", async () => {
-    const dir = tempDir('flagsync-security-console-')
-    cleanups.push(() => dir.remove())
-    mkdirSync(join(dir.path, 'assets'))
-    writeFileSync(join(dir.path, 'index.html'), '<!doctype html><title>console</title>')
-    writeFileSync(join(dir.path, 'assets', 'app-3f9a2c1b.js'), 'export {}')
-    const server = await start({ config: { sdkKey: KEY, staticDir: dir.path } })
-    const pages: Array<[string, Response]> = []
-    for (const path of ['/', '/index.html', '/assets/app-3f9a2c1b.js'])
-      pages.push([path, await fetch(`${server.url}${path}`)])
-    expect(pages.map(([name, res]) => [name, res.status])).toEqual([
-      ['/', 200],
-      ['/index.html', 200],
-      ['/assets/app-3f9a2c1b.js', 200],
-    ])
-    for (const [name, res] of pages) {
-      const h = res.headers
-      const csp = h.get('content-security-policy') ?? ''
-      for (const directive of [
-        "default-src 'self'",
-        "script-src 'self'",
-        "connect-src 'self'",
-        "frame-ancestors 'none'",
-      ])
-        expect(csp, name).toContain(directive)
-      // A page served over http from a host other than localhost must load its own scripts over http.
-      expect(csp, name).not.toContain('upgrade-insecure-requests')
-      expect(h.get('x-content-type-options'), name).toBe('nosniff')
-      expect(h.get('x-frame-options'), name).toBe('SAMEORIGIN')
-      expect(h.get('referrer-policy'), name).toBe('no-referrer')
-      expect(h.get('cross-origin-resource-policy'), name).toBe('same-site')
-      expect(h.get('cross-origin-opener-policy'), name).toBe('same-origin')
-      expect(h.get('strict-transport-security'), name).toBe(API_HEADERS['strict-transport-security'])
-      expect(h.get('x-powered-by'), name).toBeNull()
-    }
-    const missing = await fetch(`${server.url}/assets/missing-1234.js`)
-    expect(missing.status).toBe(404)
-    expectApiHeaders('missing file', missing)
-    expectApiHeaders(
-      'GET /api/flags',
-      await fetch(`${server.url}/api/flags`, { headers: { Authorization: `Bearer ${KEY}` } }),
-    )
   })
 })
 

@@ -1,4 +1,4 @@
-import { corsAllowList, errorHandler, HttpError, notFound, securityHeaders } from '@flagsync/server-kit'
+import { apiSecurityHeaders, corsAllowList, errorHandler, HttpError, notFound } from '@flagsync/server-kit'
 import { toStoreError } from '@flagsync/store'
 import express, { type ErrorRequestHandler, type Express, Router } from 'express'
 import { authenticate } from './auth/authenticate.js'
@@ -60,7 +60,8 @@ export const databaseFailures: ErrorRequestHandler = (error, _req, _res, next) =
 export function createServiceApp(runtime: ServiceRuntime, options: ServiceAppOptions = {}): Express {
   const app = express()
   app.disable('x-powered-by')
-  app.use(securityHeaders())
+  // The API's compact set on every answer; the dashboard's pages and files get helmet's full set as they are sent.
+  app.use(apiSecurityHeaders())
 
   // A router of its own: app.all registers every method as a route, router.all one catch-all.
   const health = Router()

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { HttpError, methodNotAllowed } from '@flagsync/server-kit'
+import { HttpError, methodNotAllowed, pageSecurityHeaders } from '@flagsync/server-kit'
 import express, { type RequestHandler, Router } from 'express'
 
 /** Paths that belong to the API and the SDK routes: the SPA fallback never answers them, so their JSON 404s stay. */
@@ -42,19 +42,25 @@ export function resolveDashboardDir(setting: string | undefined): string | undef
 export function dashboardRoute(dir: string): Router {
   const router = Router()
   const index = join(dir, 'index.html')
-  const files = express.static(dir, { index: false, maxAge: 0, fallthrough: true })
+  // Helmet's set for pages on each file and on index.html as they are sent; a path nothing answers keeps the API's.
+  const setHeaders = pageSecurityHeaders()
+  const files = express.static(dir, { index: false, maxAge: 0, fallthrough: true, setHeaders })
   const notApi: RequestHandler = (req, _res, next) => {
     if (API_PATHS.test(req.path)) return next('router')
     next()
   }
   router.use(notApi)
   // Hashed assets may be cached for good; sw.js and index.html must be revalidated, or a new build never arrives.
-  router.use('/assets', express.static(join(dir, 'assets'), { immutable: true, maxAge: '365d', fallthrough: true }))
+  router.use(
+    '/assets',
+    express.static(join(dir, 'assets'), { immutable: true, maxAge: '365d', fallthrough: true, setHeaders }),
+  )
   router.use(files)
   router.get(/.*/, (req, res, next) => {
     // A browser's navigation names text/html; API clients sending */* keep the JSON 404 for a path that does not exist.
     if (req.path !== '/' && !/\btext\/html\b/.test(req.headers.accept ?? '')) return next()
     res.setHeader('Cache-Control', 'no-cache')
+    setHeaders(res)
     res.sendFile(index, (error?: Error) => {
       // index.html gone since the start (checked then): say so, instead of the generic "malformed request".
       if (error && !res.headersSent) {

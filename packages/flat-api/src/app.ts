@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { createReceiver, type ReceiverOptions } from '@flagsync/receiver'
 import {
@@ -10,11 +9,11 @@ import {
   type Logger,
   methodNotAllowed,
   notFound,
+  pageSecurityHeaders,
   presentedToken,
   secretsEqual,
-  securityHeaders,
 } from '@flagsync/server-kit'
-import express, { type Express, type Request, type RequestHandler, type Response } from 'express'
+import express, { type Express, type Request, type RequestHandler } from 'express'
 import { createAuditRouter } from './audit-router.js'
 import type { FlagRuntime } from './flag-runtime.js'
 import { createFlagsRouter } from './flags-router.js'
@@ -94,7 +93,7 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
     // asking again (as the flag service's dashboard route does). A folder's index.html is left to the static below,
     // like everything else there (index.html, a service worker): revalidated on each load, or a new build never shows.
     const assets = join(options.staticDir, 'assets')
-    const setHeaders = pageHeaders()
+    const setHeaders = pageSecurityHeaders()
     app.use(
       '/assets',
       express.static(assets, { immutable: true, maxAge: '365d', index: false, redirect: false, setHeaders }),
@@ -104,12 +103,6 @@ export function createFlatApiApp(options: FlatApiAppOptions): Express {
   app.use(notFound)
   app.use(errorHandler(logger))
   return app
-}
-
-/** Helmet's set for pages, put on a static file as it is sent (a request no file answers keeps the API's set). */
-function pageHeaders(): (res: ServerResponse) => void {
-  const helmet = securityHeaders()
-  return (res) => helmet(res.req as Request, res as Response, () => {})
 }
 
 const CLIENT_KEY_SCOPE =

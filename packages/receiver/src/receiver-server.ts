@@ -1,4 +1,5 @@
 import {
+  apiSecurityHeaders,
   ConfigError,
   createLogger,
   envInt,
@@ -8,7 +9,6 @@ import {
   notFound,
   parseOrigins,
   type RunningServer,
-  securityHeaders,
 } from '@flagsync/server-kit'
 import { DEFAULT_DATABASE_URL, FlagStore, openDatabase, parseDatabaseUrl } from '@flagsync/store'
 import express, { type Express } from 'express'
@@ -83,7 +83,8 @@ export function createReceiverApp(options: ReceiverAppOptions): { app: Express; 
   const { path = '/sync', ...receiverOptions } = options
   const app = express()
   app.disable('x-powered-by')
-  app.use(securityHeaders())
+  // A JSON API only: the compact set (no page is ever served here).
+  app.use(apiSecurityHeaders())
   app.get('/health', (_req, res) => {
     res.type('text/plain').send('OK')
   })

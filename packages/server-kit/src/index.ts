@@ -27,8 +27,8 @@ export {
   API_SECURITY_HEADERS_FLAT,
   apiSecurityHeaders,
   corsAllowList,
+  pageSecurityHeaders,
   parseOrigins,
-  securityHeaders,
 } from './security.js'
 export type { SseEvent } from './sse.js'
 export { formatSseComment, formatSseEvent, formatSseRetry, parseLastEventId } from './sse.js'

@@ -1,5 +1,6 @@
+import type { ServerResponse } from 'node:http'
 import cors from 'cors'
-import type { RequestHandler } from 'express'
+import type { Request, RequestHandler, Response } from 'express'
 import helmet from 'helmet'
 
 /**
@@ -9,7 +10,7 @@ import helmet from 'helmet'
  * is never sniffed into another type, sites of another origin cannot embed it (`same-site`, as on pages), a
  * link followed from it leaks no URL, and HTTPS sticks once used. Cache-Control and Content-Type are each
  * route's. No `X-Frame-Options`: `frame-ancestors` supersedes it in every browser that still gets updates.
- * Names are a subset of {@link securityHeaders}' (pages), so a page handler that runs helmet after these
+ * Names are a subset of {@link pageSecurityHeaders}' (helmet's), so a page handler that sets those after these
  * replaces every one of them.
  * @example
  * res.writeHead(200, [...API_SECURITY_HEADERS_FLAT, 'Content-Type', 'application/json; charset=utf-8'])
@@ -37,7 +38,7 @@ export function apiSecurityHeaders(): RequestHandler {
  * Helmet's full set for pages and the static files of a page (the flag console, the dashboard), with a strict
  * CSP: scripts, styles and connections from the page's own origin only.
  */
-export function securityHeaders(): RequestHandler {
+function pageHelmet(): RequestHandler {
   return helmet({
     contentSecurityPolicy: {
       directives: {
@@ -56,6 +57,20 @@ export function securityHeaders(): RequestHandler {
     },
     crossOriginResourcePolicy: { policy: 'same-site' },
   })
+}
+
+/**
+ * Helmet's full set for a page or a page's file, with a strict CSP (scripts, styles and connections from the
+ * page's own origin only), put on the response as it is sent: the `setHeaders` of `express.static`, or a handler
+ * about to send a page. An app that puts {@link apiSecurityHeaders} on every answer calls it there, so a request
+ * no file answers keeps the API's set.
+ * @example
+ * const page = pageSecurityHeaders()
+ * app.use(express.static(dir, { setHeaders: page }))
+ */
+export function pageSecurityHeaders(): (res: ServerResponse) => void {
+  const helmet = pageHelmet()
+  return (res) => helmet(res.req as Request, res as Response, () => {})
 }
 
 /**

@@ -46,26 +46,11 @@ export function FlagTable(
     <div className="table-wrap">
       <table className="flags" aria-rowcount={props.rows.length + 1}>
         <caption className="sr-only">Flags of {props.projectName} by environment</caption>
-        <thead>
-          <tr>
-            <th scope="col">Flag</th>
-            {props.environments.map((env) => (
-              <th scope="col" key={env.id}>
-                <span
-                  className="swatch"
-                  aria-hidden="true"
-                  ref={(el) => el?.style.setProperty('background', env.color)}
-                />
-                {env.name}
-                {env.require_approval ? <span className="badge">approval</span> : null}
-              </th>
-            ))}
-          </tr>
-        </thead>
+        <TableHead environments={props.environments} />
         <tbody ref={body}>
           {props.rows.length === 0 ? (
             <tr>
-              <td colSpan={props.environments.length + 1} className="hint">
+              <td colSpan={columns} className="hint">
                 {props.empty}
               </td>
             </tr>
@@ -89,6 +74,24 @@ export function FlagTable(
         </tbody>
       </table>
     </div>
+  )
+}
+
+/** The column heads: the flag, then each environment with its colour and whether it needs approval. */
+function TableHead(props: { environments: Environment[] }) {
+  return (
+    <thead>
+      <tr>
+        <th scope="col">Flag</th>
+        {props.environments.map((env) => (
+          <th scope="col" key={env.id}>
+            <span className="swatch" aria-hidden="true" ref={(el) => el?.style.setProperty('background', env.color)} />
+            {env.name}
+            {env.require_approval ? <span className="badge">approval</span> : null}
+          </th>
+        ))}
+      </tr>
+    </thead>
   )
 }
 

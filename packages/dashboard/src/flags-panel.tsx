@@ -57,10 +57,7 @@ export function FlagsPanel(props: FlagsPanelProps) {
   const defaultEnv = props.environments.find((e) => e.is_default) ?? props.environments[0]
   // Grouping 1 000 flags by key takes ~20 ms: once per change of the flags or the filter, not on every render.
   const rows = useMemo(() => flagRows(shown, envIds, filter, editable), [shown, envIds, filter, editable])
-  const tags = useMemo(
-    () => [...new Set(rows.flatMap((r) => r.meta?.tags ?? []).concat(filter.tag ? [filter.tag] : []))].sort(),
-    [rows, filter.tag],
-  )
+  const tags = useMemo(() => tagsOf(rows, filter.tag), [rows, filter.tag])
   return (
     <div>
       <FlagsToolbar
@@ -73,16 +70,7 @@ export function FlagsPanel(props: FlagsPanelProps) {
       <FilterBar filter={filter} onChange={setFilter} tags={tags} />
       <EditingNotes canEdit={access.canEdit} reason={access.reason} offline={props.offline} />
       <ErrorLine errors={[error, readError]} />
-      {access.isEditor && props.environments.length ? (
-        <Suspense fallback={null}>
-          <OfflineEdits
-            environments={props.environments}
-            actor={props.actor}
-            onReady={queued.onReady}
-            onPending={queued.onPending}
-          />
-        </Suspense>
-      ) : null}
+      {access.isEditor && props.environments.length ? <QueuedEdits panel={props} queued={queued} /> : null}
       <PanelBody
         panel={props}
         envIds={envIds}
@@ -105,6 +93,25 @@ export function FlagsPanel(props: FlagsPanelProps) {
         />
       ) : null}
     </div>
+  )
+}
+
+/** The tags the filter offers: every tag of the rows, and the one filtered by even when no row has it now. */
+function tagsOf(rows: readonly FlagRow[], filtered: string | undefined): string[] {
+  return [...new Set(rows.flatMap((r) => r.meta?.tags ?? []).concat(filtered ? [filtered] : []))].sort()
+}
+
+/** The queued edits of every environment (its code loads on first use), reporting to the panel's queue state. */
+function QueuedEdits(props: { panel: FlagsPanelProps; queued: ReturnType<typeof useQueuedEdits> }) {
+  return (
+    <Suspense fallback={null}>
+      <OfflineEdits
+        environments={props.panel.environments}
+        actor={props.panel.actor}
+        onReady={props.queued.onReady}
+        onPending={props.queued.onPending}
+      />
+    </Suspense>
   )
 }
 

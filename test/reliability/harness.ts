@@ -5,6 +5,7 @@ import type { Logger } from '@flagsync/server-kit'
 import type { Dialect } from '@flagsync/test-support/databases'
 import { startTestServer, type TestServer } from '@flagsync/test-support/test-server'
 import type { EventSourceMessage } from 'eventsource-parser'
+import { afterEach } from 'vitest'
 
 export type ReliabilityServer = TestServer
 
@@ -22,6 +23,30 @@ export interface StartOptions {
 export function startServer(options: StartOptions = {}): Promise<ReliabilityServer> {
   const { config, ...rest } = options
   return startTestServer({ ...config, ...rest })
+}
+
+/**
+ * The servers and cleanups of a test file, undone after each test: the cleanups newest first, then the servers.
+ * `start` is `startServer` with the server registered for disposal.
+ */
+export function serversPerTest(): {
+  start: (options?: StartOptions) => Promise<ReliabilityServer>
+  cleanups: Array<() => Promise<void> | void>
+} {
+  const servers: ReliabilityServer[] = []
+  const cleanups: Array<() => Promise<void> | void> = []
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c()
+    for (const s of servers.splice(0)) await s.dispose()
+  })
+  return {
+    cleanups,
+    start: async (options = {}) => {
+      const server = await startServer(options)
+      servers.push(server)
+      return server
+    },
+  }
 }
 
 /**

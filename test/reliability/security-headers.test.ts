@@ -3,25 +3,15 @@ import { join } from 'node:path'
 import { loadReceiverConfig, startReceiverServer } from '@flagsync/receiver'
 import { createTestDatabase } from '@flagsync/test-support/databases'
 import { tempDir } from '@flagsync/test-support/temp-dir'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createProject } from '../../packages/flag-service/test/flags/support.js'
 import { startHarness } from '../../packages/flag-service/test/harness.js'
-import { type ReliabilityServer, startServer } from './harness.js'
+import { serversPerTest } from './harness.js'
 
 // SECURITY.md, line 6: every answer of the three servers carries the API set, and a page or a page's file helmet's
 // full set for pages instead.
 
-const servers: ReliabilityServer[] = []
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-  for (const s of servers.splice(0)) await s.dispose()
-})
-async function start(options: Parameters<typeof startServer>[0] = {}) {
-  const server = await startServer(options)
-  servers.push(server)
-  return server
-}
+const { start, cleanups } = serversPerTest()
 
 const KEY = 'sk_live_9f8e7d6c5b4a39281706f5e4d3c2b1a0'
 

@@ -8,21 +8,11 @@ import { createTestDatabase, DIALECTS, type TestDatabase } from '@flagsync/test-
 import { type SpawnedServer, spawnServer } from '@flagsync/test-support/spawn-server'
 import { openSse } from '@flagsync/test-support/sse-reader'
 import { afterEach, describe, expect, it } from 'vitest'
-import { dbError, faultSwitch, type ReliabilityServer, startServer } from './harness.js'
+import { dbError, faultSwitch, serversPerTest } from './harness.js'
 
 /** Each `describe` below proves one line of the checklist in SECURITY.md. */
 
-const servers: ReliabilityServer[] = []
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-  for (const s of servers.splice(0)) await s.dispose()
-})
-async function start(options: Parameters<typeof startServer>[0] = {}) {
-  const server = await startServer(options)
-  servers.push(server)
-  return server
-}
+const { start, cleanups } = serversPerTest()
 
 /** A pino logger at trace level writing into memory. */
 function captureLogs(): { logger: Logger; text: () => string; lines: () => Array<Record<string, unknown>> } {

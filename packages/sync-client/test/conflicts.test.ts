@@ -27,9 +27,13 @@ describe.each(DIALECTS)('conflicts against the real receiver (%s)', (dialect) =>
     return server
   }
 
-  /** An editor: its own IndexedDB (or a given one, to reopen it), requests recorded. */
-  function editor(options: Partial<SyncClientOptions> & { indexedDB?: IDBFactory } = {}) {
+  /**
+   * An editor: its own IndexedDB (or a given one, to reopen it), requests recorded. `withoutRevision`: its answers
+   * lose their `revision`, as from a receiver that does not send one.
+   */
+  function editor(options: Partial<SyncClientOptions> & { indexedDB?: IDBFactory; withoutRevision?: boolean } = {}) {
     const sent: Sent[] = []
+    const { withoutRevision, ...rest } = options
     const indexedDB = options.indexedDB ?? new IDBFactory()
     const client = createSyncClient({
       webhookUrl: `${server.url}/sync`,
@@ -38,11 +42,13 @@ describe.each(DIALECTS)('conflicts against the real receiver (%s)', (dialect) =>
       locks: null,
       broadcastChannel: null,
       pushDelayMs: null,
-      ...options,
+      ...rest,
       fetch: async (url, init) => {
         const response = await fetch(url, init)
         sent.push({ ...(JSON.parse(String(init?.body)) as Omit<Sent, 'status'>), status: response.status })
-        return response
+        if (!withoutRevision || !response.ok) return response
+        const { revision: _dropped, ...ack } = (await response.json()) as Record<string, unknown>
+        return Response.json(ack, { status: response.status })
       },
     })
     clients.push(client)
@@ -226,6 +232,46 @@ describe.each(DIALECTS)('conflicts against the real receiver (%s)', (dialect) =>
     expect(conflict?.base).toMatchObject({ rollout_percentage: 10 })
     expect(conflict?.current).toMatchObject({ rollout_percentage: 30 })
     expect((await flag('shared'))?.rollout_percentage).toBe(30)
+  })
+
+  it('without a revision in the answer, an edit on a base its own delivery superseded goes out without one', async () => {
+    await start()
+    const base = await createFlag('unacked')
+    const a = editor({ withoutRevision: true })
+    await a.client.update('flags', 'unacked', { rollout_percentage: 10 }, { baseRevision: base })
+    await a.client.flush()
+    await a.client.update('flags', 'unacked', { rollout_percentage: 20 }, { baseRevision: base })
+    await a.client.flush()
+    // Sent with its base, the edit would conflict with this client's own delivery.
+    expect(a.sent.map((s) => [s.status, s.operations[0]?.baseRevision])).toEqual([
+      [200, base],
+      [200, undefined],
+    ])
+    expect((await flag('unacked'))?.rollout_percentage).toBe(20)
+  })
+
+  it('an edit cut while its record is on the wire goes out without its base, as no revision is known yet', async () => {
+    await start()
+    const base = await createFlag('on-wire')
+    const a = editor({ batchSize: 2 })
+    await a.client.update('flags', 'on-wire', { rollout_percentage: 10 }, { baseRevision: base })
+    // 199 updates of another record: they fill the first cut's window (200 rows) as one operation, so the second
+    // edit of `on-wire` lands in the batch cut while the first is on the wire.
+    await a.client.insert('flags', { key: 'filler', is_enabled: false })
+    for (let i = 1; i < 199; i++) await a.client.update('flags', 'filler', { rollout_percentage: i % 100 })
+    await a.client.update('flags', 'on-wire', { rollout_percentage: 20 }, { baseRevision: base })
+    await a.client.flush()
+    expect(a.sent.map((s) => [s.status, s.operations.map((op) => [op.recordId, op.baseRevision])])).toEqual([
+      [
+        200,
+        [
+          ['on-wire', base],
+          ['filler', undefined],
+        ],
+      ],
+      [200, [['on-wire', undefined]]],
+    ])
+    expect((await flag('on-wire'))?.rollout_percentage).toBe(20)
   })
 
   it('resolving works offline: the resolution is queued and delivered once online', async () => {

@@ -130,11 +130,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       { batchId: envelope.batchId, applied: result.applied, duplicate: result.duplicate },
       'receiver: batch handled',
     )
+    // The revision of the batch's last change: none when it changed nothing (a replay, or only unchanged writes).
+    const revision = changes.at(-1)?.revision
     res.json({
       batchId: envelope.batchId,
       applied: result.applied,
       ...(result.duplicate ? { duplicate: true } : {}),
-      ...(changes.length > 0 ? { revision: (changes[changes.length - 1] as FlagChange).revision } : {}),
+      ...(revision === undefined ? {} : { revision }),
     })
     if (pruneInterval > 0 && clock() - lastPrune >= pruneInterval) {
       lastPrune = clock()

@@ -35,11 +35,16 @@ export function apiSecurityHeaders(): RequestHandler {
 }
 
 /**
- * Helmet's full set for pages and the static files of a page (the flag console, the dashboard), with a strict
- * CSP: scripts, styles and connections from the page's own origin only.
+ * Helmet's full set for a page or a page's file (the flag console, the dashboard), with a strict CSP: scripts,
+ * styles and connections from the page's own origin only. Put on the response as it is sent: the `setHeaders` of
+ * `express.static`, or a handler about to send a page. An app that puts {@link apiSecurityHeaders} on every answer
+ * calls it there, so a request no file answers keeps the API's set.
+ * @example
+ * const page = pageSecurityHeaders()
+ * app.use(express.static(dir, { setHeaders: page }))
  */
-function pageHelmet(): RequestHandler {
-  return helmet({
+export function pageSecurityHeaders(): (res: ServerResponse) => void {
+  const pageHelmet = helmet({
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
@@ -57,20 +62,7 @@ function pageHelmet(): RequestHandler {
     },
     crossOriginResourcePolicy: { policy: 'same-site' },
   })
-}
-
-/**
- * Helmet's full set for a page or a page's file, with a strict CSP (scripts, styles and connections from the
- * page's own origin only), put on the response as it is sent: the `setHeaders` of `express.static`, or a handler
- * about to send a page. An app that puts {@link apiSecurityHeaders} on every answer calls it there, so a request
- * no file answers keeps the API's set.
- * @example
- * const page = pageSecurityHeaders()
- * app.use(express.static(dir, { setHeaders: page }))
- */
-export function pageSecurityHeaders(): (res: ServerResponse) => void {
-  const helmet = pageHelmet()
-  return (res) => helmet(res.req as Request, res as Response, () => {})
+  return (res) => pageHelmet(res.req as Request, res as Response, () => {})
 }
 
 /**
